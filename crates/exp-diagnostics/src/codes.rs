@@ -1,0 +1,472 @@
+//! Stable diagnostic codes and their long explanations (`expc explain CODE`).
+//!
+//! Codes are grouped by stage: E01 syntax, E02 names and imports, E03 blocks
+//! and properties, E04 types and units, E05 values, E06 timing, E07 sweeps and
+//! repetitions, W08 warnings. A code, once published, keeps its meaning.
+
+macro_rules! codes {
+    ($($code:ident => $title:literal, $text:literal;)*) => {
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Code { $($code),* }
+
+        impl Code {
+            pub const ALL: &'static [Code] = &[$(Code::$code),*];
+
+            pub fn as_str(self) -> &'static str {
+                match self { $(Code::$code => stringify!($code)),* }
+            }
+
+            /// One line: what kind of problem this is.
+            pub fn title(self) -> &'static str {
+                match self { $(Code::$code => $title),* }
+            }
+
+            /// Several paragraphs with an example and its fix.
+            pub fn explanation(self) -> &'static str {
+                match self { $(Code::$code => $text),* }
+            }
+
+            /// Parses `E0302`, `e0302` or `0302`.
+            pub fn parse(text: &str) -> Option<Code> {
+                let text = text.trim().to_ascii_uppercase();
+                Code::ALL.iter().copied().find(|c| {
+                    let s = c.as_str();
+                    s == text || s[1..] == text
+                })
+            }
+        }
+    };
+}
+
+codes! {
+    E0101 => "syntax error",
+"The text does not follow the grammar of the exp language at this point. The
+message says what the parser expected in words (a property, `=`, a value, `}`).
+
+The parser recovers at top-level items and at block members, so one pass reports
+every syntax error of a file, not only the first.
+
+Example:
+
+    fleet \"plant\" {
+      devices 10          // error: expected `=`
+    }
+
+Fix:
+
+    fleet \"plant\" {
+      devices = 10
+    }
+";
+    E0102 => "unterminated string or comment",
+"A string literal or a `/* ... */` comment is not closed before the end of the file.
+
+Example:
+
+    description = \"Broker latency
+
+Fix: close the string on the same line: `description = \"Broker latency\"`.
+";
+    E0103 => "unknown unit",
+"A number is followed by a unit the language does not know. Units:
+
+    durations   ns us ms s min h
+    sizes       B KB MB GB TB KiB MiB GiB TiB
+    bandwidth   bit/s Kbit/s Mbit/s Gbit/s (also bps Kbps Mbps Gbps) B/s KB/s MB/s GB/s KiB/s MiB/s GiB/s
+    rates       /s /min /h (events per unit of time)
+    percent     %
+
+Example:
+
+    gap = 200msec
+
+Fix:
+
+    gap = 200ms
+";
+    E0104 => "invalid number",
+"A number literal cannot be represented: it overflows, or an integer was expected
+and the literal has a fraction.
+
+Example:
+
+    devices = 2.5
+
+Fix: use a whole number, `devices = 3`.
+";
+    E0105 => "invalid escape in string",
+"Strings accept the escapes \\\\ \\\" \\n \\t \\r and \\u{XXXX}. Any other escape is an error.
+
+Example:
+
+    description = \"C:\\temp\"
+
+Fix: double the backslash, `\"C:\\\\temp\"`.
+";
+    E0201 => "undefined name",
+"A name is used that no `let`, sweep parameter or import defines, and it is not a
+member of the enumeration the property expects. The compiler suggests the
+closest defined name.
+
+Example:
+
+    let sizes = [512B, 2KiB]
+    experiment \"x\" {
+      sweep { size = sizez }
+    }
+
+Fix: `size = sizes`.
+";
+    E0202 => "duplicate definition",
+"Two definitions share one name in the same scope: two `let`s, two imports under
+one alias, or two workload blocks with the same label in an experiment. Every
+workload label names its tables and seeds, so labels must be unique.
+
+Example:
+
+    let gap = 100ms
+    let gap = 200ms
+
+Fix: rename one of them.
+";
+    E0203 => "import cycle",
+"Files import each other in a cycle. The message names the whole cycle. Move what
+both files need into a third file that imports neither.
+
+Example: `a.exp` has `import \"./b.exp\" as b` and `b.exp` has
+`import \"./a.exp\" as a`.
+";
+    E0204 => "module not found",
+"An import names a file or stdlib module that does not exist. Relative imports
+(`./x.exp`, `../x.exp`) are resolved from the importing file's folder; `std/NAME`
+names a module embedded in expc (see the stdlib list in docs/language.md).
+
+Example:
+
+    import \"std/iott\"
+
+Fix: `import \"std/iot\"`.
+";
+    E0205 => "unknown module member",
+"A qualified name `module.member` refers to a member the module does not define.
+
+Example:
+
+    import \"std/pareto\"
+    let g = pareto.median_100ms_shape_9
+
+Fix: use a member the module defines; the help line lists the closest one.
+";
+    E0206 => "property set twice",
+"A property is given two values in the same block. Only one can hold.
+
+Example:
+
+    fleet \"a\" {
+      devices = 10
+      devices = 20
+    }
+
+Fix: remove one line.
+";
+    E0301 => "unknown block kind",
+"A block's kind is not in the schema registry. Top-level blocks are `experiment`;
+inside an experiment: workloads (`fleet`, `anomaly`, `traffic`, `xml`), `sweep`,
+`monitor`; some workloads have sub-blocks (`broker` in `fleet`, `rtt` and `link`
+in `traffic`). `expc explain` and docs/language.md list all of them.
+
+Example:
+
+    experiment \"x\" {
+      flet \"plant\" { devices = 10 }
+    }
+
+Fix: `fleet \"plant\" { ... }`.
+";
+    E0302 => "unknown property",
+"A block has a property that its schema does not define. The compiler suggests the
+closest property name of that block.
+
+Example:
+
+    fleet \"plant\" { devces = 10 }
+
+Fix: `devices = 10`.
+";
+    E0303 => "missing required property",
+"A block lacks a property that has no default. The message names it and its type.
+
+Example:
+
+    anomaly \"a\" { utilization = 50% }
+
+Fix: add the anomaly's kind: `kind = cpuoccupy`.
+";
+    E0304 => "block not allowed here",
+"A block of a known kind appears where it cannot: a workload outside an experiment,
+a `sweep` inside a workload, a second `monitor`.
+
+Example:
+
+    fleet \"plant\" { devices = 10 }     // at top level
+
+Fix: move the block into an `experiment`.
+";
+    E0305 => "wrong block label",
+"A block that needs a label has none, or one that takes none has one. Workloads
+and experiments are labelled (`fleet \"plant\" { ... }`); `sweep` and `monitor` are not.
+
+Example:
+
+    fleet { devices = 10 }
+
+Fix: `fleet \"plant\" { devices = 10 }`.
+";
+    E0306 => "no experiment",
+"`expc plan` and `expc run` need exactly one `experiment` block in the root file
+(imported files may not define experiments).
+
+Fix: add `experiment \"name\" { ... }`, or plan the file that has it.
+";
+    E0401 => "type mismatch",
+"A value has a different type than the property or argument expects, for example a
+string where a number is needed or a list where a single value is needed.
+
+Example:
+
+    devices = \"ten\"
+
+Fix: `devices = 10`.
+";
+    E0402 => "wrong unit",
+"A quantity has a unit of the wrong dimension: a size where a duration is
+expected, a rate where a bandwidth is expected.
+
+Example:
+
+    gap = 2KiB
+
+Fix: `gap = 200ms`.
+";
+    E0403 => "number without a unit",
+"A bare number is given where the value needs a unit. The compiler never guesses
+a unit: `200` might mean 200 ms or 200 s. The help line shows the fix with the
+property's usual unit.
+
+Example:
+
+    for = 60
+
+Fix: `for = 60s`.
+";
+    E0404 => "wrong distribution unit",
+"A distribution produces values of another dimension than expected: a size
+distribution where a duration distribution is needed, or a distribution whose
+parameters mix units.
+
+Example:
+
+    gap = exponential(mean = 2KiB)
+
+Fix: `gap = exponential(mean = 200ms)`.
+";
+    E0405 => "unknown function",
+"A call names no distribution or constructor. Distributions: constant, uniform,
+normal, lognormal, exponential, pareto, weibull, gamma, poisson, geometric,
+empirical. Constructors: until, json, raw, paths, range and the workload-specific
+ones listed in docs/language.md.
+
+Example:
+
+    gap = paretto(shape = 3, median = 100ms)
+
+Fix: `pareto(shape = 3, median = 100ms)`.
+";
+    E0406 => "wrong arguments",
+"A call has a missing, unknown, repeated or surplus argument. Arguments may be
+positional in the documented order or named (`shape = 3`).
+
+Example:
+
+    gap = pareto(median = 100ms)
+
+Fix: `pareto(shape = 3, median = 100ms)`.
+";
+    E0407 => "unknown enumeration member",
+"A property takes one of a fixed set of names and the given name is not one of
+them. The message lists the allowed members.
+
+Example:
+
+    kind = cpu_occupy
+
+Fix: `kind = cpuoccupy`.
+";
+    E0501 => "value out of range",
+"A value lies outside the range the property allows, for example a percentage
+over 100 %, zero devices, or a QoS level of 3.
+
+Example:
+
+    utilization = 120%
+
+Fix: `utilization = 100%`.
+";
+    E0502 => "invalid distribution parameters",
+"A distribution's parameters do not define a distribution: a non-positive shape or
+scale, a standard deviation below zero, a uniform whose minimum exceeds its
+maximum, a probability outside (0, 1].
+
+Example:
+
+    gap = pareto(shape = 0, median = 100ms)
+
+Fix: `pareto(shape = 3, median = 100ms)`.
+";
+    E0503 => "conflicting properties",
+"Two properties or arguments that exclude each other are both given: `for` and
+`until` on one workload, `scale` and `median` in one Pareto distribution.
+
+Example:
+
+    anomaly \"a\" { kind = cpuoccupy  for = 10s  until = 30s }
+
+Fix: keep one of them.
+";
+    E0504 => "invalid list or range",
+"A list is empty where values are needed, or a range is empty or its step is not
+positive.
+
+Example:
+
+    sweep { utilization = 100%..10% step 10% }
+
+Fix: `10%..100% step 10%`.
+";
+    E0505 => "file not found",
+"A file named in the spec (an empirical distribution, a connection-vector trace, an
+XML synthesis set) does not exist or cannot be read. Paths are relative to the
+spec's folder.
+
+Example:
+
+    gap = empirical(\"gaps.csv\")
+
+Fix: give the path of an existing file.
+";
+    E0601 => "time window outside the trial",
+"A workload's time window starts or ends after the trial's `duration`, so part of
+it would never run.
+
+Example:
+
+    experiment \"x\" {
+      duration = 60s
+      anomaly \"a\" { kind = cpuoccupy  at = 50s  for = 20s }
+    }
+
+Fix: shorten the window or lengthen the trial.
+";
+    E0602 => "overlapping time windows",
+"Two windows overlap where they must not: a periodic schedule whose `active` part
+is at least its period (`every`), or two anomalies that load the same core at the
+same time beyond 100 % between them, which would mislabel the ground truth.
+
+Example:
+
+    anomaly \"a\" { kind = cpuoccupy  cores = [1]  utilization = 80%  at = 0s   for = 30s }
+    anomaly \"b\" { kind = cpuoccupy  cores = [1]  utilization = 50%  at = 20s  for = 30s }
+
+Fix: move one window, or put the anomalies on different cores.
+";
+    E0603 => "empty time window",
+"A window ends before or where it starts: `until` not after `at`, or `for = 0s`.
+
+Example:
+
+    anomaly \"a\" { kind = memleak  at = 30s  until = 20s }
+
+Fix: `until = 40s`.
+";
+    E0604 => "incomplete periodic schedule",
+"`every` and `active` go together: `every = 35s` with `active = 5s` runs the
+workload for 5 s at the start of every 35 s.
+
+Example:
+
+    traffic \"bulk\" { every = 35s }
+
+Fix: `every = 35s  active = 5s`.
+";
+    E0605 => "unbounded workload",
+"A workload has no end: no `for`/`until`, no natural end of its own (a message or
+document count, a trace), and the experiment has no `duration`.
+
+Fix: add `duration = ...` to the experiment or `for = ...` to the workload.
+";
+    E0701 => "conflicting sweep parameter",
+"A sweep parameter is declared twice, or its name shadows a `let` binding or an
+import, so it would be unclear which value a workload gets.
+
+Example:
+
+    let size = 1KiB
+    experiment \"x\" { sweep { size = [1KiB, 2KiB] } }
+
+Fix: rename the sweep parameter or the binding.
+";
+    E0702 => "sweep parameter is not a list",
+"Each sweep parameter takes a list of values (or a range with a step); the trials
+are the cross product of all lists.
+
+Example:
+
+    sweep { devices = 100 }
+
+Fix: `sweep { devices = [100, 200, 400] }`.
+";
+    E0703 => "invalid repeat rule",
+"`repeat` takes a count or `until(ci = C, width = W, of = \"METRIC\", max = N)`:
+stop repeating a sweep point when the C confidence interval of METRIC's mean is
+narrower than W (relative to the mean), after at least `min` (default 3) and at
+most N repetitions. C must lie in (0 %, 100 %), W must be positive, N at least
+`min`, and METRIC one a workload of this experiment measures.
+
+Example:
+
+    repeat = until(ci = 99%, width = 5%, of = \"latncy\", max = 60)
+
+Fix: `of = \"ack_latency\"`.
+";
+    E0704 => "too many trials",
+"The sweep's cross product times the repetitions exceeds the limit of 1,000,000
+trials per plan. Shard the experiment into several specs or narrow the sweep.
+";
+    W0801 => "unused binding",
+"A `let` binding or sweep parameter is never used. An unused sweep parameter still
+multiplies the number of trials.
+
+Fix: use it, or remove it.
+";
+    E0901 => "internal compiler error",
+"The compiler reached a state it considers impossible. Please report it with the
+spec that triggered it.
+";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_code_round_trips_and_is_explained() {
+        for code in Code::ALL {
+            assert_eq!(Code::parse(code.as_str()), Some(*code));
+            assert!(code.explanation().len() > 40, "{code:?} explanation too short");
+            assert!(!code.title().is_empty());
+        }
+        assert_eq!(Code::parse("e0302"), Some(Code::E0302));
+        assert_eq!(Code::parse("0302"), Some(Code::E0302));
+        assert_eq!(Code::parse("E9999"), None);
+    }
+}

@@ -1,0 +1,192 @@
+//! Syntax of the exp language: parsing (pest, grammar in `grammar/exp.pest`),
+//! the AST, error recovery and the formatter.
+//!
+//! [`parse`] never fails and never panics: it returns the AST of everything it
+//! could read plus one diagnostic per syntax error. After an error it recovers
+//! at the next top-level item or block member, so one pass reports them all.
+
+pub mod ast;
+mod builder;
+mod dump;
+mod format;
+mod parser;
+mod scan;
+pub mod units;
+
+pub use builder::escape;
+pub use dump::dump;
+pub use format::format;
+
+use std::ops::Range;
+
+use ast::{Block, Comment, Item, Member, Module};
+use exp_diagnostics::{Diagnostic, FileId, Span};
+use pest::Parser as _;
+
+use builder::Builder;
+use parser::{ExpParser, Rule};
+
+/// Parses one file. Diagnostics are sorted by position.
+pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let items = match ExpParser::parse(Rule::file, source) {
+        Ok(mut pairs) => {
+            let file_pair = pairs.next().expect("grammar: file");
+            let mut builder = Builder {
+                file,
+                offset: 0,
+                diagnostics: &mut diagnostics,
+            };
+            file_pair
+                .into_inner()
+                .filter(|p| p.as_rule() != Rule::EOI)
+                .map(|p| builder.item(p))
+                .collect()
+        }
+        Err(_) => Recovery {
+            file,
+            source,
+            diagnostics: &mut diagnostics,
+        }
+        .items(0..source.len()),
+    };
+    let comments = scan::scan(source, 0..source.len())
+        .comments
+        .into_iter()
+        .map(|r| Comment {
+            text: source[r.clone()].to_string(),
+            span: Span::new(file, r),
+        })
+        .collect();
+    diagnostics.sort_by_key(|d| d.primary_span().map(|s| s.start));
+    (Module { items, comments }, diagnostics)
+}
+
+/// Re-parses a file statement by statement after the whole-file parse failed.
+struct Recovery<'a> {
+    file: FileId,
+    source: &'a str,
+    diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+impl Recovery<'_> {
+    fn chunks(&mut self, range: Range<usize>) -> Vec<Range<usize>> {
+        let starts = scan::scan(self.source, range.clone()).statement_starts;
+        let mut chunks = Vec::new();
+        // Text before the first statement is garbage unless it is blank.
+        let first = starts.first().copied().unwrap_or(range.end);
+        if !self.is_blank(range.start..first) {
+            chunks.push(range.start..first);
+        }
+        for (i, &start) in starts.iter().enumerate() {
+            let end = starts.get(i + 1).copied().unwrap_or(range.end);
+            chunks.push(start..end);
+        }
+        chunks
+    }
+
+    fn is_blank(&self, range: Range<usize>) -> bool {
+        let scan = scan::scan(self.source, range.clone());
+        let mut text = self.source[range.clone()].to_string();
+        for comment in scan.comments.iter().rev() {
+            text.replace_range(comment.start - range.start..comment.end - range.start, "");
+        }
+        text.trim().is_empty()
+    }
+
+    fn items(&mut self, range: Range<usize>) -> Vec<Item> {
+        let mut items = Vec::new();
+        for chunk in self.chunks(range) {
+            let text = &self.source[chunk.clone()];
+            match ExpParser::parse(Rule::item_only, text) {
+                Ok(mut pairs) => {
+                    let pair = pairs
+                        .next()
+                        .and_then(|p| p.into_inner().next())
+                        .expect("grammar: item_only holds an item");
+                    items.push(self.builder(chunk.start).item(pair));
+                }
+                Err(error) => match self.block(chunk.clone()) {
+                    Some(block) => items.push(Item::Block(block)),
+                    None => self.report(&error, chunk.start),
+                },
+            }
+        }
+        items
+    }
+
+    fn members(&mut self, range: Range<usize>) -> Vec<Member> {
+        let mut members = Vec::new();
+        for chunk in self.chunks(range) {
+            let text = &self.source[chunk.clone()];
+            match ExpParser::parse(Rule::member_only, text) {
+                Ok(mut pairs) => {
+                    let pair = pairs
+                        .next()
+                        .and_then(|p| p.into_inner().next())
+                        .expect("grammar: member_only holds a member");
+                    members.push(self.builder(chunk.start).member(pair));
+                }
+                Err(error) => match self.block(chunk.clone()) {
+                    Some(block) => members.push(Member::Block(block)),
+                    None => self.report(&error, chunk.start),
+                },
+            }
+        }
+        members
+    }
+
+    /// Recovers a block whose header parses: its members are recovered one by
+    /// one. Returns `None` when the chunk is not a block at all.
+    fn block(&mut self, chunk: Range<usize>) -> Option<Block> {
+        let text = &self.source[chunk.clone()];
+        let header = ExpParser::parse(Rule::block_open, text).ok()?.next()?;
+        let header_end = chunk.start + header.as_span().end();
+        let (kind, label) = self.builder(chunk.start).block_header(header);
+        let scan = scan::scan(self.source, chunk.clone());
+        let (open, close) = *scan.brace_pairs.first()?;
+        if open + 1 != header_end {
+            return None;
+        }
+        let body_end = close.unwrap_or(chunk.end);
+        let before = self.diagnostics.len();
+        let members = self.members(header_end..body_end);
+        match close {
+            None => {
+                let span = Span::new(self.file, open..open + 1);
+                self.diagnostics.push(
+                    parser::unexpected_at(self.file, self.source, chunk.end, "`}`")
+                        .secondary(span, "this block is never closed"),
+                );
+            }
+            Some(close) => {
+                let rest = close + 1..chunk.end;
+                if !self.is_blank(rest.clone()) {
+                    let at = chunk.end - self.source[rest].trim_start().len();
+                    self.diagnostics
+                        .push(parser::unexpected_at(self.file, self.source, at, "a property or block"));
+                }
+            }
+        }
+        Some(Block {
+            kind,
+            label,
+            members,
+            span: Span::new(self.file, chunk.start..body_end.saturating_add(1).min(self.source.len())),
+            recovered: self.diagnostics.len() > before,
+        })
+    }
+
+    fn builder(&mut self, offset: usize) -> Builder<'_> {
+        Builder {
+            file: self.file,
+            offset,
+            diagnostics: self.diagnostics,
+        }
+    }
+
+    fn report(&mut self, error: &pest::error::Error<Rule>, offset: usize) {
+        let diagnostic = parser::syntax_error(error, self.file, self.source, offset);
+        self.diagnostics.push(diagnostic);
+    }
+}

@@ -1,0 +1,168 @@
+//! The pest binding and the translation of pest errors into diagnostics that
+//! speak of the language, not of grammar rules.
+
+use exp_diagnostics::{Code, Diagnostic, FileId, Span};
+use pest::error::{ErrorVariant, InputLocation};
+use pest_derive::Parser;
+
+#[derive(Parser)]
+#[grammar = "../../../grammar/exp.pest"]
+pub(crate) struct ExpParser;
+
+/// What a rule means to a user, for "expected …" messages.
+fn describe(rule: Rule) -> &'static str {
+    match rule {
+        Rule::eq => "`=`",
+        Rule::comma => "`,`",
+        Rule::dotdot => "`..`",
+        Rule::lbrace => "`{`",
+        Rule::rbrace => "`}`",
+        Rule::lbracket => "`[`",
+        Rule::rbracket => "`]`",
+        Rule::lparen => "`(`",
+        Rule::rparen => "`)`",
+        Rule::kw_as => "`as`",
+        Rule::kw_step => "`step`",
+        Rule::string => "a string",
+        Rule::ident => "a name",
+        Rule::attribute | Rule::field => "a property",
+        Rule::block => "a block",
+        Rule::import | Rule::let_item | Rule::kw_import | Rule::kw_let => "`import`, `let` or a block",
+        Rule::arg => "an argument",
+        // Recovery parses statements one by one, so "end of input" is the end
+        // of the statement.
+        Rule::EOI => "the end of the statement",
+        _ => "a value",
+    }
+}
+
+/// Order of alternatives in messages: punctuation first, then words.
+fn rank(rule: Rule) -> u8 {
+    match rule {
+        Rule::eq => 0,
+        Rule::comma | Rule::rbracket | Rule::rparen | Rule::rbrace => 1,
+        Rule::lbrace => 3,
+        Rule::string => 2,
+        _ => 4,
+    }
+}
+
+/// Turns a pest error into an E0101 diagnostic. `offset` places a sub-parse
+/// (recovery parses items one by one) back into the whole file.
+pub(crate) fn syntax_error(
+    error: &pest::error::Error<Rule>,
+    file: FileId,
+    source: &str,
+    offset: usize,
+) -> Diagnostic {
+    let position = offset
+        + match error.location {
+            InputLocation::Pos(p) => p,
+            InputLocation::Span((start, _)) => start,
+        };
+    let expected = match &error.variant {
+        ErrorVariant::ParsingError { positives, .. } => {
+            let mut rules = positives.clone();
+            // A range could always continue a value; only worth saying when it
+            // is the sole way on.
+            if rules.len() > 1 {
+                rules.retain(|r| !matches!(r, Rule::dotdot | Rule::kw_step));
+            }
+            rules.sort_by_key(|r| rank(*r));
+            let mut words: Vec<&str> = Vec::new();
+            for rule in rules {
+                let word = describe(rule);
+                if !words.contains(&word) {
+                    words.push(word);
+                }
+            }
+            join_alternatives(&words)
+        }
+        ErrorVariant::CustomError { message } => message.clone(),
+    };
+    unexpected_at(file, source, position, &expected)
+}
+
+/// "expected X, found Y" at `position`, with hints for the common slips.
+pub(crate) fn unexpected_at(file: FileId, source: &str, position: usize, expected: &str) -> Diagnostic {
+    let rest = source.get(position..).unwrap_or("");
+    if rest.starts_with('"') && !closes_on_same_line(rest) {
+        let end = position + rest.find('\n').unwrap_or(rest.len());
+        return Diagnostic::error(Code::E0102, "unterminated string")
+            .primary(Span::new(file, position..end), "this string is not closed")
+            .help("strings end with `\"` on the same line");
+    }
+    if rest.starts_with("/*") && !rest.contains("*/") {
+        return Diagnostic::error(Code::E0102, "unterminated comment")
+            .primary(Span::new(file, position..position + 2), "this comment is never closed")
+            .help("close it with `*/`");
+    }
+    let found = token_at(rest);
+    let span = Span::new(file, position..position + found.len());
+    let found_words = if found.is_empty() {
+        "end of file".to_string()
+    } else {
+        format!("`{found}`")
+    };
+    let mut diagnostic = Diagnostic::error(Code::E0101, format!("expected {expected}, found {found_words}"))
+        .primary(span, format!("expected {expected}"));
+    if let Some(hint) = hint_for(source, position, found) {
+        diagnostic = diagnostic.help(hint);
+    }
+    diagnostic
+}
+
+fn closes_on_same_line(rest: &str) -> bool {
+    let line = &rest[1..rest[1..].find('\n').map_or(rest.len(), |i| i + 1)];
+    let mut escaped = false;
+    for c in line.chars() {
+        match (escaped, c) {
+            (true, _) => escaped = false,
+            (false, '\\') => escaped = true,
+            (false, '"') => return true,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// The word or single character at the start of `rest`.
+fn token_at(rest: &str) -> &str {
+    let word_len = rest
+        .char_indices()
+        .find(|(_, c)| !(c.is_alphanumeric() || *c == '_' || *c == '.'))
+        .map_or(rest.len(), |(i, _)| i);
+    if word_len > 0 {
+        &rest[..word_len]
+    } else {
+        rest.chars().next().map_or("", |c| &rest[..c.len_utf8()])
+    }
+}
+
+fn hint_for(source: &str, position: usize, found: &str) -> Option<String> {
+    let before = source.get(..position)?.trim_end_matches([' ', '\t']);
+    let previous_word: &str = before
+        .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
+        .next()
+        .unwrap_or("");
+    let separated = before.len() < position;
+    if separated && crate::units::is_unit(found) && previous_word.parse::<f64>().is_ok() {
+        return Some(format!(
+            "write the unit directly after the number: `{previous_word}{found}`"
+        ));
+    }
+    match found {
+        ":" => Some("properties are set with `=`, not `:`".into()),
+        ";" => Some("no `;` is needed: put each property on its own line".into()),
+        "'" => Some("strings use double quotes: \"text\"".into()),
+        _ => None,
+    }
+}
+
+fn join_alternatives(words: &[&str]) -> String {
+    match words {
+        [] => "something else".into(),
+        [one] => (*one).into(),
+        [init @ .., last] => format!("{} or {last}", init.join(", ")),
+    }
+}

@@ -1,0 +1,97 @@
+//! Units of quantity literals. The syntax keeps a unit as text; this table says
+//! what each means, for the checker and for syntax hints.
+
+/// The dimension a unit measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Dimension {
+    Duration,
+    Bytes,
+    Bandwidth,
+    Rate,
+    Percent,
+}
+
+impl Dimension {
+    pub fn name(self) -> &'static str {
+        match self {
+            Dimension::Duration => "duration",
+            Dimension::Bytes => "size",
+            Dimension::Bandwidth => "bandwidth",
+            Dimension::Rate => "rate",
+            Dimension::Percent => "percentage",
+        }
+    }
+
+    /// The base unit values are converted to in the plan.
+    pub fn base_unit(self) -> &'static str {
+        match self {
+            Dimension::Duration => "ns",
+            Dimension::Bytes => "B",
+            Dimension::Bandwidth => "bit/s",
+            Dimension::Rate => "/s",
+            Dimension::Percent => "ratio",
+        }
+    }
+
+    /// A unit to suggest when a bare number is given.
+    pub fn example_unit(self) -> &'static str {
+        match self {
+            Dimension::Duration => "s",
+            Dimension::Bytes => "B",
+            Dimension::Bandwidth => "Mbit/s",
+            Dimension::Rate => "/s",
+            Dimension::Percent => "%",
+        }
+    }
+}
+
+/// Every unit: text, dimension, factor to the base unit.
+pub const UNITS: &[(&str, Dimension, f64)] = &[
+    ("ns", Dimension::Duration, 1.0),
+    ("us", Dimension::Duration, 1e3),
+    ("µs", Dimension::Duration, 1e3),
+    ("ms", Dimension::Duration, 1e6),
+    ("s", Dimension::Duration, 1e9),
+    ("min", Dimension::Duration, 60e9),
+    ("h", Dimension::Duration, 3600e9),
+    ("B", Dimension::Bytes, 1.0),
+    ("KB", Dimension::Bytes, 1e3),
+    ("MB", Dimension::Bytes, 1e6),
+    ("GB", Dimension::Bytes, 1e9),
+    ("TB", Dimension::Bytes, 1e12),
+    ("KiB", Dimension::Bytes, 1024.0),
+    ("MiB", Dimension::Bytes, 1_048_576.0),
+    ("GiB", Dimension::Bytes, 1_073_741_824.0),
+    ("TiB", Dimension::Bytes, 1_099_511_627_776.0),
+    ("bit/s", Dimension::Bandwidth, 1.0),
+    ("Kbit/s", Dimension::Bandwidth, 1e3),
+    ("Mbit/s", Dimension::Bandwidth, 1e6),
+    ("Gbit/s", Dimension::Bandwidth, 1e9),
+    ("bps", Dimension::Bandwidth, 1.0),
+    ("Kbps", Dimension::Bandwidth, 1e3),
+    ("Mbps", Dimension::Bandwidth, 1e6),
+    ("Gbps", Dimension::Bandwidth, 1e9),
+    ("B/s", Dimension::Bandwidth, 8.0),
+    ("KB/s", Dimension::Bandwidth, 8e3),
+    ("MB/s", Dimension::Bandwidth, 8e6),
+    ("GB/s", Dimension::Bandwidth, 8e9),
+    ("KiB/s", Dimension::Bandwidth, 8.0 * 1024.0),
+    ("MiB/s", Dimension::Bandwidth, 8.0 * 1_048_576.0),
+    ("GiB/s", Dimension::Bandwidth, 8.0 * 1_073_741_824.0),
+    ("/s", Dimension::Rate, 1.0),
+    ("/min", Dimension::Rate, 1.0 / 60.0),
+    ("/h", Dimension::Rate, 1.0 / 3600.0),
+    ("%", Dimension::Percent, 0.01),
+];
+
+/// Dimension and factor to the base unit.
+pub fn lookup(unit: &str) -> Option<(Dimension, f64)> {
+    UNITS
+        .iter()
+        .find(|(text, _, _)| *text == unit)
+        .map(|(_, dimension, factor)| (*dimension, *factor))
+}
+
+pub fn is_unit(text: &str) -> bool {
+    lookup(text).is_some()
+}
