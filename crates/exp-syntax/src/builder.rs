@@ -120,6 +120,10 @@ impl Builder<'_> {
         StringLit { value, span }
     }
 
+    pub fn expression(&mut self, pair: Pair<Rule>) -> Expr {
+        self.expr(pair)
+    }
+
     fn expr(&mut self, pair: Pair<Rule>) -> Expr {
         debug_assert_eq!(pair.as_rule(), Rule::expr);
         let span = self.span(&pair);

@@ -92,11 +92,19 @@ impl Printer<'_> {
     /// Prints every not yet printed comment that starts before `offset`, each
     /// on its own line.
     fn comments_before(&mut self, offset: usize, depth: usize) {
+        self.comments_hoisted_before(offset, usize::MAX, depth);
+    }
+
+    /// Like [`Self::comments_before`], for comments moved out of a statement
+    /// starting at `statement_start`: a blank line is kept only where the
+    /// source had one before the statement, not where it had line breaks
+    /// inside it.
+    fn comments_hoisted_before(&mut self, offset: usize, statement_start: usize, depth: usize) {
         while let Some(comment) = self.comments.get(self.next_comment) {
             if comment.span.start as usize >= offset {
                 break;
             }
-            self.blank_line_before(comment.span.start as usize);
+            self.blank_line_before((comment.span.start as usize).min(statement_start));
             self.indent(depth);
             self.out.push_str(comment.text.trim_end());
             self.out.push('\n');
@@ -130,7 +138,7 @@ impl Printer<'_> {
                 continue;
             }
             // Comments inside a one-statement expression move before it.
-            self.comments_before(span.end as usize, depth);
+            self.comments_hoisted_before(span.end as usize, span.start as usize, depth);
             self.blank_line_before(span.start as usize);
             self.indent(depth);
             let line = match statement {
@@ -182,10 +190,15 @@ impl Printer<'_> {
         widths
     }
 
-    /// No blank line and no comment between two statements.
+    /// No blank line and no comment between two statements, and no comment
+    /// inside the second (it would be moved between them).
     fn adjacent(&self, a: &Statement, b: &Statement) -> bool {
-        let between = self.source.get(a.span().end as usize..b.span().start as usize).unwrap_or("");
-        between.matches('\n').count() == 1 && between.trim().is_empty()
+        let (a_end, b_start, b_end) = (a.span().end, b.span().start, b.span().end);
+        let between = self.source.get(a_end as usize..b_start as usize).unwrap_or("");
+        // Comments are in source order: look at the first one after `a`.
+        let first_after = self.comments.partition_point(|c| c.span.start < a_end);
+        let commented = self.comments.get(first_after).is_some_and(|c| c.span.start < b_end);
+        between.matches('\n').count() == 1 && between.trim().is_empty() && !commented
     }
 
     fn block(&mut self, block: &Block, depth: usize) {

@@ -62,6 +62,30 @@ pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
     (Module { items, comments }, diagnostics)
 }
 
+/// Parses a lone expression (registry defaults, command-line overrides).
+pub fn parse_expr(file: FileId, source: &str) -> Result<ast::Expr, Diagnostic> {
+    match ExpParser::parse(Rule::expr_only, source) {
+        Ok(mut pairs) => {
+            let mut diagnostics = Vec::new();
+            let pair = pairs
+                .next()
+                .and_then(|p| p.into_inner().next())
+                .expect("grammar: expr_only holds an expression");
+            let expr = Builder {
+                file,
+                offset: 0,
+                diagnostics: &mut diagnostics,
+            }
+            .expression(pair);
+            match diagnostics.into_iter().next() {
+                Some(d) => Err(d),
+                None => Ok(expr),
+            }
+        }
+        Err(error) => Err(parser::syntax_error(&error, file, source, 0)),
+    }
+}
+
 /// Re-parses a file statement by statement after the whole-file parse failed.
 struct Recovery<'a> {
     file: FileId,
@@ -92,6 +116,20 @@ impl Recovery<'_> {
             text.replace_range(comment.start - range.start..comment.end - range.start, "");
         }
         text.trim().is_empty()
+    }
+
+    /// The end of the last token in `range`: trailing whitespace and comments
+    /// are not part of it.
+    fn content_end(&self, range: Range<usize>) -> usize {
+        let comments = scan::scan(self.source, range.clone()).comments;
+        let mut end = range.end;
+        loop {
+            end = range.start + self.source[range.start..end].trim_end_matches([' ', '\t', '\r', '\n']).len();
+            match comments.iter().find(|c| c.end == end) {
+                Some(comment) => end = comment.start,
+                None => return end,
+            }
+        }
     }
 
     fn items(&mut self, range: Range<usize>) -> Vec<Item> {
@@ -168,11 +206,14 @@ impl Recovery<'_> {
                 }
             }
         }
+        // An unclosed block ends with its last token, not with the blank
+        // lines and comments before the next statement.
+        let end = close.map_or_else(|| self.content_end(chunk.clone()), |close| close + 1);
         Some(Block {
             kind,
             label,
             members,
-            span: Span::new(self.file, chunk.start..body_end.saturating_add(1).min(self.source.len())),
+            span: Span::new(self.file, chunk.start..end),
             recovered: self.diagnostics.len() > before,
         })
     }

@@ -12,10 +12,18 @@ pub(crate) struct Scan {
     /// begins a name and does not continue an expression from the line before,
     /// either at bracket depth zero relative to the scanned range, or indented
     /// no deeper than the range's first statement (an unclosed bracket should
-    /// not swallow the statements that follow it).
+    /// not swallow the statements that follow it). `let`, `import` and block
+    /// headers (`name {`, `name "label"`) start a statement even after `=`,
+    /// as they cannot continue an expression. At depth zero, a line that
+    /// starts with anything that cannot continue the line before (a digit, a
+    /// stray `}`, `@`, …) starts one too, so the garbage is reported on its own
+    /// and the statement before it is kept.
     pub statement_starts: Vec<usize>,
     /// For each `{` at depth zero, the offset of its matching `}` if any.
     pub brace_pairs: Vec<(usize, Option<usize>)>,
+    /// Offsets of the `{`, `[` and `(` of the last statement that are never
+    /// closed, innermost last.
+    pub unclosed: Vec<usize>,
 }
 
 pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
@@ -23,6 +31,7 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
     let mut out = Scan::default();
     let mut depth: i32 = 0;
     let mut open_braces: Vec<(usize, i32)> = Vec::new();
+    let mut open: Vec<usize> = Vec::new();
     let mut line_start = true;
     let mut line_offset = range.start;
     let mut statement_column: Option<usize> = None;
@@ -43,27 +52,36 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
             }
             _ => {}
         }
-        if c == b'/' && bytes.get(i + 1) == Some(&b'/') {
+        let next = if i + 1 < range.end { bytes[i + 1] } else { 0 };
+        if c == b'/' && next == b'/' {
             let end = source[i..range.end].find('\n').map_or(range.end, |n| i + n);
             out.comments.push(i..end);
             i = end;
             continue;
         }
-        if c == b'/' && bytes.get(i + 1) == Some(&b'*') {
+        if c == b'/' && next == b'*' {
             let end = source[i + 2..range.end].find("*/").map_or(range.end, |n| i + 2 + n + 2);
             out.comments.push(i..end);
             i = end;
             continue;
         }
-        let continues_expression = matches!(last_significant, b'=' | b',' | b'(' | b'[' | b'.');
-        if line_start && !continues_expression && (c.is_ascii_alphabetic() || c == b'_') {
+        if line_start {
             let column = i - line_offset;
             let outdented = statement_column.is_some_and(|first| column <= first);
-            if depth == 0 || outdented {
+            let continues_expression = matches!(last_significant, b'=' | b',' | b'(' | b'[' | b'.');
+            let starts = match line_role(source, i, range.end) {
+                Role::Declaration => depth == 0 || outdented,
+                Role::Name => !continues_expression && (depth == 0 || outdented),
+                Role::Continuation => false,
+                Role::Closer => depth == 0,
+                Role::Other => !continues_expression && depth == 0,
+            };
+            if starts {
                 statement_column.get_or_insert(column);
                 out.statement_starts.push(i);
                 depth = 0;
                 open_braces.clear();
+                open.clear();
             }
         }
         line_start = false;
@@ -75,7 +93,9 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                 while j < range.end && bytes[j] != b'"' && bytes[j] != b'\n' {
                     j += if bytes[j] == b'\\' { 2 } else { 1 };
                 }
-                i = (j + 1).min(range.end);
+                // Past the closing quote, but not past the newline that ends an
+                // unterminated string: the next line may start a statement.
+                i = if j < range.end && bytes[j] == b'"' { j + 1 } else { j.min(range.end) };
                 continue;
             }
             b'{' => {
@@ -83,10 +103,15 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                     out.brace_pairs.push((i, None));
                 }
                 open_braces.push((i, depth));
+                open.push(i);
                 depth += 1;
             }
-            b'(' | b'[' => depth += 1,
+            b'(' | b'[' => {
+                open.push(i);
+                depth += 1;
+            }
             b'}' => {
+                open.pop();
                 depth -= 1;
                 if let Some((_, d)) = open_braces.pop() {
                     if d == 0 {
@@ -96,13 +121,85 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                     }
                 }
             }
-            b')' | b']' => depth -= 1,
+            b')' | b']' => {
+                open.pop();
+                depth -= 1;
+            }
             _ => {}
         }
         depth = depth.max(0);
         i += 1;
     }
+    out.unclosed = open;
     out
+}
+
+/// The end of the last token in `range`: trailing whitespace and comments
+/// are not part of it. `range.start` when the range holds no token.
+pub(crate) fn content_end(source: &str, range: Range<usize>) -> usize {
+    let comments = scan(source, range.clone()).comments;
+    let mut end = range.end;
+    loop {
+        end = range.start + source[range.start..end].trim_end_matches(WHITESPACE).len();
+        match comments.iter().find(|c| c.end == end && c.start < end) {
+            Some(comment) => end = comment.start,
+            None => return end,
+        }
+    }
+}
+
+/// The start of the first token in `range`, after whitespace and comments.
+/// `range.end` when the range holds no token.
+pub(crate) fn content_start(source: &str, range: Range<usize>) -> usize {
+    let comments = scan(source, range.clone()).comments;
+    let mut start = range.start;
+    loop {
+        start = range.end - source[start..range.end].trim_start_matches(WHITESPACE).len();
+        match comments.iter().find(|c| c.start == start && c.end > start) {
+            Some(comment) => start = comment.end,
+            None => return start,
+        }
+    }
+}
+
+/// The grammar's whitespace.
+const WHITESPACE: [char; 4] = [' ', '\t', '\r', '\n'];
+
+/// What the first token of a line says about where a statement starts.
+enum Role {
+    /// `let`, `import` or a block header: always a new statement.
+    Declaration,
+    /// Any other name: a new statement unless the line before goes on.
+    Name,
+    /// `as`, `step` (but not `step =`), `..`, a string, `{`: continues the line
+    /// before (`import "x"` / `as x`, a range, a block header split in two).
+    Continuation,
+    /// `}`, `]` or `)`.
+    Closer,
+    /// Anything else.
+    Other,
+}
+
+fn line_role(source: &str, at: usize, end: usize) -> Role {
+    let rest = &source[at..end];
+    let word_len = rest
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .unwrap_or(rest.len());
+    let word = &rest[..word_len];
+    let after = rest[word_len..].trim_start_matches([' ', '\t']);
+    match word {
+        "" => match rest.as_bytes().first() {
+            Some(b'}' | b']' | b')') => Role::Closer,
+            Some(b'"' | b'{' | b'.') => Role::Continuation,
+            _ => Role::Other,
+        },
+        _ if word.as_bytes()[0].is_ascii_digit() => Role::Other,
+        "let" | "import" => Role::Declaration,
+        "as" => Role::Continuation,
+        "step" if !after.starts_with('=') => Role::Continuation,
+        _ if after.starts_with(['"', '{']) => Role::Declaration,
+        _ => Role::Name,
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,152 @@
+//! The checker's state: sources, diagnostics (deduplicated, since sweep
+//! points re-check the same text), modules and their evaluated bindings.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+use exp_diagnostics::{Code, Diagnostic, FileId, SourceMap, Span};
+use exp_syntax::ast::{self, Item};
+
+use crate::modules::{Loader, Program};
+use crate::value::Value;
+
+pub(crate) struct Binding {
+    pub value: Value,
+    pub name_span: Span,
+}
+
+pub(crate) struct Checker<'a> {
+    pub sources: SourceMap,
+    pub loader: &'a dyn Loader,
+    pub program: Program,
+    diagnostics: Vec<Diagnostic>,
+    seen: HashSet<(Code, Option<Span>, String)>,
+    /// Per module: evaluated `let`s.
+    pub lets: Vec<BTreeMap<String, Binding>>,
+    /// Per module: every `let` name with its span, evaluated or not (to tell a
+    /// forward reference from an undefined name).
+    pub declared: Vec<HashMap<String, Span>>,
+    /// Let bindings of the root module that were read.
+    pub used: HashSet<(usize, String)>,
+    /// File → folder its relative paths resolve against.
+    pub dirs: HashMap<FileId, PathBuf>,
+    /// Parsed registry defaults, by their text.
+    pub defaults: HashMap<&'static str, Option<ast::Expr>>,
+}
+
+/// Where names are looked up: a module's bindings and, inside workloads, the
+/// current sweep point's parameters.
+#[derive(Clone, Copy)]
+pub(crate) struct Scope<'s> {
+    pub module: usize,
+    pub sweep: Option<&'s BTreeMap<String, Value>>,
+}
+
+impl<'a> Checker<'a> {
+    pub fn new(sources: SourceMap, loader: &'a dyn Loader, program: Program, diagnostics: Vec<Diagnostic>) -> Self {
+        let root_dir = program.modules[program.root].dir.clone().unwrap_or_default();
+        let dirs = program
+            .modules
+            .iter()
+            .map(|m| (m.file, m.dir.clone().unwrap_or_else(|| root_dir.clone())))
+            .collect();
+        let count = program.modules.len();
+        let mut checker = Checker {
+            sources,
+            loader,
+            program,
+            diagnostics: Vec::new(),
+            seen: HashSet::new(),
+            lets: (0..count).map(|_| BTreeMap::new()).collect(),
+            declared: vec![HashMap::new(); count],
+            used: HashSet::new(),
+            dirs,
+            defaults: HashMap::new(),
+        };
+        for d in diagnostics {
+            checker.report(d);
+        }
+        checker
+    }
+
+    /// Records a diagnostic once, however many sweep points hit it.
+    pub fn report(&mut self, diagnostic: Diagnostic) {
+        let key = (diagnostic.code, diagnostic.primary_span(), diagnostic.message.clone());
+        if self.seen.insert(key) {
+            self.diagnostics.push(diagnostic);
+        }
+    }
+
+    pub fn error_count(&self) -> usize {
+        self.diagnostics.iter().filter(|d| d.is_error()).count()
+    }
+
+    pub fn into_parts(mut self) -> (SourceMap, Vec<Diagnostic>) {
+        self.diagnostics
+            .sort_by_key(|d| d.primary_span().map(|s| (s.file, s.start)));
+        (self.sources, self.diagnostics)
+    }
+
+    /// Evaluates every module's `let`s in dependency order.
+    pub fn evaluate_bindings(&mut self) {
+        for module in 0..self.program.modules.len() {
+            let lets: Vec<ast::Let> = self.program.modules[module]
+                .ast
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    Item::Let(l) => Some(l.clone()),
+                    _ => None,
+                })
+                .collect();
+            for l in &lets {
+                let name = &l.name.name;
+                if let Some(previous) = self.declared[module].get(name) {
+                    let previous = *previous;
+                    self.report(
+                        Diagnostic::error(Code::E0202, format!("`{name}` is defined twice"))
+                            .primary(l.name.span, "second definition")
+                            .secondary(previous, "first defined here"),
+                    );
+                    continue;
+                }
+                if let Some((_, import_span)) = self.program.modules[module].imports.get(name) {
+                    let import_span = *import_span;
+                    self.report(
+                        Diagnostic::error(Code::E0202, format!("`{name}` is already the name of an import"))
+                            .primary(l.name.span, "this binding")
+                            .secondary(import_span, "imported here"),
+                    );
+                    continue;
+                }
+                self.declared[module].insert(name.clone(), l.name.span);
+            }
+            for l in lets {
+                if self.lets[module].contains_key(&l.name.name) {
+                    continue;
+                }
+                let scope = Scope { module, sweep: None };
+                let mut value = self.eval(&l.value, scope);
+                value.defined_at = Some(l.name.span);
+                self.lets[module].insert(l.name.name.clone(), Binding { value, name_span: l.name.span });
+            }
+        }
+    }
+
+    /// Warns about root-module bindings nobody read.
+    pub fn report_unused_bindings(&mut self) {
+        let root = self.program.root;
+        let unused: Vec<(String, Span)> = self.lets[root]
+            .iter()
+            .filter(|(name, _)| !self.used.contains(&(root, (*name).clone())))
+            .map(|(name, b)| (name.clone(), b.name_span))
+            .collect();
+        for (name, span) in unused {
+            self.report(
+                Diagnostic::warning(Code::W0801, format!("`{name}` is never used"))
+                    .primary(span, "defined here")
+                    .help("remove it, or use it in a workload or sweep"),
+            );
+        }
+    }
+}

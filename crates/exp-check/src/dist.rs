@@ -1,0 +1,222 @@
+//! Distribution calls: unit inference across parameters and parameter checks.
+
+use exp_diagnostics::{Code, Diagnostic, Span};
+use exp_plan::{Dist, DistValue, Unit};
+use exp_syntax::units::{self, Dimension};
+use sha2::{Digest, Sha256};
+
+use crate::checker::Checker;
+use crate::registry::{FnSchema, Ty, VALUE};
+use crate::value::{Value, V};
+
+pub(crate) fn unit_of(dimension: Option<Dimension>) -> Unit {
+    match dimension {
+        Some(Dimension::Duration) => Unit::Ns,
+        Some(Dimension::Bytes) => Unit::Bytes,
+        Some(Dimension::Bandwidth) => Unit::BitPerS,
+        Some(Dimension::Rate) => Unit::PerS,
+        Some(Dimension::Percent) => Unit::Ratio,
+        None => Unit::Count,
+    }
+}
+
+impl Checker<'_> {
+    pub(crate) fn distribution(&mut self, schema: &FnSchema, args: Vec<Option<Value>>, span: Span) -> Value {
+        // The distribution's dimension is the one its value parameters share.
+        let mut dimension: Option<(Option<Dimension>, Span)> = None;
+        let mut numbers: Vec<Option<f64>> = Vec::with_capacity(args.len());
+        let mut ok = true;
+        for (param, arg) in schema.params.iter().zip(&args) {
+            let Some(arg) = arg else {
+                numbers.push(None);
+                continue;
+            };
+            let (value_dimension, x) = match (&arg.kind, param.ty) {
+                (V::Error, _) => {
+                    ok = false;
+                    numbers.push(None);
+                    continue;
+                }
+                (V::Quantity(d, x), VALUE) => (Some(*d), *x),
+                (V::Int(i), VALUE) => (None, *i as f64),
+                (V::Float(f), VALUE) => (None, *f),
+                (V::Int(i), Ty::Float) => {
+                    numbers.push(Some(*i as f64));
+                    continue;
+                }
+                (V::Float(f), Ty::Float) => {
+                    numbers.push(Some(*f));
+                    continue;
+                }
+                (V::Str(_), Ty::Path) => {
+                    numbers.push(None);
+                    continue;
+                }
+                _ => {
+                    let expected = if param.ty == VALUE { "a number or quantity".to_string() } else { param.ty.describe() };
+                    self.report(
+                        Diagnostic::error(Code::E0401, format!("argument `{}` of `{}` expects {expected}, found {}", param.name, schema.name, arg.describe()))
+                            .primary(arg.span, format!("expected {expected}")),
+                    );
+                    ok = false;
+                    numbers.push(None);
+                    continue;
+                }
+            };
+            match dimension {
+                Some((d, first)) if d != value_dimension => {
+                    let name = |d: Option<Dimension>| d.map_or("plain number", Dimension::name);
+                    self.report(
+                        Diagnostic::error(Code::E0404, format!("`{}` mixes units: a {} and a {}", schema.name, name(d), name(value_dimension)))
+                            .primary(arg.span, format!("a {}", name(value_dimension)))
+                            .secondary(first, format!("a {}", name(d)))
+                            .help("give every value parameter of a distribution the same kind of unit"),
+                    );
+                    ok = false;
+                }
+                None => dimension = Some((value_dimension, arg.span)),
+                _ => {}
+            }
+            numbers.push(Some(x));
+        }
+        if !ok {
+            return Value::error(span);
+        }
+        let dimension = dimension.and_then(|(d, _)| d);
+        let get = |name: &str| schema.params.iter().position(|p| p.name == name).and_then(|i| numbers[i]);
+        let arg_span = |name: &str| {
+            schema
+                .params
+                .iter()
+                .position(|p| p.name == name)
+                .and_then(|i| args[i].as_ref().map(|a| a.span))
+                .unwrap_or(span)
+        };
+        let required = |name: &str| get(name).unwrap_or(f64::NAN);
+        let dist = match schema.name {
+            "constant" => Dist::Constant { value: required("value") },
+            "uniform" => Dist::Uniform { min: required("min"), max: required("max") },
+            "normal" => Dist::Normal { mean: required("mean"), sd: required("sd") },
+            "lognormal" => Dist::Lognormal { shape: required("shape"), scale: required("scale"), location: get("location").unwrap_or(0.0) },
+            "exponential" => Dist::Exponential { mean: required("mean") },
+            "pareto" => {
+                let shape = required("shape");
+                match (get("scale"), get("median")) {
+                    (Some(scale), None) => Dist::Pareto { shape, scale },
+                    (None, Some(median)) => Dist::Pareto { shape, scale: median / 2f64.powf(1.0 / shape) },
+                    (Some(_), Some(_)) => {
+                        self.report(
+                            Diagnostic::error(Code::E0503, "`pareto` takes `scale` or `median`, not both")
+                                .primary(arg_span("median"), "median given")
+                                .secondary(arg_span("scale"), "scale given")
+                                .help("scale = median / 2^(1/shape); keep one of them"),
+                        );
+                        return Value::error(span);
+                    }
+                    (None, None) => {
+                        self.report(
+                            Diagnostic::error(Code::E0406, "`pareto` needs `scale` or `median`")
+                                .primary(span, "neither given")
+                                .help("e.g. `pareto(shape = 3, median = 100ms)`"),
+                        );
+                        return Value::error(span);
+                    }
+                }
+            }
+            "weibull" => Dist::Weibull { shape: required("shape"), scale: required("scale") },
+            "gamma" => Dist::Gamma { shape: required("shape"), scale: required("scale") },
+            "poisson" => Dist::Poisson { mean: required("mean") },
+            "geometric" => Dist::Geometric { p: required("p") },
+            "empirical" => {
+                let file = match &args[0] {
+                    Some(Value { kind: V::Str(file), span, .. }) => (file.clone(), *span),
+                    _ => return Value::error(span),
+                };
+                return self.empirical(&file.0, file.1, span);
+            }
+            other => unreachable!("registry: `{other}` is not a distribution"),
+        };
+        if let Some(problem) = invalid_parameters(&dist) {
+            self.report(
+                Diagnostic::error(Code::E0502, format!("invalid `{}` distribution: {problem}", schema.name))
+                    .primary(span, problem),
+            );
+            return Value::error(span);
+        }
+        Value::new(V::Dist(DistValue { unit: unit_of(dimension), dist }, dimension), span)
+    }
+
+    fn empirical(&mut self, file: &str, file_span: Span, span: Span) -> Value {
+        let path = self.resolve_path(file, file_span);
+        let text = match self.loader.read(std::path::Path::new(&path)) {
+            Ok(text) => text,
+            Err(error) => {
+                self.report(
+                    Diagnostic::error(Code::E0505, format!("cannot read `{path}`"))
+                        .primary(file_span, error.to_string())
+                        .note("paths are relative to the spec's folder"),
+                );
+                return Value::error(span);
+            }
+        };
+        let mut values = Vec::new();
+        let mut dimension: Option<Option<Dimension>> = None;
+        for (index, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let split = line.find(|c: char| c.is_alphabetic() || c == '%' || c == '/' || c == 'µ').unwrap_or(line.len());
+            let (number, unit) = line.split_at(split);
+            let parsed = number.trim().parse::<f64>().ok().filter(|x| x.is_finite());
+            let unit = if unit.is_empty() { Some((None, 1.0)) } else { units::lookup(unit).map(|(d, f)| (Some(d), f)) };
+            let (Some(x), Some((line_dimension, factor))) = (parsed, unit) else {
+                self.report(
+                    Diagnostic::error(Code::E0505, format!("`{path}` line {}: `{line}` is not a value", index + 1))
+                        .primary(file_span, "in this file")
+                        .help("one value per line, e.g. `12.5ms`, `2KiB` or `17`"),
+                );
+                return Value::error(span);
+            };
+            if *dimension.get_or_insert(line_dimension) != line_dimension {
+                self.report(
+                    Diagnostic::error(Code::E0404, format!("`{path}` line {}: values mix units", index + 1))
+                        .primary(file_span, "in this file"),
+                );
+                return Value::error(span);
+            }
+            values.push(x * factor);
+        }
+        if values.is_empty() {
+            self.report(
+                Diagnostic::error(Code::E0504, format!("`{path}` holds no values"))
+                    .primary(file_span, "empty distribution"),
+            );
+            return Value::error(span);
+        }
+        values.sort_by(f64::total_cmp);
+        let dimension = dimension.flatten();
+        let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
+        let dist = Dist::Empirical { file: path, sha256, values };
+        Value::new(V::Dist(DistValue { unit: unit_of(dimension), dist }, dimension), span)
+    }
+}
+
+/// Why the parameters define no distribution, if they don't.
+fn invalid_parameters(dist: &Dist) -> Option<String> {
+    let positive = |name: &str, x: f64| (!(x > 0.0 && x.is_finite())).then(|| format!("`{name}` must be positive"));
+    let non_negative = |name: &str, x: f64| (!(x >= 0.0 && x.is_finite())).then(|| format!("`{name}` must not be negative"));
+    match *dist {
+        Dist::Constant { value } => value.is_nan().then(|| "no value".to_string()),
+        Dist::Uniform { min, max } => (min > max).then(|| "`min` exceeds `max`".to_string()),
+        Dist::Normal { sd, .. } => non_negative("sd", sd),
+        Dist::Lognormal { shape, scale, .. } => positive("shape", shape).or_else(|| positive("scale", scale)),
+        Dist::Exponential { mean } => positive("mean", mean),
+        Dist::Pareto { shape, scale } | Dist::Weibull { shape, scale } | Dist::Gamma { shape, scale } => {
+            positive("shape", shape).or_else(|| positive("scale", scale))
+        }
+        Dist::Poisson { mean } => positive("mean", mean),
+        Dist::Geometric { p } => (!(p > 0.0 && p <= 1.0)).then(|| "`p` must lie in (0, 1]".to_string()),
+        Dist::Empirical { .. } => None,
+    }
+}

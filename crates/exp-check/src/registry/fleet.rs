@@ -1,0 +1,65 @@
+use exp_syntax::units::Dimension::*;
+
+use super::types::*;
+
+pub const FLEET: BlockSchema = BlockSchema {
+    kind: "fleet",
+    doc: "MQTT devices, each its own client and TCP connection, publishing sensor payloads to a broker; every message's latency is recorded.",
+    labelled: true,
+    role: Role::Workload {
+        shard_unit: "devices",
+        shard_count: Some("devices"),
+        metrics: &["ack_latency", "delivery_latency", "send_lateness", "throughput"],
+        natural_end: NaturalEnd::When(&["messages"]),
+    },
+    props: &[
+        Prop::required("devices", Ty::Int, "Number of emulated devices.").range(1.0, 1_000_000.0),
+        Prop::required("gap", Ty::Dist(Some(Duration)), "Gap between a device's messages, drawn per message (a plain duration means constant)."),
+        Prop::with_default("client_id", Ty::Str, "\"{fleet}-{index}\"", "Client id template: {fleet}, {index}."),
+        Prop::with_default("topic", Ty::Str, "\"{fleet}/{device}/telemetry\"", "Topic template: {fleet}, {device}, {index}."),
+        Prop::with_default("qos", Ty::Int, "1", "MQTT quality of service.").range(0.0, 2.0),
+        Prop::with_default("keep_alive", Ty::Quantity(Duration), "30s", "MQTT keep-alive.").range(1e9, 65535e9),
+        Prop::with_default("clean_session", Ty::Bool, "true", "Start each session clean."),
+        Prop::with_default(
+            "first_send",
+            Ty::OneOf(&[Ty::Enum(&["uniform", "lockstep"]), Ty::Dist(Some(Duration))]),
+            "uniform",
+            "Offset of each device's first message: uniform over one mean gap, lockstep, or a distribution.",
+        ),
+        Prop::with_default(
+            "payload",
+            Ty::OneOf(&[Ty::Ctor("json"), Ty::Ctor("raw")]),
+            "json(size = 100B, fields = [temperature, humidity])",
+            "Message body: a JSON sensor record padded to an exact size, or raw bytes.",
+        ),
+        Prop::optional("messages", Ty::Int, "Messages per device; without it devices publish until the window ends.").at_least(1.0),
+        Prop::with_default("connect_rate", Ty::Quantity(Rate), "400/s", "Connection ramp, devices per second.").at_least(0.001),
+        Prop::with_default("warmup", Ty::Quantity(Percent), "0%", "Share of each device's first messages excluded from statistics (kept in the table, marked).")
+            .range(0.0, 0.99),
+        Prop::with_default("subscribe", Ty::Bool, "false", "Also subscribe to the fleet's topics and record delivery."),
+        Prop::with_default("ack_timeout", Ty::Quantity(Duration), "10s", "A message not acknowledged by then is marked `timeout`.").at_least(1e6),
+        Prop::with_default("lateness_bound", Ty::Quantity(Duration), "1ms", "A trial whose send-lateness p99 exceeds this is marked `contended`.").at_least(0.0),
+    ],
+    variants: &[],
+    children: &["broker"],
+};
+
+pub const BROKER: BlockSchema = BlockSchema {
+    kind: "broker",
+    doc: "The broker a fleet publishes to. Without `url`, an embedded broker is started on 127.0.0.1.",
+    labelled: false,
+    role: Role::Part,
+    props: &[
+        Prop::optional("url", Ty::Str, "`mqtt://host:port` or `mqtts://host:port` of an external broker."),
+        Prop::optional("port", Ty::Int, "Port of the embedded broker; by default a free port is chosen.").range(1.0, 65535.0),
+        Prop::optional("ca_file", Ty::Path, "CA certificate for `mqtts://`."),
+        Prop::optional("client_cert", Ty::Path, "Client certificate for `mqtts://`."),
+        Prop::optional("client_key", Ty::Path, "Client key for `mqtts://`."),
+        Prop::optional("username_env", Ty::Str, "Name of the environment variable holding the user name (the value is never stored)."),
+        Prop::optional("password_env", Ty::Str, "Name of the environment variable holding the password (the value is never stored)."),
+        Prop::with_default("max_inflight", Ty::Int, "1000", "Unacknowledged messages allowed per device.").range(1.0, 65535.0),
+        Prop::with_default("max_packet", Ty::Quantity(Bytes), "1MiB", "Largest packet accepted.").range(1024.0, 268_435_455.0),
+    ],
+    variants: &[],
+    children: &[],
+};

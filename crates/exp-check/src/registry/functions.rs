@@ -1,0 +1,142 @@
+use exp_syntax::units::Dimension::*;
+
+use super::types::*;
+
+/// A parameter of a function.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DistParam {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub default: Default,
+    pub doc: &'static str,
+}
+
+/// Distribution parameters are unit-polymorphic: `Value` parameters share the
+/// unit of the distribution, `Shape` ones are plain numbers.
+pub const VALUE: Ty = Ty::Dist(None);
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FnKind {
+    /// Returns a distribution; `Ty::Dist(None)` parameters carry its unit.
+    Distribution,
+    /// Returns a constructor value checked against `Ty::Ctor(name)`.
+    Constructor,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FnSchema {
+    pub name: &'static str,
+    pub kind: FnKind,
+    pub doc: &'static str,
+    pub params: &'static [DistParam],
+}
+
+const fn p(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
+    DistParam { name, ty, default: Default::Required, doc }
+}
+
+const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
+    DistParam { name, ty, default: Default::Optional, doc }
+}
+
+const fn def(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> DistParam {
+    DistParam { name, ty, default: Default::Value(default), doc }
+}
+
+const SENSORS: &[&str] = &[
+    "temperature", "humidity", "pressure", "vibration", "acceleration", "power", "voltage", "current", "co2", "light",
+];
+
+pub const FUNCTIONS: &[FnSchema] = &[
+    FnSchema { name: "constant", kind: FnKind::Distribution, doc: "Always `value`.", params: &[p("value", VALUE, "The value.")] },
+    FnSchema { name: "uniform", kind: FnKind::Distribution, doc: "Uniform on [min, max].", params: &[p("min", VALUE, "Lower bound."), p("max", VALUE, "Upper bound.")] },
+    FnSchema { name: "normal", kind: FnKind::Distribution, doc: "Normal (values below zero are clamped to zero when drawn for durations and sizes).", params: &[p("mean", VALUE, "Mean."), p("sd", VALUE, "Standard deviation.")] },
+    FnSchema {
+        name: "lognormal",
+        kind: FnKind::Distribution,
+        doc: "`location + scale · exp(shape · Z)`: shape σ, scale the median of the unshifted part, location a shift (as in latency-injection tools and scipy).",
+        params: &[p("shape", Ty::Float, "σ of the underlying normal."), p("scale", VALUE, "e^μ, the median when location is 0."), opt("location", VALUE, "Shift; 0 when absent.")],
+    },
+    FnSchema { name: "exponential", kind: FnKind::Distribution, doc: "Exponential with the given mean.", params: &[p("mean", VALUE, "Mean.")] },
+    FnSchema {
+        name: "pareto",
+        kind: FnKind::Distribution,
+        doc: "Pareto type I with `shape` and either `scale` (the minimum) or `median` (scale = median / 2^(1/shape)).",
+        params: &[p("shape", Ty::Float, "Tail index α."), opt("scale", VALUE, "Minimum value x_m."), opt("median", VALUE, "Median; sets the scale.")],
+    },
+    FnSchema { name: "weibull", kind: FnKind::Distribution, doc: "Weibull.", params: &[p("shape", Ty::Float, "Shape k."), p("scale", VALUE, "Scale λ.")] },
+    FnSchema { name: "gamma", kind: FnKind::Distribution, doc: "Gamma.", params: &[p("shape", Ty::Float, "Shape k."), p("scale", VALUE, "Scale θ.")] },
+    FnSchema { name: "poisson", kind: FnKind::Distribution, doc: "Poisson counts.", params: &[p("mean", Ty::Float, "Mean λ.")] },
+    FnSchema { name: "geometric", kind: FnKind::Distribution, doc: "Failures before the first success, from 0.", params: &[p("p", Ty::Float, "Success probability in (0, 1].")] },
+    FnSchema {
+        name: "empirical",
+        kind: FnKind::Distribution,
+        doc: "Resamples the values of a file: one value per line (`12.5ms`, `2KiB` or a bare number), `#` comments. The values are copied into the plan.",
+        params: &[p("file", Ty::Path, "The file, relative to the spec.")],
+    },
+    FnSchema {
+        name: "until",
+        kind: FnKind::Constructor,
+        doc: "Repeat until the `ci` confidence interval of the mean of metric `of` is narrower than `width` × mean, between `min` and `max` repetitions.",
+        params: &[
+            p("ci", Ty::Quantity(Percent), "Confidence level, e.g. 95%."),
+            p("width", Ty::Quantity(Percent), "Interval width relative to the mean, e.g. 5%."),
+            p("of", Ty::Str, "Metric name, e.g. \"ack_latency\"."),
+            p("max", Ty::Int, "Most repetitions (planned)."),
+            def("min", Ty::Int, "3", "Fewest repetitions."),
+        ],
+    },
+    FnSchema {
+        name: "json",
+        kind: FnKind::Constructor,
+        doc: "A JSON sensor record (device id, sequence number, send time and the named fields) padded to exactly `size`.",
+        params: &[
+            p("size", Ty::Quantity(Bytes), "Exact payload size."),
+            def("fields", Ty::List(&Ty::Enum(SENSORS)), "[temperature]", "Sensor fields."),
+        ],
+    },
+    FnSchema {
+        name: "raw",
+        kind: FnKind::Constructor,
+        doc: "Random bytes (with the device id, sequence number and send time in the first 24 bytes) of a size drawn per message.",
+        params: &[p("size", Ty::Dist(Some(Bytes)), "Payload size.")],
+    },
+    FnSchema {
+        name: "trace",
+        kind: FnKind::Constructor,
+        doc: "A Tmix connection-vector file, in the original or the alternate format.",
+        params: &[
+            p("file", Ty::Path, "The file, relative to the spec."),
+            def("format", Ty::Enum(&["auto", "original", "alternate"]), "auto", "File format."),
+        ],
+    },
+    FnSchema {
+        name: "synthetic",
+        kind: FnKind::Constructor,
+        doc: "Connection vectors synthesized from distributions (Harpoon/Swing style).",
+        params: &[
+            p("connections", Ty::Int, "Number of connections."),
+            p("arrival", Ty::Dist(Some(Duration)), "Gap between connection starts."),
+            def("epochs", Ty::Dist(None), "geometric(p = 0.3)", "Request/response exchanges per connection, plus one."),
+            p("request", Ty::Dist(Some(Bytes)), "Initiator data unit size."),
+            p("response", Ty::Dist(Some(Bytes)), "Acceptor data unit size."),
+            def("server_time", Ty::Dist(Some(Duration)), "constant(0s)", "Acceptor time before a response."),
+            def("think_time", Ty::Dist(Some(Duration)), "constant(0s)", "Initiator time between exchanges."),
+            def("rtt", Ty::Dist(Some(Duration)), "constant(0s)", "Connection RTT written to `r` lines."),
+            def("window", Ty::Quantity(Bytes), "64KiB", "Receiver window written to `w` lines."),
+        ],
+    },
+    FnSchema {
+        name: "paths",
+        kind: FnKind::Constructor,
+        doc: "`count` path RTTs: given in `rtts`, or the trace's RTT quantiles; connections are mapped to paths.",
+        params: &[
+            p("count", Ty::Int, "Number of paths."),
+            def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path; quantiles of the trace when empty."),
+        ],
+    },
+];
+
+pub fn function(name: &str) -> Option<&'static FnSchema> {
+    FUNCTIONS.iter().find(|f| f.name == name)
+}

@@ -1,0 +1,58 @@
+//! The schema registry: every block kind, property and function of the
+//! language, described once as data. The checker, the did-you-mean hints,
+//! `expc explain` and the property tables in docs/language.md all read it.
+
+mod anomaly;
+mod blocks;
+mod fleet;
+mod functions;
+mod traffic;
+mod types;
+mod xml;
+
+pub use functions::{function, DistParam, FnKind, FnSchema, FUNCTIONS, VALUE};
+pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, Ty, Variant};
+
+use exp_syntax::units::Dimension;
+
+/// Every block kind.
+pub const BLOCKS: &[&BlockSchema] = &[
+    &blocks::EXPERIMENT,
+    &blocks::SWEEP,
+    &blocks::MONITOR,
+    &fleet::FLEET,
+    &fleet::BROKER,
+    &anomaly::ANOMALY,
+    &traffic::TRAFFIC,
+    &xml::XML,
+];
+
+/// Timing properties every workload accepts (lowered to the plan's `window`).
+pub const TIMING: &[Prop] = &[
+    Prop::optional("at", Ty::Quantity(Dimension::Duration), "Start, relative to the trial's start (default 0s)."),
+    Prop::optional("for", Ty::Quantity(Dimension::Duration), "How long the workload runs from `at`."),
+    Prop::optional("until", Ty::Quantity(Dimension::Duration), "When the workload stops, relative to the trial's start."),
+    Prop::optional("every", Ty::Quantity(Dimension::Duration), "Period of a periodic schedule; needs `active`."),
+    Prop::optional("active", Ty::Quantity(Dimension::Duration), "Active time at the start of every period."),
+];
+
+pub fn block(kind: &str) -> Option<&'static BlockSchema> {
+    BLOCKS.iter().copied().find(|b| b.kind == kind)
+}
+
+/// Every enumeration member any property or argument accepts; a bare name
+/// that is not bound and not in this set is an undefined name.
+pub fn is_enum_member(name: &str) -> bool {
+    fn in_ty(ty: &Ty, name: &str) -> bool {
+        match ty {
+            Ty::Enum(members) => members.contains(&name),
+            Ty::List(inner) => in_ty(inner, name),
+            Ty::OneOf(options) => options.iter().any(|t| in_ty(t, name)),
+            _ => false,
+        }
+    }
+    let in_props = |props: &[Prop]| props.iter().any(|p| in_ty(&p.ty, name));
+    BLOCKS.iter().any(|b| {
+        in_props(b.props) || b.variants.iter().any(|v| v.name == name || in_props(v.props))
+    }) || FUNCTIONS.iter().any(|f| f.params.iter().any(|p| in_ty(&p.ty, name)))
+}

@@ -1,0 +1,154 @@
+use exp_syntax::units::Dimension;
+
+/// The type of a property or argument.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ty {
+    Int,
+    Float,
+    Bool,
+    Str,
+    /// A file or directory path, resolved relative to the spec that names it.
+    Path,
+    /// A number with a unit of this dimension.
+    Quantity(Dimension),
+    /// One of these names.
+    Enum(&'static [&'static str]),
+    List(&'static Ty),
+    /// A distribution of values of this dimension (`None`: dimensionless counts).
+    Dist(Option<Dimension>),
+    /// The value of this constructor call, e.g. `json(...)`.
+    Ctor(&'static str),
+    /// Any of these.
+    OneOf(&'static [Ty]),
+    /// `start..end` of this dimension.
+    Range(Dimension),
+}
+
+impl Ty {
+    /// How the type reads in messages and docs.
+    pub fn describe(&self) -> String {
+        match self {
+            Ty::Int => "integer".into(),
+            Ty::Float => "number".into(),
+            Ty::Bool => "boolean".into(),
+            Ty::Str => "string".into(),
+            Ty::Path => "path".into(),
+            Ty::Quantity(d) => d.name().into(),
+            Ty::Enum(members) => format!("one of {}", members.join(", ")),
+            Ty::List(inner) => format!("list of {}", inner.describe()),
+            Ty::Dist(Some(d)) => format!("distribution of {}s", d.name()),
+            Ty::Dist(None) => "distribution of counts".into(),
+            Ty::Ctor(name) => format!("{name}(…)"),
+            Ty::OneOf(options) => {
+                let words: Vec<String> = options.iter().map(Ty::describe).collect();
+                words.join(" | ")
+            }
+            Ty::Range(d) => format!("range of {}s", d.name()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Default {
+    /// Must be given.
+    Required,
+    /// May be left out; the plan says `null`.
+    Optional,
+    /// The default, written in exp syntax exactly as a user would write it.
+    Value(&'static str),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Prop {
+    pub name: &'static str,
+    pub ty: Ty,
+    pub default: Default,
+    /// Inclusive bounds in base units (ns, bytes, bit/s, 1/s, ratio).
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+    pub doc: &'static str,
+}
+
+impl Prop {
+    pub const fn required(name: &'static str, ty: Ty, doc: &'static str) -> Prop {
+        Prop { name, ty, default: Default::Required, min: None, max: None, doc }
+    }
+
+    pub const fn optional(name: &'static str, ty: Ty, doc: &'static str) -> Prop {
+        Prop { name, ty, default: Default::Optional, min: None, max: None, doc }
+    }
+
+    pub const fn with_default(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> Prop {
+        Prop { name, ty, default: Default::Value(default), min: None, max: None, doc }
+    }
+
+    pub const fn range(mut self, min: f64, max: f64) -> Prop {
+        self.min = Some(min);
+        self.max = Some(max);
+        self
+    }
+
+    pub const fn at_least(mut self, min: f64) -> Prop {
+        self.min = Some(min);
+        self
+    }
+}
+
+/// What a block is for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Role {
+    /// The top-level `experiment`.
+    Experiment,
+    /// `sweep { name = [values] }`: free-form parameter names.
+    Sweep,
+    /// A per-trial service (`monitor`).
+    Service,
+    /// A sub-block lowered as a nested object of its parent (`broker`).
+    Part,
+    /// Something that runs in a trial, with a time window.
+    Workload {
+        /// What `--shard` splits it by, and the property counting them.
+        shard_unit: &'static str,
+        shard_count: Option<&'static str>,
+        /// Metric names `repeat = until(of = ...)` can refer to.
+        metrics: &'static [&'static str],
+        natural_end: NaturalEnd,
+    },
+}
+
+/// Whether a workload ends by itself when it has no `for`/`until`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NaturalEnd {
+    Never,
+    Always,
+    /// When any of these properties is set.
+    When(&'static [&'static str]),
+}
+
+/// One case of a block with a discriminating `kind` property (anomalies).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Variant {
+    pub name: &'static str,
+    pub doc: &'static str,
+    pub props: &'static [Prop],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BlockSchema {
+    pub kind: &'static str,
+    pub doc: &'static str,
+    pub labelled: bool,
+    pub role: Role,
+    pub props: &'static [Prop],
+    /// Non-empty: the block has a required `kind` property choosing one of
+    /// these, each adding its own properties.
+    pub variants: &'static [Variant],
+    /// Block kinds allowed inside.
+    pub children: &'static [&'static str],
+}
+
+impl BlockSchema {
+    pub fn variant(&self, name: &str) -> Option<&'static Variant> {
+        self.variants.iter().find(|v| v.name == name)
+    }
+}

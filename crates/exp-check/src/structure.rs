@@ -1,0 +1,220 @@
+//! Block structure: which blocks may appear where, labels, unknown and
+//! repeated properties. Values are checked later, per sweep point.
+
+use std::collections::HashMap;
+
+use exp_diagnostics::{closest, Code, Diagnostic};
+use exp_syntax::ast::{Attribute, Block, Item, Member};
+
+use crate::checker::Checker;
+use crate::registry::{self, BlockSchema, Prop, Role, TIMING};
+
+impl Checker<'_> {
+    /// The root file's experiment, after reporting every block that is out of place.
+    pub(crate) fn find_experiment(&mut self) -> Option<Block> {
+        let mut found: Option<Block> = None;
+        for index in 0..self.program.modules.len() {
+            let is_root = index == self.program.root;
+            let blocks: Vec<Block> = self.program.modules[index]
+                .ast
+                .items
+                .iter()
+                .filter_map(|item| match item {
+                    Item::Block(b) => Some(b.clone()),
+                    _ => None,
+                })
+                .collect();
+            for block in blocks {
+                let kind = block.kind.name.as_str();
+                match registry::block(kind) {
+                    None => {
+                        let suggestion = closest(kind, registry::BLOCKS.iter().map(|b| b.kind));
+                        self.report(
+                            Diagnostic::error(Code::E0301, format!("unknown block kind `{kind}`"))
+                                .primary(block.kind.span, "not a block kind")
+                                .with_help(suggestion.map(|s| format!("did you mean `{s}`?"))),
+                        );
+                    }
+                    Some(schema) if schema.role != Role::Experiment => {
+                        self.report(
+                            Diagnostic::error(Code::E0304, format!("`{kind}` blocks belong inside an experiment"))
+                                .primary(block.kind.span, "at the top level")
+                                .help("move it into `experiment \"NAME\" { ... }`"),
+                        );
+                    }
+                    Some(_) if !is_root => {
+                        self.report(
+                            Diagnostic::error(Code::E0304, "imported files may not define experiments")
+                                .primary(block.kind.span, "in an imported file")
+                                .help("imported files hold `let` bindings and imports; plan this file directly instead"),
+                        );
+                    }
+                    Some(schema) => {
+                        self.check_structure(&block, schema);
+                        match &found {
+                            Some(first) => {
+                                let first_span = first.kind.span;
+                                self.report(
+                                    Diagnostic::error(Code::E0304, "a spec holds one experiment")
+                                        .primary(block.kind.span, "second experiment")
+                                        .secondary(first_span, "first experiment")
+                                        .help("put each experiment in its own file; share definitions with `import`"),
+                                );
+                            }
+                            None => found = Some(block),
+                        }
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// Checks a block's members against its schema, recursively.
+    fn check_structure(&mut self, block: &Block, schema: &'static BlockSchema) {
+        self.check_label(block, schema);
+        let allowed = allowed_props(block, schema);
+        let mut seen: HashMap<&str, &Attribute> = HashMap::new();
+        let mut singletons: HashMap<&str, &Block> = HashMap::new();
+        let mut labels: HashMap<String, &Block> = HashMap::new();
+        for member in &block.members {
+            match member {
+                Member::Attribute(attr) => {
+                    let key = attr.key.name.as_str();
+                    if let Some(first) = seen.get(key) {
+                        let code = if schema.role == Role::Sweep { Code::E0701 } else { Code::E0206 };
+                        self.report(
+                            Diagnostic::error(code, format!("`{key}` is set twice"))
+                                .primary(attr.key.span, "set again here")
+                                .secondary(first.key.span, "first set here"),
+                        );
+                        continue;
+                    }
+                    seen.insert(key, attr);
+                    if schema.role != Role::Sweep && !allowed.iter().any(|p| p.name == key) {
+                        self.unknown_property(attr, block, schema, &allowed);
+                    }
+                }
+                Member::Block(child) => {
+                    let kind = child.kind.name.as_str();
+                    let Some(child_schema) = registry::block(kind).filter(|_| schema.children.contains(&kind)) else {
+                        let code = if registry::block(kind).is_some() { Code::E0304 } else { Code::E0301 };
+                        let suggestion = closest(kind, schema.children.iter().copied());
+                        let allowed = if schema.children.is_empty() { "none".to_string() } else { schema.children.join(", ") };
+                        self.report(
+                            Diagnostic::error(code, format!("`{kind}` is not allowed in `{}`", schema.kind))
+                                .primary(child.kind.span, "not allowed here")
+                                .with_help(suggestion.filter(|s| *s != kind).map(|s| format!("did you mean `{s}`?")))
+                                .note(format!("blocks allowed in `{}`: {allowed}", schema.kind)),
+                        );
+                        continue;
+                    };
+                    if child_schema.labelled {
+                        if let Some(label) = &child.label {
+                            if let Some(first) = labels.get(&label.value) {
+                                self.report(
+                                    Diagnostic::error(Code::E0202, format!("two blocks are named \"{}\"", label.value))
+                                        .primary(label.span, "second block with this name")
+                                        .secondary(first.label.as_ref().map_or(first.span, |l| l.span), "first one")
+                                        .help("workload names label tables and seeds: make them unique"),
+                                );
+                            } else {
+                                labels.insert(label.value.clone(), child);
+                            }
+                        }
+                    } else if let Some(first) = singletons.get(kind) {
+                        self.report(
+                            Diagnostic::error(Code::E0304, format!("only one `{kind}` block is allowed here"))
+                                .primary(child.kind.span, "second one")
+                                .secondary(first.kind.span, "first one")
+                                .help("merge them into one block"),
+                        );
+                        continue;
+                    } else {
+                        singletons.insert(kind, child);
+                    }
+                    self.check_structure(child, child_schema);
+                }
+            }
+        }
+        if !block.recovered && schema.role != Role::Sweep {
+            for prop in &allowed {
+                if prop.default == registry::Default::Required && !seen.contains_key(prop.name) {
+                    self.report(
+                        Diagnostic::error(Code::E0303, format!("`{}` needs `{}`", schema.kind, prop.name))
+                            .primary(block.kind.span, format!("missing `{}`", prop.name))
+                            .note(format!("`{}` ({}): {}", prop.name, prop.ty.describe(), prop.doc)),
+                    );
+                }
+            }
+        }
+    }
+
+    fn check_label(&mut self, block: &Block, schema: &BlockSchema) {
+        match (&block.label, schema.labelled) {
+            (None, true) => self.report(
+                Diagnostic::error(Code::E0305, format!("`{}` blocks need a name", schema.kind))
+                    .primary(block.kind.span, "no name")
+                    .help(format!("e.g. `{} \"name\" {{ ... }}`", schema.kind)),
+            ),
+            (Some(label), false) => self.report(
+                Diagnostic::error(Code::E0305, format!("`{}` blocks take no name", schema.kind))
+                    .primary(label.span, "remove this name"),
+            ),
+            (Some(label), true) if label.value.is_empty() => self.report(
+                Diagnostic::error(Code::E0305, "a block name cannot be empty").primary(label.span, "empty name"),
+            ),
+            _ => {}
+        }
+    }
+
+    fn unknown_property(&mut self, attr: &Attribute, block: &Block, schema: &BlockSchema, allowed: &[Prop]) {
+        let key = attr.key.name.as_str();
+        let mut candidates: Vec<&str> = allowed.iter().map(|p| p.name).collect();
+        candidates.extend(schema.children.iter().copied());
+        let suggestion = closest(key, candidates.iter().copied());
+        let mut diagnostic = Diagnostic::error(Code::E0302, format!("unknown property `{key}` in `{}`", schema.kind))
+            .primary(attr.key.span, format!("not a property of `{}`", schema.kind))
+            .with_help(suggestion.map(|s| format!("did you mean `{s}`?")));
+        if let Some(other) = schema.variants.iter().find(|v| v.props.iter().any(|p| p.name == key)) {
+            let kind = variant_name(block).unwrap_or("this kind");
+            diagnostic = diagnostic.note(format!("`{key}` belongs to `kind = {}`, not `{kind}`", other.name));
+        }
+        self.report(diagnostic);
+    }
+}
+
+/// The literal `kind = NAME` of a block with variants, if written literally.
+pub(crate) fn variant_name(block: &Block) -> Option<&str> {
+    block.members.iter().find_map(|m| match m {
+        Member::Attribute(a) if a.key.name == "kind" => match &a.value.kind {
+            exp_syntax::ast::ExprKind::Path(p) if p.segments.len() == 1 => Some(p.segments[0].name.as_str()),
+            _ => None,
+        },
+        _ => None,
+    })
+}
+
+/// Properties a block accepts: its own, timing for workloads, and its
+/// variant's.
+pub(crate) fn allowed_props(block: &Block, schema: &BlockSchema) -> Vec<Prop> {
+    let mut props: Vec<Prop> = schema.props.to_vec();
+    if matches!(schema.role, Role::Workload { .. }) {
+        props.extend_from_slice(TIMING);
+    }
+    match variant_name(block).and_then(|name| schema.variant(name)) {
+        Some(variant) => props.extend_from_slice(variant.props),
+        // Not written literally, or misspelt (reported on its own): accept
+        // every variant's properties rather than flag them all.
+        None => {
+            for variant in schema.variants {
+                for prop in variant.props {
+                    if !props.iter().any(|p| p.name == prop.name) {
+                        props.push(*prop);
+                    }
+                }
+            }
+        }
+    }
+    props
+}

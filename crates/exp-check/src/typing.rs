@@ -1,0 +1,237 @@
+//! Checking a value against the type a property or argument expects, and
+//! lowering it to plan JSON in base units.
+
+use exp_diagnostics::{closest, Code, Diagnostic, FileId, Span};
+use exp_syntax::units::Dimension;
+use serde_json::{json, Map, Value as Json};
+
+use crate::checker::{Checker, Scope};
+use crate::registry::{Default, FnSchema, Ty};
+use crate::value::{display_quantity, Value, V};
+
+/// Inclusive bounds in base units.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Bounds {
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// The plan key of a property: quantities carry their unit in the name.
+pub(crate) fn plan_key(name: &str, ty: &Ty) -> String {
+    let dimension = match ty {
+        Ty::Quantity(d) => Some(d),
+        Ty::List(Ty::Quantity(d)) => Some(d),
+        _ => None,
+    };
+    match dimension {
+        Some(Dimension::Duration) => format!("{name}_ns"),
+        Some(Dimension::Bytes) => format!("{name}_bytes"),
+        Some(Dimension::Bandwidth) => format!("{name}_bit_per_s"),
+        Some(Dimension::Rate) => format!("{name}_per_s"),
+        Some(Dimension::Percent) => format!("{name}_ratio"),
+        None => name.to_string(),
+    }
+}
+
+impl Checker<'_> {
+    /// Checks `value` against `ty`; `what` names the property in messages.
+    pub(crate) fn conform(&mut self, value: &Value, ty: &Ty, bounds: Bounds, what: &str) -> Option<Json> {
+        if matches!(value.kind, V::Error) {
+            return None;
+        }
+        match (ty, &value.kind) {
+            (Ty::Int, V::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(i)),
+            (Ty::Float, V::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(*i as f64)),
+            (Ty::Float, V::Float(f)) => self.bounded(value, *f, None, bounds, what).then(|| json!(f)),
+            (Ty::Bool, V::Bool(b)) => Some(json!(b)),
+            (Ty::Str, V::Str(s)) => Some(json!(s)),
+            (Ty::Path, V::Str(s)) => Some(json!(self.resolve_path(s, value.span))),
+            (Ty::Quantity(expected), V::Quantity(found, x)) if expected == found => {
+                if !self.bounded(value, *x, Some(*expected), bounds, what) {
+                    return None;
+                }
+                Some(match expected {
+                    Dimension::Duration | Dimension::Bytes | Dimension::Bandwidth => json!(x.round() as u64),
+                    Dimension::Rate | Dimension::Percent => json!(x),
+                })
+            }
+            (Ty::Quantity(expected), V::Quantity(found, _)) => {
+                self.mismatch(value, Code::E0402, &format!("{what} expects a {}, found a {}", expected.name(), found.name()), format!("expected a {}", expected.name()), None);
+                None
+            }
+            (Ty::Quantity(expected), V::Int(_) | V::Float(_)) => {
+                let text = self.sources.snippet(value.span).to_string();
+                let help = format!("write the unit, e.g. `{text}{}`", expected.example_unit());
+                self.mismatch(value, Code::E0403, &format!("{what} needs a {} with a unit", expected.name()), "a number without a unit".into(), Some(help));
+                None
+            }
+            (Ty::Enum(members), V::Symbol(s)) => {
+                if members.contains(&s.as_str()) {
+                    return Some(json!(s));
+                }
+                let help = closest(s, members.iter().copied()).map(|m| format!("did you mean `{m}`?"));
+                self.report(
+                    Diagnostic::error(Code::E0407, format!("`{s}` is not one of {}", members.join(", ")))
+                        .primary(value.span, format!("not allowed for {what}"))
+                        .with_help(help),
+                );
+                None
+            }
+            (Ty::Enum(members), V::Str(s)) if members.contains(&s.as_str()) => {
+                self.mismatch(value, Code::E0401, &format!("{what} expects a name, found a string"), "a string".into(), Some(format!("write it without quotes: `{s}`")));
+                None
+            }
+            (Ty::List(inner), V::List(items)) => {
+                let lowered: Vec<Option<Json>> = items.iter().map(|item| self.conform(item, inner, bounds, what)).collect();
+                lowered.into_iter().collect::<Option<Vec<Json>>>().map(Json::Array)
+            }
+            (Ty::List(_), _) if !matches!(value.kind, V::List(_)) => {
+                let text = self.sources.snippet(value.span).to_string();
+                self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), "expected a list".into(), Some(format!("write a list: `[{text}]`")));
+                None
+            }
+            (Ty::Dist(expected), V::Dist(dist, found)) => {
+                if expected == found {
+                    return serde_json::to_value(dist).ok();
+                }
+                let help = match found {
+                    None => Some("give the distribution's parameters units, e.g. `median = 100ms`".to_string()),
+                    Some(_) => None,
+                };
+                let words = |d: &Option<Dimension>| d.map_or("counts".to_string(), |d| format!("{}s", d.name()));
+                self.mismatch(value, Code::E0404, &format!("{what} expects a distribution of {}, found one of {}", words(expected), words(found)), format!("a distribution of {}", words(found)), help);
+                None
+            }
+            // A plain value where a distribution is expected means constant.
+            (Ty::Dist(expected), V::Quantity(..) | V::Int(_) | V::Float(_)) => {
+                let quantity_ty = match expected {
+                    Some(d) => Ty::Quantity(*d),
+                    None => Ty::Float,
+                };
+                let x = self.conform(value, &quantity_ty, Bounds::default(), what)?.as_f64()?;
+                let unit = crate::dist::unit_of(*expected);
+                serde_json::to_value(exp_plan::DistValue { unit, dist: exp_plan::Dist::Constant { value: x } }).ok()
+            }
+            (Ty::Ctor(expected), V::Ctor(found, args)) if expected == found => {
+                let mut object = Map::new();
+                object.insert((*found).to_string(), Json::Object(args.clone()));
+                Some(Json::Object(object))
+            }
+            (Ty::OneOf(options), _) => match options.iter().find(|option| matches_kind(option, &value.kind)) {
+                // Distributions among alternatives are tagged, like constructors.
+                Some(option @ Ty::Dist(_)) => self.conform(value, option, bounds, what).map(|d| json!({ "dist": d })),
+                Some(option) => self.conform(value, option, bounds, what),
+                None => {
+                    self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), format!("expected {}", ty.describe()), None);
+                    None
+                }
+            },
+            (Ty::Range(expected), V::Range(start, end, None)) => {
+                let start_ns = self.conform(start, &Ty::Quantity(*expected), bounds, what)?;
+                let end_ns = self.conform(end, &Ty::Quantity(*expected), bounds, what)?;
+                if start_ns.as_f64() >= end_ns.as_f64() {
+                    self.report(Diagnostic::error(Code::E0504, format!("{what}: the range is empty")).primary(value.span, "start is not before end"));
+                    return None;
+                }
+                Some(json!({ "start_ns": start_ns, "end_ns": end_ns }))
+            }
+            _ => {
+                self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), format!("expected {}", ty.describe()), None);
+                None
+            }
+        }
+    }
+
+    fn mismatch(&mut self, value: &Value, code: Code, message: &str, label: String, help: Option<String>) {
+        let mut diagnostic = Diagnostic::error(code, message).primary(value.span, label).with_help(help);
+        if let Some(defined) = value.defined_at.filter(|d| *d != value.span) {
+            diagnostic = diagnostic.secondary(defined, "value defined here");
+        }
+        self.report(diagnostic);
+    }
+
+    /// Reports a value outside `bounds`; returns whether it is inside.
+    fn bounded(&mut self, value: &Value, x: f64, dimension: Option<Dimension>, bounds: Bounds, what: &str) -> bool {
+        let show = |b: f64| dimension.map_or_else(|| format!("{b}"), |d| display_quantity(d, b));
+        let problem = match (bounds.min, bounds.max) {
+            (Some(min), Some(max)) if x < min || x > max => format!("must lie between {} and {}", show(min), show(max)),
+            (Some(min), None) if x < min => format!("must be at least {}", show(min)),
+            (None, Some(max)) if x > max => format!("must be at most {}", show(max)),
+            _ => return true,
+        };
+        let mut diagnostic = Diagnostic::error(Code::E0501, format!("{what} {problem}"))
+            .primary(value.span, format!("{} is out of range", self.sources.snippet(value.span)));
+        if let Some(defined) = value.defined_at.filter(|d| *d != value.span) {
+            diagnostic = diagnostic.secondary(defined, "value defined here");
+        }
+        self.report(diagnostic);
+        false
+    }
+
+    /// A path relative to the folder of the file that wrote it.
+    pub(crate) fn resolve_path(&self, path: &str, span: Span) -> String {
+        if std::path::Path::new(path).is_absolute() {
+            return path.to_string();
+        }
+        let dir = self.dirs.get(&span.file).cloned().unwrap_or_default();
+        crate::modules::normalize(&dir.join(path)).to_string_lossy().into_owned()
+    }
+
+    pub(crate) fn constructor(&mut self, schema: &'static FnSchema, args: Vec<Option<Value>>, span: Span) -> Value {
+        let mut lowered = Map::new();
+        let mut ok = true;
+        for (param, arg) in schema.params.iter().zip(args) {
+            let arg = match (arg, param.default) {
+                (Some(arg), _) => arg,
+                (None, Default::Value(text)) => self.default_value(text),
+                (None, _) => {
+                    lowered.insert(plan_key(param.name, &param.ty), Json::Null);
+                    continue;
+                }
+            };
+            let what = format!("argument `{}` of `{}`", param.name, schema.name);
+            match self.conform(&arg, &param.ty, Bounds::default(), &what) {
+                Some(json) => {
+                    lowered.insert(plan_key(param.name, &param.ty), json);
+                }
+                None => ok = false,
+            }
+        }
+        if ok {
+            Value::new(V::Ctor(schema.name, lowered), span)
+        } else {
+            Value::error(span)
+        }
+    }
+
+    /// Evaluates a registry default (exp source text), parsing it once.
+    pub(crate) fn default_value(&mut self, text: &'static str) -> Value {
+        if !self.defaults.contains_key(text) {
+            let file = self.sources.add(format!("<default `{text}`>"), text);
+            let parsed = exp_syntax::parse_expr(file, text).ok();
+            self.defaults.insert(text, parsed);
+        }
+        match self.defaults.get(text).cloned().flatten() {
+            Some(expr) => {
+                let root = self.program.root;
+                // Defaults name no bindings; an empty module scope would do, the
+                // root's is harmless since defaults only use literals and calls.
+                self.eval(&expr, Scope { module: root, sweep: None })
+            }
+            None => Value::error(Span { file: FileId(0), start: 0, end: 0 }),
+        }
+    }
+}
+
+/// Whether a value's kind could belong to a type (which alternative of a
+/// `OneOf` to check it against).
+fn matches_kind(ty: &Ty, kind: &V) -> bool {
+    match (ty, kind) {
+        (Ty::Enum(_), V::Symbol(_)) => true,
+        (Ty::Ctor(name), V::Ctor(found, _)) => name == found,
+        (Ty::Dist(_), V::Dist(..) | V::Quantity(..)) => true,
+        (Ty::Int, V::Int(_)) | (Ty::Float, V::Int(_) | V::Float(_)) => true,
+        (Ty::Bool, V::Bool(_)) | (Ty::Str, V::Str(_)) => true,
+        _ => false,
+    }
+}

@@ -1,0 +1,233 @@
+//! Lowering one workload (or the monitor) at one sweep point: properties with
+//! defaults filled in, sub-blocks, the time window and the shard unit.
+
+use std::collections::HashMap;
+
+use exp_diagnostics::{Code, Diagnostic, Span};
+use exp_plan::{Origin, Period, Shard, Window, Workload, WorkloadConfig};
+use exp_syntax::ast::{Attribute, Block, Member};
+use serde_json::{json, Map, Value as Json};
+
+use crate::checker::{Checker, Scope};
+use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, TIMING};
+use crate::structure::allowed_props;
+use crate::typing::{plan_key, Bounds};
+
+fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
+    let mut map = HashMap::new();
+    for member in &block.members {
+        if let Member::Attribute(a) = member {
+            map.entry(a.key.name.as_str()).or_insert(a);
+        }
+    }
+    map
+}
+
+impl Checker<'_> {
+    /// Lowers `props` of a block: each given attribute or its default. Unknown
+    /// and missing properties were reported by the structure check.
+    pub(crate) fn lower_props(&mut self, block: &Block, props: &[Prop], scope: Scope) -> Option<Map<String, Json>> {
+        let attrs = attributes(block);
+        let mut out = Map::new();
+        let mut ok = true;
+        for prop in props {
+            let value = match (attrs.get(prop.name), prop.default) {
+                (Some(attr), _) => self.eval(&attr.value, scope),
+                (None, Default::Value(text)) => self.default_value(text),
+                (None, Default::Optional) => {
+                    out.insert(plan_key(prop.name, &prop.ty), Json::Null);
+                    continue;
+                }
+                (None, Default::Required) => {
+                    ok = false;
+                    continue;
+                }
+            };
+            let what = format!("`{}`", prop.name);
+            let bounds = Bounds { min: prop.min, max: prop.max };
+            match self.conform(&value, &prop.ty, bounds, &what) {
+                Some(json) => {
+                    out.insert(plan_key(prop.name, &prop.ty), json);
+                }
+                None => ok = false,
+            }
+        }
+        ok.then_some(out)
+    }
+
+    pub(crate) fn lower_workload(&mut self, block: &Block, schema: &'static BlockSchema, scope: Scope, trial_ns: Option<u64>) -> Option<Workload> {
+        let Role::Workload { shard_unit, shard_count, natural_end, .. } = schema.role else {
+            unreachable!("registry: `{}` is not a workload", schema.kind);
+        };
+        let name = block.label.as_ref().map(|l| l.value.clone()).unwrap_or_default();
+        let props: Vec<Prop> = allowed_props(block, schema)
+            .into_iter()
+            .filter(|p| !TIMING.iter().any(|t| t.name == p.name))
+            .collect();
+        let mut config = self.lower_props(block, &props, scope);
+        for child_kind in schema.children {
+            let child_schema = registry::block(child_kind)?;
+            let empty = Block { kind: block.kind.clone(), label: None, members: Vec::new(), span: block.span, recovered: false };
+            let child = block
+                .members
+                .iter()
+                .find_map(|m| match m {
+                    Member::Block(b) if b.kind.name == *child_kind => Some(b),
+                    _ => None,
+                })
+                .unwrap_or(&empty);
+            let lowered = self.lower_props(child, child_schema.props, scope);
+            if let (Some(config), Some(lowered)) = (config.as_mut(), lowered) {
+                config.insert((*child_kind).to_string(), Json::Object(lowered));
+            } else {
+                config = None;
+            }
+        }
+        let window = self.window(block, scope, trial_ns, natural_end, config.as_ref());
+        let mut config = config?;
+        let window = window?;
+        if !schema.variants.is_empty() {
+            // `kind` picks the variant: its properties nest under `params`.
+            let variant = config.remove("kind")?.as_str()?.to_string();
+            let variant_props = schema.variant(&variant)?.props;
+            let mut params = Map::new();
+            for prop in variant_props {
+                let key = plan_key(prop.name, &prop.ty);
+                params.insert(key.clone(), config.remove(&key).unwrap_or(Json::Null));
+            }
+            for variant in schema.variants {
+                for prop in variant.props {
+                    config.remove(&plan_key(prop.name, &prop.ty));
+                }
+            }
+            config.insert("params".into(), json!({ variant: params }));
+        }
+        let count = shard_count.and_then(|p| config.get(p)).and_then(Json::as_u64);
+        let tagged = json!({ schema.kind: config });
+        let config: WorkloadConfig = match serde_json::from_value(tagged) {
+            Ok(config) => config,
+            Err(error) => {
+                self.report(
+                    Diagnostic::error(Code::E0901, format!("`{}` does not lower to the plan: {error}", schema.kind))
+                        .primary(block.kind.span, "while lowering this block"),
+                );
+                return None;
+            }
+        };
+        Some(Workload {
+            name,
+            origin: self.origin(block.span),
+            window,
+            shard: Shard { unit: shard_unit.to_string(), count },
+            config,
+        })
+    }
+
+    pub(crate) fn origin(&self, span: Span) -> Origin {
+        let file = self.sources.get(span.file);
+        let (line, column) = file.line_column(span.start as usize);
+        Origin { file: file.name.clone(), line: line as u32, column: column as u32 }
+    }
+
+    /// The time window from `at`, `for`, `until`, `every` and `active`.
+    fn window(&mut self, block: &Block, scope: Scope, trial_ns: Option<u64>, natural_end: NaturalEnd, config: Option<&Map<String, Json>>) -> Option<Window> {
+        let attrs = attributes(block);
+        let mut ok = true;
+        let mut get = |this: &mut Self, name: &str| -> Option<(u64, Span)> {
+            let attr = attrs.get(name)?;
+            let prop = TIMING.iter().find(|p| p.name == name)?;
+            let value = this.eval(&attr.value, scope);
+            let bounds = Bounds { min: Some(0.0), max: None };
+            match this.conform(&value, &prop.ty, bounds, &format!("`{name}`")) {
+                Some(json) => json.as_u64().map(|ns| (ns, attr.value.span)),
+                None => {
+                    ok = false;
+                    None
+                }
+            }
+        };
+        let at = get(self, "at");
+        let duration = get(self, "for");
+        let until = get(self, "until");
+        let every = get(self, "every");
+        let active = get(self, "active");
+        if !ok {
+            return None;
+        }
+        let start = at.map_or(0, |(ns, _)| ns);
+        let end = match (duration, until) {
+            (Some((_, a)), Some((_, b))) => {
+                self.report(
+                    Diagnostic::error(Code::E0503, "`for` and `until` both set the end")
+                        .primary(b, "`until` given")
+                        .secondary(a, "`for` given")
+                        .help("keep one of them"),
+                );
+                return None;
+            }
+            (Some((ns, span)), None) => Some((start.saturating_add(ns), span)),
+            (None, Some((ns, span))) => Some((ns, span)),
+            (None, None) => None,
+        };
+        if let Some((end_ns, span)) = end {
+            if end_ns <= start {
+                self.report(
+                    Diagnostic::error(Code::E0603, "the time window is empty")
+                        .primary(span, "ends where or before it starts")
+                        .with_help(Some("the window must end after `at`".to_string())),
+                );
+                return None;
+            }
+        }
+        let period = match (every, active) {
+            (Some((every_ns, every_span)), Some((active_ns, active_span))) => {
+                if active_ns >= every_ns {
+                    self.report(
+                        Diagnostic::error(Code::E0602, "`active` must be shorter than `every`")
+                            .primary(active_span, "active for the whole period or longer")
+                            .secondary(every_span, "the period"),
+                    );
+                    return None;
+                }
+                Some(Period { every_ns, active_ns })
+            }
+            (Some((_, span)), None) | (None, Some((_, span))) => {
+                self.report(
+                    Diagnostic::error(Code::E0604, "`every` and `active` go together")
+                        .primary(span, "only one of them given")
+                        .help("e.g. `every = 35s` with `active = 5s`"),
+                );
+                return None;
+            }
+            (None, None) => None,
+        };
+        if let Some(trial) = trial_ns {
+            let late = end.filter(|(e, _)| *e > trial).map(|(_, s)| s).or(at.filter(|(s, _)| *s >= trial).map(|(_, s)| s));
+            if let Some(span) = late {
+                let trial_text = crate::value::display_quantity(exp_syntax::units::Dimension::Duration, trial as f64);
+                self.report(
+                    Diagnostic::error(Code::E0601, format!("the time window reaches past the trial's end at {trial_text}"))
+                        .primary(span, "outside the trial")
+                        .help("shorten the window or lengthen the experiment's `duration`"),
+                );
+                return None;
+            }
+        }
+        let ends_by_itself = match natural_end {
+            NaturalEnd::Always => true,
+            NaturalEnd::Never => false,
+            NaturalEnd::When(props) => config.is_some_and(|c| props.iter().any(|p| {
+                c.iter().any(|(k, v)| (k == p || k.starts_with(&format!("{p}_"))) && !v.is_null())
+            })),
+        };
+        if end.is_none() && trial_ns.is_none() && !ends_by_itself {
+            self.report(
+                Diagnostic::error(Code::E0605, format!("`{}` never ends", block.kind.name))
+                    .primary(block.kind.span, "no end")
+                    .help("give the experiment a `duration`, or this block `for` or `until`"),
+            );
+            return None;
+        }
+        Some(Window { start_ns: start, end_ns: end.map(|(e, _)| e), period })
+    }
+}

@@ -1,0 +1,160 @@
+//! `expc`: the command line. The only crate that talks to the terminal.
+
+mod yaml;
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use exp_check::{compile, FsLoader, Options};
+use exp_diagnostics::{render_all, Code, RenderStyle};
+
+#[derive(Parser)]
+#[command(name = "expc", version, about = "Compile and run declarative experiment specs (.exp)")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Check specs and print every diagnostic; exit 1 if any has errors.
+    #[command(after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc check specs/**/*.exp")]
+    Check {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Compile a spec to its execution plan (the Plan IR).
+    #[command(after_help = "Examples:\n  expc plan examples/quickstart.exp\n  expc plan specs/iot/message-size.exp --format yaml --seed 42 -o plan.yaml")]
+    Plan {
+        file: PathBuf,
+        #[arg(long, value_enum, default_value_t = Format::Json)]
+        format: Format,
+        /// Override the experiment's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Write the plan here instead of standard output.
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Format specs in place (or check that they are formatted).
+    #[command(after_help = "Examples:\n  expc fmt examples/*.exp\n  expc fmt --check specs/iot/*.exp")]
+    Fmt {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Change nothing; exit 1 if a file is not formatted.
+        #[arg(long)]
+        check: bool,
+    },
+    /// Explain a diagnostic code with an example and its fix.
+    #[command(after_help = "Examples:\n  expc explain E0302\n  expc explain --list")]
+    Explain {
+        #[arg(required_unless_present = "list")]
+        code: Option<String>,
+        /// List every code with its title.
+        #[arg(long)]
+        list: bool,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    Json,
+    Yaml,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli.command) {
+        Ok(code) => code,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn style() -> RenderStyle {
+    if std::io::stderr().is_terminal() {
+        RenderStyle::Color
+    } else {
+        RenderStyle::Plain
+    }
+}
+
+fn run(command: Command) -> Result<ExitCode, String> {
+    match command {
+        Command::Check { files } => {
+            let mut failed = false;
+            for file in files {
+                let compilation = compile(&file.to_string_lossy(), &FsLoader, &Options::default());
+                eprint!("{}", render_all(&compilation.diagnostics, &compilation.sources, style()));
+                failed |= compilation.has_errors();
+                if !compilation.has_errors() {
+                    eprintln!("{}: ok", file.display());
+                }
+            }
+            Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+        }
+        Command::Plan { file, format, seed, output } => {
+            let options = Options { seed, require_experiment: true };
+            let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
+            eprint!("{}", render_all(&compilation.diagnostics, &compilation.sources, style()));
+            let Some(plan) = compilation.plan else { return Ok(ExitCode::FAILURE) };
+            let json = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+            let text = match format {
+                Format::Json => serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n",
+                Format::Yaml => yaml::to_yaml(&json),
+            };
+            match output {
+                Some(path) => std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?,
+                None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string())?,
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Fmt { files, check } => fmt(files, check),
+        Command::Explain { code, list } => {
+            if list {
+                for code in Code::ALL {
+                    println!("{}  {}", code.as_str(), code.title());
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+            let text = code.unwrap_or_default();
+            let code = Code::parse(&text).ok_or_else(|| format!("no diagnostic code `{text}`; `expc explain --list` shows them all"))?;
+            println!("{}: {}\n\n{}", code.as_str(), code.title(), code.explanation());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
+    let mut unformatted = false;
+    let mut failed = false;
+    for path in files {
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let mut sources = exp_diagnostics::SourceMap::new();
+        let file = sources.add(path.to_string_lossy(), text.clone());
+        let (module, diagnostics) = exp_syntax::parse(file, &text);
+        if !diagnostics.is_empty() {
+            // Never rewrite a file that does not parse: the formatter would drop
+            // what it could not read.
+            eprint!("{}", render_all(&diagnostics, &sources, style()));
+            failed = true;
+            continue;
+        }
+        let formatted = exp_syntax::format(&module, &text);
+        if formatted == text {
+            continue;
+        }
+        if check {
+            eprintln!("{}: not formatted", path.display());
+            unformatted = true;
+        } else {
+            std::fs::write(&path, formatted).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            eprintln!("{}: formatted", path.display());
+        }
+    }
+    Ok(if failed || unformatted { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
