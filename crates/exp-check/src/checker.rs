@@ -32,6 +32,10 @@ pub(crate) struct Checker<'a> {
     pub dirs: HashMap<FileId, PathBuf>,
     /// Parsed registry defaults, by their text.
     pub defaults: HashMap<&'static str, Option<ast::Expr>>,
+    /// Names whose definition failed (sweep parameters): uses stay silent.
+    pub poisoned: HashSet<String>,
+    /// Lowered property values that are the same at every sweep point.
+    pub lowered: HashMap<crate::workload::LoweredKey, Option<serde_json::Value>>,
 }
 
 /// Where names are looked up: a module's bindings and, inside workloads, the
@@ -62,6 +66,8 @@ impl<'a> Checker<'a> {
             used: HashSet::new(),
             dirs,
             defaults: HashMap::new(),
+            lowered: HashMap::new(),
+            poisoned: HashSet::new(),
         };
         for d in diagnostics {
             checker.report(d);
@@ -128,7 +134,13 @@ impl<'a> Checker<'a> {
                 let scope = Scope { module, sweep: None };
                 let mut value = self.eval(&l.value, scope);
                 value.defined_at = Some(l.name.span);
-                self.lets[module].insert(l.name.name.clone(), Binding { value, name_span: l.name.span });
+                self.lets[module].insert(
+                    l.name.name.clone(),
+                    Binding {
+                        value,
+                        name_span: l.name.span,
+                    },
+                );
             }
         }
     }

@@ -53,10 +53,22 @@ impl Checker<'_> {
                     continue;
                 }
                 _ => {
-                    let expected = if param.ty == VALUE { "a number or quantity".to_string() } else { param.ty.describe() };
+                    let expected = if param.ty == VALUE {
+                        "a number or quantity".to_string()
+                    } else {
+                        param.ty.describe()
+                    };
                     self.report(
-                        Diagnostic::error(Code::E0401, format!("argument `{}` of `{}` expects {expected}, found {}", param.name, schema.name, arg.describe()))
-                            .primary(arg.span, format!("expected {expected}")),
+                        Diagnostic::error(
+                            Code::E0401,
+                            format!(
+                                "argument `{}` of `{}` expects {expected}, found {}",
+                                param.name,
+                                schema.name,
+                                arg.describe()
+                            ),
+                        )
+                        .primary(arg.span, format!("expected {expected}")),
                     );
                     ok = false;
                     numbers.push(None);
@@ -67,10 +79,18 @@ impl Checker<'_> {
                 Some((d, first)) if d != value_dimension => {
                     let name = |d: Option<Dimension>| d.map_or("plain number", Dimension::name);
                     self.report(
-                        Diagnostic::error(Code::E0404, format!("`{}` mixes units: a {} and a {}", schema.name, name(d), name(value_dimension)))
-                            .primary(arg.span, format!("a {}", name(value_dimension)))
-                            .secondary(first, format!("a {}", name(d)))
-                            .help("give every value parameter of a distribution the same kind of unit"),
+                        Diagnostic::error(
+                            Code::E0404,
+                            format!(
+                                "`{}` mixes units: a {} and a {}",
+                                schema.name,
+                                name(d),
+                                name(value_dimension)
+                            ),
+                        )
+                        .primary(arg.span, format!("a {}", name(value_dimension)))
+                        .secondary(first, format!("a {}", name(d)))
+                        .help("give every value parameter of a distribution the same kind of unit"),
                     );
                     ok = false;
                 }
@@ -83,7 +103,13 @@ impl Checker<'_> {
             return Value::error(span);
         }
         let dimension = dimension.and_then(|(d, _)| d);
-        let get = |name: &str| schema.params.iter().position(|p| p.name == name).and_then(|i| numbers[i]);
+        let get = |name: &str| {
+            schema
+                .params
+                .iter()
+                .position(|p| p.name == name)
+                .and_then(|i| numbers[i])
+        };
         let arg_span = |name: &str| {
             schema
                 .params
@@ -94,16 +120,31 @@ impl Checker<'_> {
         };
         let required = |name: &str| get(name).unwrap_or(f64::NAN);
         let dist = match schema.name {
-            "constant" => Dist::Constant { value: required("value") },
-            "uniform" => Dist::Uniform { min: required("min"), max: required("max") },
-            "normal" => Dist::Normal { mean: required("mean"), sd: required("sd") },
-            "lognormal" => Dist::Lognormal { shape: required("shape"), scale: required("scale"), location: get("location").unwrap_or(0.0) },
+            "constant" => Dist::Constant {
+                value: required("value"),
+            },
+            "uniform" => Dist::Uniform {
+                min: required("min"),
+                max: required("max"),
+            },
+            "normal" => Dist::Normal {
+                mean: required("mean"),
+                sd: required("sd"),
+            },
+            "lognormal" => Dist::Lognormal {
+                shape: required("shape"),
+                scale: required("scale"),
+                location: get("location").unwrap_or(0.0),
+            },
             "exponential" => Dist::Exponential { mean: required("mean") },
             "pareto" => {
                 let shape = required("shape");
                 match (get("scale"), get("median")) {
                     (Some(scale), None) => Dist::Pareto { shape, scale },
-                    (None, Some(median)) => Dist::Pareto { shape, scale: median / 2f64.powf(1.0 / shape) },
+                    (None, Some(median)) => Dist::Pareto {
+                        shape,
+                        scale: median / 2f64.powf(1.0 / shape),
+                    },
                     (Some(_), Some(_)) => {
                         self.report(
                             Diagnostic::error(Code::E0503, "`pareto` takes `scale` or `median`, not both")
@@ -123,13 +164,23 @@ impl Checker<'_> {
                     }
                 }
             }
-            "weibull" => Dist::Weibull { shape: required("shape"), scale: required("scale") },
-            "gamma" => Dist::Gamma { shape: required("shape"), scale: required("scale") },
+            "weibull" => Dist::Weibull {
+                shape: required("shape"),
+                scale: required("scale"),
+            },
+            "gamma" => Dist::Gamma {
+                shape: required("shape"),
+                scale: required("scale"),
+            },
             "poisson" => Dist::Poisson { mean: required("mean") },
             "geometric" => Dist::Geometric { p: required("p") },
             "empirical" => {
                 let file = match &args[0] {
-                    Some(Value { kind: V::Str(file), span, .. }) => (file.clone(), *span),
+                    Some(Value {
+                        kind: V::Str(file),
+                        span,
+                        ..
+                    }) => (file.clone(), *span),
                     _ => return Value::error(span),
                 };
                 return self.empirical(&file.0, file.1, span);
@@ -138,12 +189,24 @@ impl Checker<'_> {
         };
         if let Some(problem) = invalid_parameters(&dist) {
             self.report(
-                Diagnostic::error(Code::E0502, format!("invalid `{}` distribution: {problem}", schema.name))
-                    .primary(span, problem),
+                Diagnostic::error(
+                    Code::E0502,
+                    format!("invalid `{}` distribution: {problem}", schema.name),
+                )
+                .primary(span, problem),
             );
             return Value::error(span);
         }
-        Value::new(V::Dist(DistValue { unit: unit_of(dimension), dist }, dimension), span)
+        Value::new(
+            V::Dist(
+                DistValue {
+                    unit: unit_of(dimension),
+                    dist,
+                },
+                dimension,
+            ),
+            span,
+        )
     }
 
     fn empirical(&mut self, file: &str, file_span: Span, span: Span) -> Value {
@@ -166,15 +229,24 @@ impl Checker<'_> {
             if line.is_empty() || line.starts_with('#') {
                 continue;
             }
-            let split = line.find(|c: char| c.is_alphabetic() || c == '%' || c == '/' || c == 'µ').unwrap_or(line.len());
+            let split = line
+                .find(|c: char| c.is_alphabetic() || c == '%' || c == '/' || c == 'µ')
+                .unwrap_or(line.len());
             let (number, unit) = line.split_at(split);
             let parsed = number.trim().parse::<f64>().ok().filter(|x| x.is_finite());
-            let unit = if unit.is_empty() { Some((None, 1.0)) } else { units::lookup(unit).map(|(d, f)| (Some(d), f)) };
+            let unit = if unit.is_empty() {
+                Some((None, 1.0))
+            } else {
+                units::lookup(unit).map(|(d, f)| (Some(d), f))
+            };
             let (Some(x), Some((line_dimension, factor))) = (parsed, unit) else {
                 self.report(
-                    Diagnostic::error(Code::E0505, format!("`{path}` line {}: `{line}` is not a value", index + 1))
-                        .primary(file_span, "in this file")
-                        .help("one value per line, e.g. `12.5ms`, `2KiB` or `17`"),
+                    Diagnostic::error(
+                        Code::E0505,
+                        format!("`{path}` line {}: `{line}` is not a value", index + 1),
+                    )
+                    .primary(file_span, "in this file")
+                    .help("one value per line, e.g. `12.5ms`, `2KiB` or `17`"),
                 );
                 return Value::error(span);
             };
@@ -197,15 +269,29 @@ impl Checker<'_> {
         values.sort_by(f64::total_cmp);
         let dimension = dimension.flatten();
         let sha256 = format!("{:x}", Sha256::digest(text.as_bytes()));
-        let dist = Dist::Empirical { file: path, sha256, values };
-        Value::new(V::Dist(DistValue { unit: unit_of(dimension), dist }, dimension), span)
+        let dist = Dist::Empirical {
+            file: path,
+            sha256,
+            values,
+        };
+        Value::new(
+            V::Dist(
+                DistValue {
+                    unit: unit_of(dimension),
+                    dist,
+                },
+                dimension,
+            ),
+            span,
+        )
     }
 }
 
 /// Why the parameters define no distribution, if they don't.
 fn invalid_parameters(dist: &Dist) -> Option<String> {
     let positive = |name: &str, x: f64| (!(x > 0.0 && x.is_finite())).then(|| format!("`{name}` must be positive"));
-    let non_negative = |name: &str, x: f64| (!(x >= 0.0 && x.is_finite())).then(|| format!("`{name}` must not be negative"));
+    let non_negative =
+        |name: &str, x: f64| (!(x >= 0.0 && x.is_finite())).then(|| format!("`{name}` must not be negative"));
     match *dist {
         Dist::Constant { value } => value.is_nan().then(|| "no value".to_string()),
         Dist::Uniform { min, max } => (min > max).then(|| "`min` exceeds `max`".to_string()),

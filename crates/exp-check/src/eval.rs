@@ -67,7 +67,10 @@ impl Checker<'_> {
     fn quantity(&mut self, number: &str, unit: &str, span: Span) -> Value {
         let Some((dimension, factor)) = units::lookup(unit) else {
             let suggestion = closest(unit, units::UNITS.iter().map(|(u, _, _)| *u));
-            let unit_span = Span { start: span.start + number.len() as u32, ..span };
+            let unit_span = Span {
+                start: span.start + number.len() as u32,
+                ..span
+            };
             self.report(
                 Diagnostic::error(Code::E0103, format!("unknown unit `{unit}`"))
                     .primary(unit_span, "not a unit")
@@ -81,7 +84,13 @@ impl Checker<'_> {
             V::Float(f) => f,
             _ => return Value::error(span),
         };
-        Value::new(V::Quantity(dimension, magnitude * factor), span)
+        // Divide for percent: 95 / 100 is exactly 0.95, 95 × 0.01 is not.
+        let base = if dimension == units::Dimension::Percent {
+            magnitude / 100.0
+        } else {
+            magnitude * factor
+        };
+        Value::new(V::Quantity(dimension, base), span)
     }
 
     /// Looks a name up: sweep parameter, `let`, import member, enumeration member.
@@ -117,7 +126,12 @@ impl Checker<'_> {
                     return Value::error(path.span);
                 }
             }
-        } else if rest.is_empty() && registry::is_enum_member(&first.name) {
+        } else if self.poisoned(module, &first.name) {
+            // Its definition failed and was reported; stay quiet at every use.
+            return Value::error(path.span);
+        } else if rest.is_empty() && registry::looks_like_enum_member(&first.name) {
+            // A member name, or a misspelt one: the expected type's check
+            // reports the latter with the members it allows.
             return Value::new(V::Symbol(first.name.clone()), path.span);
         } else {
             self.undefined(&first.name, first.span, scope);
@@ -126,7 +140,10 @@ impl Checker<'_> {
         for field in rest {
             value = match &value.kind {
                 V::Record(fields) => match fields.iter().find(|(n, _)| *n == field.name) {
-                    Some((_, v)) => Value { defined_at: value.defined_at, ..v.clone() },
+                    Some((_, v)) => Value {
+                        defined_at: value.defined_at,
+                        ..v.clone()
+                    },
                     None => {
                         let names = fields.iter().map(|(n, _)| n.as_str());
                         let suggestion = closest(&field.name, names);
@@ -148,7 +165,15 @@ impl Checker<'_> {
                 }
             };
         }
-        Value { span: path.span, defined_at: value.defined_at.or(Some(first.span)), ..value }
+        Value {
+            span: path.span,
+            defined_at: value.defined_at.or(Some(first.span)),
+            ..value
+        }
+    }
+
+    fn poisoned(&self, module: usize, name: &str) -> bool {
+        self.poisoned.contains(name) || self.program.modules[module].failed_imports.iter().any(|a| a == name)
     }
 
     fn undefined(&mut self, name: &str, span: Span, scope: Scope) {
@@ -214,8 +239,11 @@ impl Checker<'_> {
                     positional += 1;
                     if index >= schema.params.len() {
                         self.report(
-                            Diagnostic::error(Code::E0406, format!("`{}` takes at most {} arguments", schema.name, schema.params.len()))
-                                .primary(arg.value.span, "surplus argument"),
+                            Diagnostic::error(
+                                Code::E0406,
+                                format!("`{}` takes at most {} arguments", schema.name, schema.params.len()),
+                            )
+                            .primary(arg.value.span, "surplus argument"),
                         );
                         ok = false;
                         continue;
@@ -228,10 +256,17 @@ impl Checker<'_> {
                         let suggestion = closest(&name.name, schema.params.iter().map(|p| p.name));
                         let names: Vec<&str> = schema.params.iter().map(|p| p.name).collect();
                         self.report(
-                            Diagnostic::error(Code::E0406, format!("`{}` has no argument `{}`", schema.name, name.name))
-                                .primary(name.span, "unknown argument")
-                                .with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
-                                .note(format!("arguments of `{}`: {}", schema.name, names.join(", "))),
+                            Diagnostic::error(
+                                Code::E0406,
+                                format!("`{}` has no argument `{}`", schema.name, name.name),
+                            )
+                            .primary(name.span, "unknown argument")
+                            .with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
+                            .note(format!(
+                                "arguments of `{}`: {}",
+                                schema.name,
+                                names.join(", ")
+                            )),
                         );
                         ok = false;
                         continue;
@@ -240,8 +275,11 @@ impl Checker<'_> {
             };
             if bound[index].is_some() {
                 self.report(
-                    Diagnostic::error(Code::E0406, format!("argument `{}` is given twice", schema.params[index].name))
-                        .primary(arg.value.span, "given again here"),
+                    Diagnostic::error(
+                        Code::E0406,
+                        format!("argument `{}` is given twice", schema.params[index].name),
+                    )
+                    .primary(arg.value.span, "given again here"),
                 );
                 ok = false;
                 continue;
@@ -251,9 +289,12 @@ impl Checker<'_> {
         for (param, value) in schema.params.iter().zip(&bound) {
             if value.is_none() && param.default == registry::Default::Required {
                 self.report(
-                    Diagnostic::error(Code::E0406, format!("`{}` needs argument `{}`", schema.name, param.name))
-                        .primary(span, format!("missing `{}`", param.name))
-                        .note(format!("`{}`: {}", param.name, param.doc)),
+                    Diagnostic::error(
+                        Code::E0406,
+                        format!("`{}` needs argument `{}`", schema.name, param.name),
+                    )
+                    .primary(span, format!("missing `{}`", param.name))
+                    .note(format!("`{}`: {}", param.name, param.doc)),
                 );
                 ok = false;
             }

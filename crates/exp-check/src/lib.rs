@@ -63,7 +63,11 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
             let file = sources.add(root, "");
             let diagnostic = Diagnostic::error(Code::E0204, format!("cannot read `{root}`: {error}"))
                 .primary(Span::new(file, 0..0), "this file");
-            return Compilation { sources, diagnostics: vec![diagnostic], plan: None };
+            return Compilation {
+                sources,
+                diagnostics: vec![diagnostic],
+                plan: None,
+            };
         }
     };
     let mut checker = Checker::new(sources, loader, program, diagnostics);
@@ -83,8 +87,15 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
             None
         }
     };
-    checker.report_unused_bindings();
+    // In a file without an experiment, bindings are exports, not dead code.
+    if experiment.is_some() {
+        checker.report_unused_bindings();
+    }
     let failed = checker.error_count() > 0;
     let (sources, diagnostics) = checker.into_parts();
-    Compilation { sources, diagnostics, plan: if failed { None } else { plan } }
+    Compilation {
+        sources,
+        diagnostics,
+        plan: if failed { None } else { plan },
+    }
 }

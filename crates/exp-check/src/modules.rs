@@ -39,6 +39,8 @@ pub(crate) struct Module {
     pub ast: ast::Module,
     /// Alias → module index, with the import's span.
     pub imports: BTreeMap<String, (usize, Span)>,
+    /// Aliases of imports that failed (reported): their uses stay silent.
+    pub failed_imports: Vec<String>,
 }
 
 pub(crate) struct Program {
@@ -59,15 +61,30 @@ pub(crate) struct ModuleLoader<'a> {
 
 impl<'a> ModuleLoader<'a> {
     pub fn new(loader: &'a dyn Loader, sources: &'a mut SourceMap, diagnostics: &'a mut Vec<Diagnostic>) -> Self {
-        ModuleLoader { loader, sources, diagnostics, modules: Vec::new(), loaded: BTreeMap::new(), stack: Vec::new() }
+        ModuleLoader {
+            loader,
+            sources,
+            diagnostics,
+            modules: Vec::new(),
+            loaded: BTreeMap::new(),
+            stack: Vec::new(),
+        }
     }
 
     /// Loads the root spec. Returns `None` if it cannot be read at all.
     pub fn load_root(mut self, name: &str) -> Result<Program, std::io::Error> {
         let path = normalize(Path::new(name));
         let text = self.loader.read(&path)?;
-        let root = self.load(path.to_string_lossy().into_owned(), name.to_string(), text, parent(&path));
-        Ok(Program { modules: self.modules, root })
+        let root = self.load(
+            path.to_string_lossy().into_owned(),
+            name.to_string(),
+            text,
+            parent(&path),
+        );
+        Ok(Program {
+            modules: self.modules,
+            root,
+        })
     }
 
     fn load(&mut self, key: String, name: String, text: String, dir: Option<PathBuf>) -> usize {
@@ -76,9 +93,14 @@ impl<'a> ModuleLoader<'a> {
         self.diagnostics.extend(diagnostics);
         self.stack.push(key.clone());
         let mut imports = BTreeMap::new();
+        let mut failed_imports = Vec::new();
         for item in &ast.items {
             if let Item::Import(import) = item {
-                if let Some((alias, index)) = self.import(import, dir.as_deref()) {
+                let Some((alias, index)) = self.import(import, dir.as_deref()) else {
+                    failed_imports.push(default_alias(import));
+                    continue;
+                };
+                {
                     if let Some((_, previous)) = imports.get(&alias) {
                         self.diagnostics.push(
                             Diagnostic::error(Code::E0202, format!("two imports are named `{alias}`"))
@@ -93,7 +115,13 @@ impl<'a> ModuleLoader<'a> {
             }
         }
         self.stack.pop();
-        self.modules.push(Module { file, dir, ast, imports });
+        self.modules.push(Module {
+            file,
+            dir,
+            ast,
+            imports,
+            failed_imports,
+        });
         let index = self.modules.len() - 1;
         self.loaded.insert(key, index);
         index
@@ -105,7 +133,9 @@ impl<'a> ModuleLoader<'a> {
             (format!("std/{module}"), format!("std/{module}.exp"), module.to_string())
         } else if target.starts_with("./") || target.starts_with("../") {
             let path = normalize(&dir.unwrap_or(Path::new("")).join(target));
-            let stem = path.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+            let stem = path
+                .file_stem()
+                .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
             let display = path.to_string_lossy().into_owned();
             (display.clone(), display, stem)
         } else {
@@ -117,6 +147,7 @@ impl<'a> ModuleLoader<'a> {
             return None;
         };
         let alias = import.alias.as_ref().map_or(stem, |a| a.name.clone());
+        debug_assert_eq!(alias, default_alias(import));
         if let Some(position) = self.stack.iter().position(|k| *k == key) {
             let mut cycle: Vec<&str> = self.stack[position..].iter().map(String::as_str).collect();
             cycle.push(&key);
@@ -158,9 +189,23 @@ impl<'a> ModuleLoader<'a> {
                 }
             }
         };
-        let module_dir = if target.starts_with("std/") { None } else { parent(Path::new(&key)) };
+        let module_dir = if target.starts_with("std/") {
+            None
+        } else {
+            parent(Path::new(&key))
+        };
         let index = self.load(key, name, text, module_dir);
         Some((alias, index))
+    }
+}
+
+/// The name an import binds: its `as` alias, else the file stem.
+fn default_alias(import: &ast::Import) -> String {
+    match &import.alias {
+        Some(alias) => alias.name.clone(),
+        None => Path::new(&import.path.value)
+            .file_stem()
+            .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
     }
 }
 

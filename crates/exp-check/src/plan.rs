@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, HashSet};
 
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{Experiment, Plan, Point, PointValue, Source, SourceFile, Trial, Workload, PLAN_VERSION};
-use exp_syntax::ast::{Block, Expr, ExprKind, Member};
+use exp_syntax::ast::{Block, Member};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
@@ -13,13 +13,17 @@ use crate::checker::{Checker, Scope};
 use crate::registry::{self, Role};
 use crate::sweep::{cross_product, parameters, MAX_TRIALS};
 use crate::value::Value;
+use crate::workload::mentions;
 use crate::Options;
 
 impl Checker<'_> {
     pub(crate) fn plan(&mut self, experiment: &Block, options: &Options) -> Option<Plan> {
         let schema = registry::block("experiment")?;
         let root = self.program.root;
-        let scope = Scope { module: root, sweep: None };
+        let scope = Scope {
+            module: root,
+            sweep: None,
+        };
         let settings: Vec<_> = schema.props.iter().filter(|p| p.name != "repeat").copied().collect();
         let settings = self.lower_props(experiment, &settings, scope);
         let children = |kind: &str| -> Vec<&Block> {
@@ -63,9 +67,12 @@ impl Checker<'_> {
         let trial_count = points.len() as u64 * u64::from(repeat.max);
         if trial_count > MAX_TRIALS {
             self.report(
-                Diagnostic::error(Code::E0704, format!("the experiment has {trial_count} trials, more than {MAX_TRIALS}"))
-                    .primary(experiment.kind.span, "too many trials")
-                    .help("narrow the sweep, or split it into several specs"),
+                Diagnostic::error(
+                    Code::E0704,
+                    format!("the experiment has {trial_count} trials, more than {MAX_TRIALS}"),
+                )
+                .primary(experiment.kind.span, "too many trials")
+                .help("narrow the sweep, or split it into several specs"),
             );
             return None;
         }
@@ -77,16 +84,21 @@ impl Checker<'_> {
                 .iter()
                 .map(|p| (p.name.clone(), p.values[point[&p.name]].0.clone()))
                 .collect();
-            let scope = Scope { module: root, sweep: Some(&bindings) };
+            let scope = Scope {
+                module: root,
+                sweep: Some(&bindings),
+            };
             let mut lowered = Vec::with_capacity(workloads.len());
             for (position, (block, schema)) in workloads.iter().enumerate() {
                 // A workload that names no sweep parameter is the same at every point.
                 let workload = if !uses_any(block, &swept) {
-                    if !cache.contains_key(&position) {
+                    if let Some(w) = cache.get(&position) {
+                        w.clone()
+                    } else {
                         let w = self.lower_workload(block, schema, scope, trial_ns);
-                        cache.insert(position, w);
+                        cache.insert(position, w.clone());
+                        w
                     }
-                    cache[&position].clone()
                 } else {
                     self.lower_workload(block, schema, scope, trial_ns)
                 };
@@ -96,7 +108,8 @@ impl Checker<'_> {
             let monitor = match monitor {
                 Some(block) => {
                     let props = registry::block("monitor")?.props;
-                    self.lower_props(block, props, scope).and_then(|m| serde_json::from_value(Json::Object(m)).ok())
+                    self.lower_props(block, props, scope)
+                        .and_then(|m| serde_json::from_value(Json::Object(m)).ok())
                 }
                 None => None,
             };
@@ -120,17 +133,33 @@ impl Checker<'_> {
         if self.error_count() > 0 {
             return None;
         }
-        let master = options.seed.unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
+        let master = options
+            .seed
+            .unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
         let mut trials = Vec::with_capacity(trial_count as usize);
         let mut points_out = Vec::with_capacity(plan_points.len());
         for (index, values, workloads, monitor) in plan_points {
             let workloads: Vec<Workload> = workloads.into_iter().collect::<Option<_>>()?;
             for repetition in 0..repeat.max {
                 let seed = crate::seeds::derive(master, &format!("trial/{index}/{repetition}"));
-                let seeds = workloads.iter().map(|w| (w.name.clone(), crate::seeds::derive(seed, &w.name))).collect();
-                trials.push(Trial { trial: trials.len() as u32, point: index, repetition, seed, seeds });
+                let seeds = workloads
+                    .iter()
+                    .map(|w| (w.name.clone(), crate::seeds::derive(seed, &w.name)))
+                    .collect();
+                trials.push(Trial {
+                    trial: trials.len() as u32,
+                    point: index,
+                    repetition,
+                    seed,
+                    seeds,
+                });
             }
-            points_out.push(Point { index, values, workloads, monitor });
+            points_out.push(Point {
+                index,
+                values,
+                workloads,
+                monitor,
+            });
         }
         Some(Plan {
             plan_version: PLAN_VERSION,
@@ -138,7 +167,11 @@ impl Checker<'_> {
             source: self.source_info(),
             experiment: Experiment {
                 name: experiment.label.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
-                description: settings.get("description").and_then(Json::as_str).unwrap_or_default().to_string(),
+                description: settings
+                    .get("description")
+                    .and_then(Json::as_str)
+                    .unwrap_or_default()
+                    .to_string(),
                 seed: master,
                 duration_ns: trial_ns,
                 pause_ns: settings.get("pause_ns").and_then(Json::as_u64).unwrap_or(0),
@@ -168,11 +201,16 @@ impl Checker<'_> {
             V::Quantity(D::Percent, x) => P::Ratio(*x),
             V::Dist(d, _) => P::Dist(d.clone()),
             V::List(items) => P::List(items.iter().map(|i| self.point_value(i)).collect::<Option<_>>()?),
-            V::Record(fields) => P::Record(fields.iter().map(|(k, v)| Some((k.clone(), self.point_value(v)?))).collect::<Option<_>>()?),
-            V::Ctor(name, args) => {
-                let args = serde_json::from_value(Json::Object(args.clone())).ok()?;
-                P::Object(BTreeMap::from([((*name).to_string(), P::Record(args))]))
-            }
+            V::Record(fields) => P::Record(
+                fields
+                    .iter()
+                    .map(|(k, v)| Some((k.clone(), self.point_value(v)?)))
+                    .collect::<Option<_>>()?,
+            ),
+            V::Ctor(name, args) => P::Object(BTreeMap::from([(
+                (*name).to_string(),
+                json_value(&Json::Object(args.clone())),
+            )])),
             V::Range(..) | V::Error => return None,
         })
     }
@@ -203,19 +241,32 @@ impl Checker<'_> {
         };
         let span = |w: &exp_plan::Window| (w.start_ns, w.end_ns.unwrap_or(u64::MAX));
         for (j, later) in lowered.iter().enumerate() {
-            let Some((later, (cores_b, load_b))) = later.as_ref().and_then(|w| Some((w, cpu(w)?))) else { continue };
+            let Some((later, (cores_b, load_b))) = later.as_ref().and_then(|w| Some((w, cpu(w)?))) else {
+                continue;
+            };
             for (i, earlier) in lowered[..j].iter().enumerate() {
-                let Some((earlier, (cores_a, load_a))) = earlier.as_ref().and_then(|w| Some((w, cpu(w)?))) else { continue };
+                let Some((earlier, (cores_a, load_a))) = earlier.as_ref().and_then(|w| Some((w, cpu(w)?))) else {
+                    continue;
+                };
                 let (a0, a1) = span(&earlier.window);
                 let (b0, b1) = span(&later.window);
                 let shared = cores_a.iter().find(|c| cores_b.contains(c));
                 if let (Some(core), true, true) = (shared, a0 < b1 && b0 < a1, load_a + load_b > 1.0 + 1e-9) {
                     self.report(
-                        Diagnostic::error(Code::E0602, format!("anomalies \"{}\" and \"{}\" overlap on core {core}", earlier.name, later.name))
-                            .primary(blocks[j].0.kind.span, "this anomaly's window")
-                            .secondary(blocks[i].0.kind.span, "overlaps this one's")
-                            .note(format!("together they ask for {:.0}% of the core", (load_a + load_b) * 100.0))
-                            .help("move one window, or pin the anomalies to different cores"),
+                        Diagnostic::error(
+                            Code::E0602,
+                            format!(
+                                "anomalies \"{}\" and \"{}\" overlap on core {core}",
+                                earlier.name, later.name
+                            ),
+                        )
+                        .primary(blocks[j].0.kind.span, "this anomaly's window")
+                        .secondary(blocks[i].0.kind.span, "overlaps this one's")
+                        .note(format!(
+                            "together they ask for {:.0}% of the core",
+                            (load_a + load_b) * 100.0
+                        ))
+                        .help("move one window, or pin the anomalies to different cores"),
                     );
                 }
             }
@@ -230,30 +281,44 @@ impl Checker<'_> {
             all.update(file.name.as_bytes());
             all.update([0]);
             all.update(file.text.as_bytes());
-            files.push(SourceFile { name: file.name.clone(), sha256: format!("{:x}", Sha256::digest(file.text.as_bytes())) });
+            files.push(SourceFile {
+                name: file.name.clone(),
+                sha256: format!("{:x}", Sha256::digest(file.text.as_bytes())),
+            });
         }
-        let root = self.sources.get(self.program.modules[self.program.root].file).name.clone();
-        Source { root, sha256: format!("{:x}", all.finalize()), files }
+        let root = self
+            .sources
+            .get(self.program.modules[self.program.root].file)
+            .name
+            .clone();
+        Source {
+            root,
+            sha256: format!("{:x}", all.finalize()),
+            files,
+        }
+    }
+}
+
+/// A constructor's lowered arguments as a typed point value.
+fn json_value(json: &Json) -> exp_plan::Value {
+    use exp_plan::Value as P;
+    match json {
+        Json::Null => P::List(Vec::new()),
+        Json::Bool(b) => P::Bool(*b),
+        Json::Number(n) => n
+            .as_i64()
+            .map_or_else(|| P::Float(n.as_f64().unwrap_or(f64::NAN)), P::Int),
+        Json::String(s) => P::String(s.clone()),
+        Json::Array(items) => P::List(items.iter().map(json_value).collect()),
+        Json::Object(map) => P::Record(map.iter().map(|(k, v)| (k.clone(), json_value(v))).collect()),
     }
 }
 
 /// Whether any expression in the block names one of `names`.
 fn uses_any(block: &Block, names: &HashSet<&str>) -> bool {
-    fn expr_uses(e: &Expr, names: &HashSet<&str>) -> bool {
-        match &e.kind {
-            ExprKind::Path(p) => names.contains(p.segments[0].name.as_str()),
-            ExprKind::List(items) => items.iter().any(|i| expr_uses(i, names)),
-            ExprKind::Record(fields) => fields.iter().any(|f| expr_uses(&f.value, names)),
-            ExprKind::Call { args, .. } => args.iter().any(|a| expr_uses(&a.value, names)),
-            ExprKind::Range { start, end, step } => {
-                expr_uses(start, names) || expr_uses(end, names) || step.as_ref().is_some_and(|s| expr_uses(s, names))
-            }
-            _ => false,
-        }
-    }
     !names.is_empty()
         && block.members.iter().any(|m| match m {
-            Member::Attribute(a) => expr_uses(&a.value, names),
+            Member::Attribute(a) => mentions(&a.value, &|name| names.contains(name)),
             Member::Block(b) => uses_any(b, names),
         })
 }

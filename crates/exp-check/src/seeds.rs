@@ -12,7 +12,9 @@ fn mix(mut z: u64) -> u64 {
 
 /// FNV-1a: stable across platforms and releases, unlike std's hasher.
 fn fnv1a(label: &str) -> u64 {
-    label.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3))
+    label.bytes().fold(0xCBF2_9CE4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0000_0100_0000_01B3)
+    })
 }
 
 /// The seed of the stream `label` under `parent`.

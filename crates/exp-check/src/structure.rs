@@ -46,7 +46,9 @@ impl Checker<'_> {
                         self.report(
                             Diagnostic::error(Code::E0304, "imported files may not define experiments")
                                 .primary(block.kind.span, "in an imported file")
-                                .help("imported files hold `let` bindings and imports; plan this file directly instead"),
+                                .help(
+                                    "imported files hold `let` bindings and imports; plan this file directly instead",
+                                ),
                         );
                     }
                     Some(schema) => {
@@ -82,7 +84,11 @@ impl Checker<'_> {
                 Member::Attribute(attr) => {
                     let key = attr.key.name.as_str();
                     if let Some(first) = seen.get(key) {
-                        let code = if schema.role == Role::Sweep { Code::E0701 } else { Code::E0206 };
+                        let code = if schema.role == Role::Sweep {
+                            Code::E0701
+                        } else {
+                            Code::E0206
+                        };
                         self.report(
                             Diagnostic::error(code, format!("`{key}` is set twice"))
                                 .primary(attr.key.span, "set again here")
@@ -98,13 +104,25 @@ impl Checker<'_> {
                 Member::Block(child) => {
                     let kind = child.kind.name.as_str();
                     let Some(child_schema) = registry::block(kind).filter(|_| schema.children.contains(&kind)) else {
-                        let code = if registry::block(kind).is_some() { Code::E0304 } else { Code::E0301 };
+                        let code = if registry::block(kind).is_some() {
+                            Code::E0304
+                        } else {
+                            Code::E0301
+                        };
                         let suggestion = closest(kind, schema.children.iter().copied());
-                        let allowed = if schema.children.is_empty() { "none".to_string() } else { schema.children.join(", ") };
+                        let allowed = if schema.children.is_empty() {
+                            "none".to_string()
+                        } else {
+                            schema.children.join(", ")
+                        };
                         self.report(
                             Diagnostic::error(code, format!("`{kind}` is not allowed in `{}`", schema.kind))
                                 .primary(child.kind.span, "not allowed here")
-                                .with_help(suggestion.filter(|s| *s != kind).map(|s| format!("did you mean `{s}`?")))
+                                .with_help(
+                                    suggestion
+                                        .filter(|s| *s != kind)
+                                        .map(|s| format!("did you mean `{s}`?")),
+                                )
                                 .note(format!("blocks allowed in `{}`: {allowed}", schema.kind)),
                         );
                         continue;

@@ -35,20 +35,28 @@ impl Checker<'_> {
             if params.iter().any(|p| p.name == *name) {
                 continue; // reported by the structure check
             }
-            let shadowed = self.lets[root].get(name).map(|b| b.name_span).or_else(|| {
-                self.program.modules[root].imports.get(name).map(|(_, span)| *span)
-            });
+            let shadowed = self.lets[root]
+                .get(name)
+                .map(|b| b.name_span)
+                .or_else(|| self.program.modules[root].imports.get(name).map(|(_, span)| *span));
             if let Some(other) = shadowed {
                 self.report(
-                    Diagnostic::error(Code::E0701, format!("sweep parameter `{name}` has the name of a binding"))
-                        .primary(attr.key.span, "sweep parameter")
-                        .secondary(other, "also defined here")
-                        .help("rename one of them so workloads refer to exactly one"),
+                    Diagnostic::error(
+                        Code::E0701,
+                        format!("sweep parameter `{name}` has the name of a binding"),
+                    )
+                    .primary(attr.key.span, "sweep parameter")
+                    .secondary(other, "also defined here")
+                    .help("rename one of them so workloads refer to exactly one"),
                 );
+                self.poisoned.insert(name.clone());
                 continue;
             }
-            if let Some(param) = self.sweep_param(attr) {
-                params.push(param);
+            match self.sweep_param(attr) {
+                Some(param) => params.push(param),
+                None => {
+                    self.poisoned.insert(name.clone());
+                }
             }
         }
         params
@@ -56,7 +64,13 @@ impl Checker<'_> {
 
     fn sweep_param(&mut self, attr: &Attribute) -> Option<SweepParam> {
         let name = attr.key.name.clone();
-        let value = self.eval(&attr.value, Scope { module: self.program.root, sweep: None });
+        let value = self.eval(
+            &attr.value,
+            Scope {
+                module: self.program.root,
+                sweep: None,
+            },
+        );
         let values: Vec<(Value, String)> = match value.kind {
             V::List(items) => items
                 .into_iter()
@@ -95,16 +109,20 @@ impl Checker<'_> {
         if values.iter().any(|(v, _)| matches!(v.kind, V::Error)) {
             return None;
         }
-        let ty = values[0].0.type_name();
-        if let Some((odd, _)) = values.iter().find(|(v, _)| v.type_name() != ty) {
-            self.report(
-                Diagnostic::error(Code::E0401, format!("the values of sweep parameter `{name}` differ in type"))
-                    .primary(odd.span, format!("{}", odd.describe()))
-                    .secondary(values[0].0.span, format!("the first value is {}", values[0].0.describe())),
-            );
-            return None;
-        }
-        Some(SweepParam { name, span: attr.key.span, ty, values })
+        // Values may differ in kind (`[mean, paths(count = 4)]` for a property
+        // that accepts both); each point is checked against the property.
+        let first = values[0].0.type_name();
+        let ty = if values.iter().all(|(v, _)| v.type_name() == first) {
+            first
+        } else {
+            "mixed".to_string()
+        };
+        Some(SweepParam {
+            name,
+            span: attr.key.span,
+            ty,
+            values,
+        })
     }
 
     /// `start..end step s`, inclusive of `end` when a step lands on it.
@@ -116,11 +134,17 @@ impl Checker<'_> {
             _ => None,
         };
         let (Some((d0, a)), Some((d1, b)), Some((d2, s))) = (number(start), number(end), number(step)) else {
-            self.report(Diagnostic::error(Code::E0504, "a sweep range needs numbers or quantities").primary(span, "not a numeric range"));
+            self.report(
+                Diagnostic::error(Code::E0504, "a sweep range needs numbers or quantities")
+                    .primary(span, "not a numeric range"),
+            );
             return None;
         };
         if d0 != d1 || d0 != d2 {
-            self.report(Diagnostic::error(Code::E0402, "the bounds and step of a range need the same unit").primary(span, "mixed units"));
+            self.report(
+                Diagnostic::error(Code::E0402, "the bounds and step of a range need the same unit")
+                    .primary(span, "mixed units"),
+            );
             return None;
         }
         if s <= 0.0 || a > b {
@@ -133,7 +157,10 @@ impl Checker<'_> {
         }
         let count = ((b - a) / s + 1e-9).floor() as u64 + 1;
         if count > MAX_TRIALS {
-            self.report(Diagnostic::error(Code::E0704, format!("the range has {count} values")).primary(span, "too many values"));
+            self.report(
+                Diagnostic::error(Code::E0704, format!("the range has {count} values"))
+                    .primary(span, "too many values"),
+            );
             return None;
         }
         let integers = d0.is_none() && matches!((&start.kind, &step.kind), (V::Int(_), V::Int(_)));
@@ -146,53 +173,92 @@ impl Checker<'_> {
                         None => (V::Float(x), format!("{x}")),
                         Some(d) => (V::Quantity(d, x), display_quantity(d, x)),
                     };
-                    (Value { kind, span, defined_at: None }, label)
+                    (
+                        Value {
+                            kind,
+                            span,
+                            defined_at: None,
+                        },
+                        label,
+                    )
                 })
                 .collect(),
         )
     }
 
     pub(crate) fn repeat(&mut self, attr: Option<&Attribute>, metrics: &[&str]) -> Option<Repeat> {
-        let Some(attr) = attr else { return Some(Repeat { max: 1, stop: None }) };
-        let value = self.eval(&attr.value, Scope { module: self.program.root, sweep: None });
+        let Some(attr) = attr else {
+            return Some(Repeat { max: 1, stop: None });
+        };
+        let value = self.eval(
+            &attr.value,
+            Scope {
+                module: self.program.root,
+                sweep: None,
+            },
+        );
         let ty = Ty::OneOf(&[Ty::Int, Ty::Ctor("until")]);
-        let bounds = Bounds { min: Some(1.0), max: Some(MAX_TRIALS as f64) };
+        let bounds = Bounds {
+            min: Some(1.0),
+            max: Some(MAX_TRIALS as f64),
+        };
         let json = self.conform(&value, &ty, bounds, "`repeat`")?;
         if let Some(count) = json.as_u64() {
-            return Some(Repeat { max: count as u32, stop: None });
+            return Some(Repeat {
+                max: count as u32,
+                stop: None,
+            });
         }
         let args = json.get("until")?;
         let get = |key: &str| args.get(key).and_then(Json::as_f64).unwrap_or(f64::NAN);
         let (ci, width, max, min) = (get("ci_ratio"), get("width_ratio"), get("max"), get("min"));
         let metric = args.get("of").and_then(Json::as_str).unwrap_or_default().to_string();
         let problem = if !(ci > 0.0 && ci < 1.0) {
-            Some(format!("`ci` must lie strictly between 0% and 100%, found {}", display_quantity(Dimension::Percent, ci)))
-        } else if !(width > 0.0) {
+            Some(format!(
+                "`ci` must lie strictly between 0% and 100%, found {}",
+                display_quantity(Dimension::Percent, ci)
+            ))
+        } else if width.is_nan() || width <= 0.0 {
             Some("`width` must be positive".to_string())
-        } else if !(min >= 2.0) {
+        } else if min.is_nan() || min < 2.0 {
             Some("`min` must be at least 2: a confidence interval needs two samples".to_string())
-        } else if !(max >= min) || max > MAX_TRIALS as f64 {
+        } else if max.is_nan() || max < min || max > MAX_TRIALS as f64 {
             Some(format!("`max` must lie between `min` ({min}) and {MAX_TRIALS}"))
         } else if !metrics.contains(&metric.as_str()) {
             let suggestion = exp_diagnostics::closest(&metric, metrics.iter().copied());
-            let known = if metrics.is_empty() { "none (the experiment has no workloads)".to_string() } else { metrics.join(", ") };
+            let known = if metrics.is_empty() {
+                "none (the experiment has no workloads)".to_string()
+            } else {
+                metrics.join(", ")
+            };
             self.report(
-                Diagnostic::error(Code::E0703, format!("no workload of this experiment measures `{metric}`"))
-                    .primary(value.span, "unknown metric")
-                    .with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
-                    .note(format!("metrics here: {known}")),
+                Diagnostic::error(
+                    Code::E0703,
+                    format!("no workload of this experiment measures `{metric}`"),
+                )
+                .primary(value.span, "unknown metric")
+                .with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
+                .note(format!("metrics here: {known}")),
             );
             return None;
         } else {
             None
         };
         if let Some(problem) = problem {
-            self.report(Diagnostic::error(Code::E0703, format!("invalid repeat rule: {problem}")).primary(value.span, "in this rule"));
+            self.report(
+                Diagnostic::error(Code::E0703, format!("invalid repeat rule: {problem}"))
+                    .primary(value.span, "in this rule"),
+            );
             return None;
         }
         Some(Repeat {
             max: max as u32,
-            stop: Some(StopRule { metric, confidence_ratio: ci, width_ratio: width, min: min as u32 }),
+            stop: Some(StopRule {
+                metric,
+                confidence_ratio: ci,
+                width_ratio: width,
+                min: min as u32,
+            }),
         })
     }
 }
@@ -215,5 +281,11 @@ pub(crate) fn cross_product(params: &[SweepParam]) -> Vec<BTreeMap<String, usize
 }
 
 pub(crate) fn parameters(params: &[SweepParam]) -> Vec<Parameter> {
-    params.iter().map(|p| Parameter { name: p.name.clone(), ty: p.ty.clone() }).collect()
+    params
+        .iter()
+        .map(|p| Parameter {
+            name: p.name.clone(),
+            ty: p.ty.clone(),
+        })
+        .collect()
 }

@@ -41,7 +41,9 @@ impl Checker<'_> {
         }
         match (ty, &value.kind) {
             (Ty::Int, V::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(i)),
-            (Ty::Float, V::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(*i as f64)),
+            (Ty::Float, V::Int(i)) => self
+                .bounded(value, *i as f64, None, bounds, what)
+                .then(|| json!(*i as f64)),
             (Ty::Float, V::Float(f)) => self.bounded(value, *f, None, bounds, what).then(|| json!(f)),
             (Ty::Bool, V::Bool(b)) => Some(json!(b)),
             (Ty::Str, V::Str(s)) => Some(json!(s)),
@@ -56,13 +58,25 @@ impl Checker<'_> {
                 })
             }
             (Ty::Quantity(expected), V::Quantity(found, _)) => {
-                self.mismatch(value, Code::E0402, &format!("{what} expects a {}, found a {}", expected.name(), found.name()), format!("expected a {}", expected.name()), None);
+                self.mismatch(
+                    value,
+                    Code::E0402,
+                    &format!("{what} expects a {}, found a {}", expected.name(), found.name()),
+                    format!("expected a {}", expected.name()),
+                    None,
+                );
                 None
             }
             (Ty::Quantity(expected), V::Int(_) | V::Float(_)) => {
                 let text = self.sources.snippet(value.span).to_string();
                 let help = format!("write the unit, e.g. `{text}{}`", expected.example_unit());
-                self.mismatch(value, Code::E0403, &format!("{what} needs a {} with a unit", expected.name()), "a number without a unit".into(), Some(help));
+                self.mismatch(
+                    value,
+                    Code::E0403,
+                    &format!("{what} needs a {} with a unit", expected.name()),
+                    "a number without a unit".into(),
+                    Some(help),
+                );
                 None
             }
             (Ty::Enum(members), V::Symbol(s)) => {
@@ -78,16 +92,31 @@ impl Checker<'_> {
                 None
             }
             (Ty::Enum(members), V::Str(s)) if members.contains(&s.as_str()) => {
-                self.mismatch(value, Code::E0401, &format!("{what} expects a name, found a string"), "a string".into(), Some(format!("write it without quotes: `{s}`")));
+                self.mismatch(
+                    value,
+                    Code::E0401,
+                    &format!("{what} expects a name, found a string"),
+                    "a string".into(),
+                    Some(format!("write it without quotes: `{s}`")),
+                );
                 None
             }
             (Ty::List(inner), V::List(items)) => {
-                let lowered: Vec<Option<Json>> = items.iter().map(|item| self.conform(item, inner, bounds, what)).collect();
+                let lowered: Vec<Option<Json>> = items
+                    .iter()
+                    .map(|item| self.conform(item, inner, bounds, what))
+                    .collect();
                 lowered.into_iter().collect::<Option<Vec<Json>>>().map(Json::Array)
             }
             (Ty::List(_), _) if !matches!(value.kind, V::List(_)) => {
                 let text = self.sources.snippet(value.span).to_string();
-                self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), "expected a list".into(), Some(format!("write a list: `[{text}]`")));
+                self.mismatch(
+                    value,
+                    Code::E0401,
+                    &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
+                    "expected a list".into(),
+                    Some(format!("write a list: `[{text}]`")),
+                );
                 None
             }
             (Ty::Dist(expected), V::Dist(dist, found)) => {
@@ -99,7 +128,17 @@ impl Checker<'_> {
                     Some(_) => None,
                 };
                 let words = |d: &Option<Dimension>| d.map_or("counts".to_string(), |d| format!("{}s", d.name()));
-                self.mismatch(value, Code::E0404, &format!("{what} expects a distribution of {}, found one of {}", words(expected), words(found)), format!("a distribution of {}", words(found)), help);
+                self.mismatch(
+                    value,
+                    Code::E0404,
+                    &format!(
+                        "{what} expects a distribution of {}, found one of {}",
+                        words(expected),
+                        words(found)
+                    ),
+                    format!("a distribution of {}", words(found)),
+                    help,
+                );
                 None
             }
             // A plain value where a distribution is expected means constant.
@@ -110,7 +149,11 @@ impl Checker<'_> {
                 };
                 let x = self.conform(value, &quantity_ty, Bounds::default(), what)?.as_f64()?;
                 let unit = crate::dist::unit_of(*expected);
-                serde_json::to_value(exp_plan::DistValue { unit, dist: exp_plan::Dist::Constant { value: x } }).ok()
+                serde_json::to_value(exp_plan::DistValue {
+                    unit,
+                    dist: exp_plan::Dist::Constant { value: x },
+                })
+                .ok()
             }
             (Ty::Ctor(expected), V::Ctor(found, args)) if expected == found => {
                 let mut object = Map::new();
@@ -122,7 +165,13 @@ impl Checker<'_> {
                 Some(option @ Ty::Dist(_)) => self.conform(value, option, bounds, what).map(|d| json!({ "dist": d })),
                 Some(option) => self.conform(value, option, bounds, what),
                 None => {
-                    self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), format!("expected {}", ty.describe()), None);
+                    self.mismatch(
+                        value,
+                        Code::E0401,
+                        &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
+                        format!("expected {}", ty.describe()),
+                        None,
+                    );
                     None
                 }
             },
@@ -130,20 +179,31 @@ impl Checker<'_> {
                 let start_ns = self.conform(start, &Ty::Quantity(*expected), bounds, what)?;
                 let end_ns = self.conform(end, &Ty::Quantity(*expected), bounds, what)?;
                 if start_ns.as_f64() >= end_ns.as_f64() {
-                    self.report(Diagnostic::error(Code::E0504, format!("{what}: the range is empty")).primary(value.span, "start is not before end"));
+                    self.report(
+                        Diagnostic::error(Code::E0504, format!("{what}: the range is empty"))
+                            .primary(value.span, "start is not before end"),
+                    );
                     return None;
                 }
                 Some(json!({ "start_ns": start_ns, "end_ns": end_ns }))
             }
             _ => {
-                self.mismatch(value, Code::E0401, &format!("{what} expects {}, found {}", ty.describe(), value.describe()), format!("expected {}", ty.describe()), None);
+                self.mismatch(
+                    value,
+                    Code::E0401,
+                    &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
+                    format!("expected {}", ty.describe()),
+                    None,
+                );
                 None
             }
         }
     }
 
     fn mismatch(&mut self, value: &Value, code: Code, message: &str, label: String, help: Option<String>) {
-        let mut diagnostic = Diagnostic::error(code, message).primary(value.span, label).with_help(help);
+        let mut diagnostic = Diagnostic::error(code, message)
+            .primary(value.span, label)
+            .with_help(help);
         if let Some(defined) = value.defined_at.filter(|d| *d != value.span) {
             diagnostic = diagnostic.secondary(defined, "value defined here");
         }
@@ -159,8 +219,10 @@ impl Checker<'_> {
             (None, Some(max)) if x > max => format!("must be at most {}", show(max)),
             _ => return true,
         };
-        let mut diagnostic = Diagnostic::error(Code::E0501, format!("{what} {problem}"))
-            .primary(value.span, format!("{} is out of range", self.sources.snippet(value.span)));
+        let mut diagnostic = Diagnostic::error(Code::E0501, format!("{what} {problem}")).primary(
+            value.span,
+            format!("{} is out of range", self.sources.snippet(value.span)),
+        );
         if let Some(defined) = value.defined_at.filter(|d| *d != value.span) {
             diagnostic = diagnostic.secondary(defined, "value defined here");
         }
@@ -174,7 +236,9 @@ impl Checker<'_> {
             return path.to_string();
         }
         let dir = self.dirs.get(&span.file).cloned().unwrap_or_default();
-        crate::modules::normalize(&dir.join(path)).to_string_lossy().into_owned()
+        crate::modules::normalize(&dir.join(path))
+            .to_string_lossy()
+            .into_owned()
     }
 
     pub(crate) fn constructor(&mut self, schema: &'static FnSchema, args: Vec<Option<Value>>, span: Span) -> Value {
@@ -216,9 +280,19 @@ impl Checker<'_> {
                 let root = self.program.root;
                 // Defaults name no bindings; an empty module scope would do, the
                 // root's is harmless since defaults only use literals and calls.
-                self.eval(&expr, Scope { module: root, sweep: None })
+                self.eval(
+                    &expr,
+                    Scope {
+                        module: root,
+                        sweep: None,
+                    },
+                )
             }
-            None => Value::error(Span { file: FileId(0), start: 0, end: 0 }),
+            None => Value::error(Span {
+                file: FileId(0),
+                start: 0,
+                end: 0,
+            }),
         }
     }
 }

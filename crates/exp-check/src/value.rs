@@ -37,7 +37,11 @@ pub(crate) enum V {
 
 impl Value {
     pub fn new(kind: V, span: Span) -> Self {
-        Value { kind, span, defined_at: None }
+        Value {
+            kind,
+            span,
+            defined_at: None,
+        }
     }
 
     pub fn error(span: Span) -> Self {
@@ -87,7 +91,14 @@ impl Value {
 /// and docs: 1e8 ns → `100ms`, 1048576 B → `1MiB`, 0.8 → `80%`.
 pub(crate) fn display_quantity(dimension: Dimension, base: f64) -> String {
     let units: &[(&str, f64)] = match dimension {
-        Dimension::Duration => &[("h", 3600e9), ("min", 60e9), ("s", 1e9), ("ms", 1e6), ("us", 1e3), ("ns", 1.0)],
+        Dimension::Duration => &[
+            ("h", 3600e9),
+            ("min", 60e9),
+            ("s", 1e9),
+            ("ms", 1e6),
+            ("us", 1e3),
+            ("ns", 1.0),
+        ],
         Dimension::Bytes => &[
             ("GiB", 1_073_741_824.0),
             ("GB", 1e9),

@@ -5,13 +5,41 @@ use std::collections::HashMap;
 
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{Origin, Period, Shard, Window, Workload, WorkloadConfig};
-use exp_syntax::ast::{Attribute, Block, Member};
+use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
 use serde_json::{json, Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, TIMING};
 use crate::structure::allowed_props;
 use crate::typing::{plan_key, Bounds};
+
+/// Cache key of a lowered property value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum LoweredKey {
+    Attribute(Span, &'static str),
+    Default(&'static str, &'static str),
+}
+
+/// Whether an expression names a parameter of the current sweep point.
+pub(crate) fn uses_sweep(expr: &Expr, scope: Scope) -> bool {
+    scope
+        .sweep
+        .is_some_and(|sweep| mentions(expr, &|name| sweep.contains_key(name)))
+}
+
+/// Whether an expression refers to a name for which `is_name` holds.
+pub(crate) fn mentions(expr: &Expr, is_name: &dyn Fn(&str) -> bool) -> bool {
+    match &expr.kind {
+        ExprKind::Path(p) => is_name(&p.segments[0].name),
+        ExprKind::List(items) => items.iter().any(|i| mentions(i, is_name)),
+        ExprKind::Record(fields) => fields.iter().any(|f| mentions(&f.value, is_name)),
+        ExprKind::Call { args, .. } => args.iter().any(|a| mentions(&a.value, is_name)),
+        ExprKind::Range { start, end, step } => {
+            mentions(start, is_name) || mentions(end, is_name) || step.as_ref().is_some_and(|s| mentions(s, is_name))
+        }
+        _ => false,
+    }
+}
 
 fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
     let mut map = HashMap::new();
@@ -31,21 +59,7 @@ impl Checker<'_> {
         let mut out = Map::new();
         let mut ok = true;
         for prop in props {
-            let value = match (attrs.get(prop.name), prop.default) {
-                (Some(attr), _) => self.eval(&attr.value, scope),
-                (None, Default::Value(text)) => self.default_value(text),
-                (None, Default::Optional) => {
-                    out.insert(plan_key(prop.name, &prop.ty), Json::Null);
-                    continue;
-                }
-                (None, Default::Required) => {
-                    ok = false;
-                    continue;
-                }
-            };
-            let what = format!("`{}`", prop.name);
-            let bounds = Bounds { min: prop.min, max: prop.max };
-            match self.conform(&value, &prop.ty, bounds, &what) {
+            match self.lower_prop(attrs.get(prop.name).copied(), prop, scope) {
                 Some(json) => {
                     out.insert(plan_key(prop.name, &prop.ty), json);
                 }
@@ -55,19 +69,64 @@ impl Checker<'_> {
         ok.then_some(out)
     }
 
-    pub(crate) fn lower_workload(&mut self, block: &Block, schema: &'static BlockSchema, scope: Scope, trial_ns: Option<u64>) -> Option<Workload> {
-        let Role::Workload { shard_unit, shard_count, natural_end, .. } = schema.role else {
+    /// One property's plan value: the attribute, or the default (`null` for an
+    /// absent optional). Values that do not depend on the sweep point are
+    /// lowered once and reused, which keeps large sweeps fast.
+    fn lower_prop(&mut self, attr: Option<&Attribute>, prop: &Prop, scope: Scope) -> Option<Json> {
+        let key = match (attr, prop.default) {
+            (Some(attr), _) if uses_sweep(&attr.value, scope) => None,
+            (Some(attr), _) => Some(LoweredKey::Attribute(attr.value.span, prop.name)),
+            (None, Default::Value(text)) => Some(LoweredKey::Default(prop.name, text)),
+            (None, Default::Optional) => return Some(Json::Null),
+            (None, Default::Required) => return None,
+        };
+        if let Some(cached) = key.as_ref().and_then(|k| self.lowered.get(k)) {
+            return cached.clone();
+        }
+        let value = match (attr, prop.default) {
+            (Some(attr), _) => self.eval(&attr.value, scope),
+            (None, Default::Value(text)) => self.default_value(text),
+            _ => return None,
+        };
+        let bounds = Bounds {
+            min: prop.min,
+            max: prop.max,
+        };
+        let json = self.conform(&value, &prop.ty, bounds, &format!("`{}`", prop.name));
+        if let Some(key) = key {
+            self.lowered.insert(key, json.clone());
+        }
+        json
+    }
+
+    pub(crate) fn lower_workload(
+        &mut self,
+        block: &Block,
+        schema: &'static BlockSchema,
+        scope: Scope,
+        trial_ns: Option<u64>,
+    ) -> Option<Workload> {
+        let Role::Workload {
+            shard_unit,
+            shard_count,
+            natural_end,
+            ..
+        } = schema.role
+        else {
             unreachable!("registry: `{}` is not a workload", schema.kind);
         };
         let name = block.label.as_ref().map(|l| l.value.clone()).unwrap_or_default();
-        let props: Vec<Prop> = allowed_props(block, schema)
-            .into_iter()
-            .filter(|p| !TIMING.iter().any(|t| t.name == p.name))
-            .collect();
+        let props = self.point_props(block, schema, scope)?;
         let mut config = self.lower_props(block, &props, scope);
         for child_kind in schema.children {
             let child_schema = registry::block(child_kind)?;
-            let empty = Block { kind: block.kind.clone(), label: None, members: Vec::new(), span: block.span, recovered: false };
+            let empty = Block {
+                kind: block.kind.clone(),
+                label: None,
+                members: Vec::new(),
+                span: block.span,
+                recovered: false,
+            };
             let child = block
                 .members
                 .iter()
@@ -108,8 +167,11 @@ impl Checker<'_> {
             Ok(config) => config,
             Err(error) => {
                 self.report(
-                    Diagnostic::error(Code::E0901, format!("`{}` does not lower to the plan: {error}", schema.kind))
-                        .primary(block.kind.span, "while lowering this block"),
+                    Diagnostic::error(
+                        Code::E0901,
+                        format!("`{}` does not lower to the plan: {error}", schema.kind),
+                    )
+                    .primary(block.kind.span, "while lowering this block"),
                 );
                 return None;
             }
@@ -118,27 +180,70 @@ impl Checker<'_> {
             name,
             origin: self.origin(block.span),
             window,
-            shard: Shard { unit: shard_unit.to_string(), count },
+            shard: Shard {
+                unit: shard_unit.to_string(),
+                count,
+            },
             config,
         })
+    }
+
+    /// The properties of a block at this point. For a block with variants the
+    /// variant is known only now (`kind` may come from a binding or the sweep),
+    /// so properties of other variants are reported here.
+    fn point_props(&mut self, block: &Block, schema: &'static BlockSchema, scope: Scope) -> Option<Vec<Prop>> {
+        let own = |p: &Prop| !TIMING.iter().any(|t| t.name == p.name);
+        if schema.variants.is_empty() {
+            return Some(allowed_props(block, schema).into_iter().filter(own).collect());
+        }
+        let kind_prop = schema.props.iter().find(|p| p.name == "kind")?;
+        let attrs = attributes(block);
+        let kind = self.lower_prop(attrs.get("kind").copied(), kind_prop, scope)?;
+        let variant = schema.variant(kind.as_str()?)?;
+        let mut props: Vec<Prop> = schema.props.to_vec();
+        props.extend_from_slice(variant.props);
+        for (name, attr) in &attrs {
+            let known = props.iter().chain(TIMING).any(|p| p.name == *name);
+            let of_variant = schema.variants.iter().any(|v| v.props.iter().any(|p| p.name == *name));
+            if !known && of_variant {
+                self.report(
+                    Diagnostic::error(
+                        Code::E0302,
+                        format!("`{name}` is not a property of `kind = {}`", variant.name),
+                    )
+                    .primary(attr.key.span, format!("not used by {}", variant.name))
+                    .help("remove it, or choose the kind it belongs to"),
+                );
+            }
+        }
+        Some(props)
     }
 
     pub(crate) fn origin(&self, span: Span) -> Origin {
         let file = self.sources.get(span.file);
         let (line, column) = file.line_column(span.start as usize);
-        Origin { file: file.name.clone(), line: line as u32, column: column as u32 }
+        Origin {
+            file: file.name.clone(),
+            line: line as u32,
+            column: column as u32,
+        }
     }
 
     /// The time window from `at`, `for`, `until`, `every` and `active`.
-    fn window(&mut self, block: &Block, scope: Scope, trial_ns: Option<u64>, natural_end: NaturalEnd, config: Option<&Map<String, Json>>) -> Option<Window> {
+    fn window(
+        &mut self,
+        block: &Block,
+        scope: Scope,
+        trial_ns: Option<u64>,
+        natural_end: NaturalEnd,
+        config: Option<&Map<String, Json>>,
+    ) -> Option<Window> {
         let attrs = attributes(block);
         let mut ok = true;
         let mut get = |this: &mut Self, name: &str| -> Option<(u64, Span)> {
             let attr = attrs.get(name)?;
             let prop = TIMING.iter().find(|p| p.name == name)?;
-            let value = this.eval(&attr.value, scope);
-            let bounds = Bounds { min: Some(0.0), max: None };
-            match this.conform(&value, &prop.ty, bounds, &format!("`{name}`")) {
+            match this.lower_prop(Some(attr), prop, scope) {
                 Some(json) => json.as_u64().map(|ns| (ns, attr.value.span)),
                 None => {
                     ok = false;
@@ -202,13 +307,19 @@ impl Checker<'_> {
             (None, None) => None,
         };
         if let Some(trial) = trial_ns {
-            let late = end.filter(|(e, _)| *e > trial).map(|(_, s)| s).or(at.filter(|(s, _)| *s >= trial).map(|(_, s)| s));
+            let late = end
+                .filter(|(e, _)| *e > trial)
+                .map(|(_, s)| s)
+                .or(at.filter(|(s, _)| *s >= trial).map(|(_, s)| s));
             if let Some(span) = late {
                 let trial_text = crate::value::display_quantity(exp_syntax::units::Dimension::Duration, trial as f64);
                 self.report(
-                    Diagnostic::error(Code::E0601, format!("the time window reaches past the trial's end at {trial_text}"))
-                        .primary(span, "outside the trial")
-                        .help("shorten the window or lengthen the experiment's `duration`"),
+                    Diagnostic::error(
+                        Code::E0601,
+                        format!("the time window reaches past the trial's end at {trial_text}"),
+                    )
+                    .primary(span, "outside the trial")
+                    .help("shorten the window or lengthen the experiment's `duration`"),
                 );
                 return None;
             }
@@ -216,9 +327,12 @@ impl Checker<'_> {
         let ends_by_itself = match natural_end {
             NaturalEnd::Always => true,
             NaturalEnd::Never => false,
-            NaturalEnd::When(props) => config.is_some_and(|c| props.iter().any(|p| {
-                c.iter().any(|(k, v)| (k == p || k.starts_with(&format!("{p}_"))) && !v.is_null())
-            })),
+            NaturalEnd::When(props) => config.is_some_and(|c| {
+                props.iter().any(|p| {
+                    c.iter()
+                        .any(|(k, v)| (k == p || k.starts_with(&format!("{p}_"))) && !v.is_null())
+                })
+            }),
         };
         if end.is_none() && trial_ns.is_none() && !ends_by_itself {
             self.report(
@@ -228,6 +342,10 @@ impl Checker<'_> {
             );
             return None;
         }
-        Some(Window { start_ns: start, end_ns: end.map(|(e, _)| e), period })
+        Some(Window {
+            start_ns: start,
+            end_ns: end.map(|(e, _)| e),
+            period,
+        })
     }
 }

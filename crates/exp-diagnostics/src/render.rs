@@ -71,10 +71,7 @@ pub fn render(diagnostic: &Diagnostic, sources: &SourceMap, style: RenderStyle) 
 
 /// Renders all diagnostics followed by a one-line count, as `expc check` prints them.
 pub fn render_all(diagnostics: &[Diagnostic], sources: &SourceMap, style: RenderStyle) -> String {
-    let mut out: String = diagnostics
-        .iter()
-        .map(|d| render(d, sources, style))
-        .collect();
+    let mut out: String = diagnostics.iter().map(|d| render(d, sources, style)).collect();
     let errors = diagnostics.iter().filter(|d| d.is_error()).count();
     let warnings = diagnostics.len() - errors;
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

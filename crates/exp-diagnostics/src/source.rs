@@ -68,11 +68,7 @@ impl SourceFile {
 
     fn line_range(&self, line: usize) -> Option<Range<usize>> {
         let start = *self.line_starts.get(line)?;
-        let end = self
-            .line_starts
-            .get(line + 1)
-            .copied()
-            .unwrap_or(self.text.len());
+        let end = self.line_starts.get(line + 1).copied().unwrap_or(self.text.len());
         Some(start..end)
     }
 }
@@ -99,10 +95,7 @@ impl SourceMap {
     }
 
     pub fn files(&self) -> impl Iterator<Item = (FileId, &SourceFile)> {
-        self.files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (FileId(i as u32), f))
+        self.files.iter().enumerate().map(|(i, f)| (FileId(i as u32), f))
     }
 
     /// The text a span covers.
@@ -145,11 +138,7 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
         Ok(file.line_starts.partition_point(|&s| s <= byte_index) - 1)
     }
 
-    fn line_range(
-        &'a self,
-        id: FileId,
-        line_index: usize,
-    ) -> Result<Range<usize>, codespan_reporting::files::Error> {
+    fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, codespan_reporting::files::Error> {
         let file = self
             .files
             .get(id.0 as usize)

@@ -25,19 +25,50 @@ pub struct DistValue {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "family", rename_all = "snake_case")]
 pub enum Dist {
-    Constant { value: f64 },
-    Uniform { min: f64, max: f64 },
-    Normal { mean: f64, sd: f64 },
+    Constant {
+        value: f64,
+    },
+    Uniform {
+        min: f64,
+        max: f64,
+    },
+    Normal {
+        mean: f64,
+        sd: f64,
+    },
     /// `location + scale · exp(shape · Z)`, Z standard normal (scipy's lognorm).
-    Lognormal { shape: f64, scale: f64, location: f64 },
-    Exponential { mean: f64 },
+    Lognormal {
+        shape: f64,
+        scale: f64,
+        location: f64,
+    },
+    Exponential {
+        mean: f64,
+    },
     /// Pareto type I: support `[scale, ∞)`, median `scale · 2^(1/shape)`.
-    Pareto { shape: f64, scale: f64 },
-    Weibull { shape: f64, scale: f64 },
-    Gamma { shape: f64, scale: f64 },
-    Poisson { mean: f64 },
+    Pareto {
+        shape: f64,
+        scale: f64,
+    },
+    Weibull {
+        shape: f64,
+        scale: f64,
+    },
+    Gamma {
+        shape: f64,
+        scale: f64,
+    },
+    Poisson {
+        mean: f64,
+    },
     /// Failures before the first success, support `{0, 1, 2, …}`.
-    Geometric { p: f64 },
+    Geometric {
+        p: f64,
+    },
     /// Resampling of the values read from `file` at compile time.
-    Empirical { file: String, sha256: String, values: Vec<f64> },
+    Empirical {
+        file: String,
+        sha256: String,
+        values: Vec<f64>,
+    },
 }

@@ -51,10 +51,10 @@ pub struct Shard {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadConfig {
-    Fleet(Fleet),
-    Anomaly(Anomaly),
-    Traffic(Traffic),
-    Xml(Xml),
+    Fleet(Box<Fleet>),
+    Anomaly(Box<Anomaly>),
+    Traffic(Box<Traffic>),
+    Xml(Box<Xml>),
 }
 
 // ---- MQTT fleet ------------------------------------------------------------
@@ -131,14 +131,45 @@ pub struct Anomaly {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", deny_unknown_fields)]
 pub enum AnomalyParams {
-    Cpuoccupy { utilization_ratio: f64 },
-    Cachecopy { cache: String, multiplier: f64, rate_ratio: f64 },
-    Membw { buffer_bytes: u64, rate_ratio: f64 },
-    Memeater { buffer_bytes: u64, interval_ns: u64, limit_bytes: u64 },
-    Memleak { size_bytes: u64, rate_per_s: f64, limit_bytes: u64 },
-    Netoccupy { ntasks: u32, message_bytes: u64, bandwidth_bit_per_s: Option<u64>, peer: Option<String> },
-    Iometadata { ntasks: u32, rate_per_s: Option<f64>, dir: Option<String> },
-    Iobandwidth { ntasks: u32, file_size_bytes: u64, bandwidth_bit_per_s: Option<u64>, dir: Option<String> },
+    Cpuoccupy {
+        utilization_ratio: f64,
+    },
+    Cachecopy {
+        cache: String,
+        multiplier: f64,
+        rate_ratio: f64,
+    },
+    Membw {
+        buffer_bytes: u64,
+        rate_ratio: f64,
+    },
+    Memeater {
+        buffer_bytes: u64,
+        interval_ns: u64,
+        limit_bytes: u64,
+    },
+    Memleak {
+        size_bytes: u64,
+        rate_per_s: f64,
+        limit_bytes: u64,
+    },
+    Netoccupy {
+        ntasks: u32,
+        message_bytes: u64,
+        bandwidth_bit_per_s: Option<u64>,
+        peer: Option<String>,
+    },
+    Iometadata {
+        ntasks: u32,
+        rate_per_s: Option<f64>,
+        dir: Option<String>,
+    },
+    Iobandwidth {
+        ntasks: u32,
+        file_size_bytes: u64,
+        bandwidth_bit_per_s: Option<u64>,
+        dir: Option<String>,
+    },
 }
 
 // ---- connection-structure traffic ------------------------------------------
@@ -167,17 +198,21 @@ pub enum Vectors {
     /// A Tmix connection-vector file.
     Trace { file: String, format: String },
     /// Connections synthesized from distributions (Harpoon/Swing style).
-    Synthetic {
-        connections: u64,
-        arrival: DistValue,
-        epochs: DistValue,
-        request: DistValue,
-        response: DistValue,
-        server_time: DistValue,
-        think_time: DistValue,
-        rtt: DistValue,
-        window_bytes: u64,
-    },
+    Synthetic(Box<SyntheticVectors>),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SyntheticVectors {
+    pub connections: u64,
+    pub arrival: DistValue,
+    pub epochs: DistValue,
+    pub request: DistValue,
+    pub response: DistValue,
+    pub server_time: DistValue,
+    pub think_time: DistValue,
+    pub rtt: DistValue,
+    pub window_bytes: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -189,7 +224,10 @@ pub enum Rtt {
     /// Each connection's own `r` line.
     PerConnection,
     /// `n` path RTTs (given, or quantiles of the trace's RTTs).
-    Paths { count: u32, rtts_ns: Vec<u64> },
+    Paths {
+        count: u32,
+        rtts_ns: Vec<u64>,
+    },
     /// RTTs drawn from a distribution (`constant(20ms)` gives one RTT for all).
     Dist(DistValue),
 }

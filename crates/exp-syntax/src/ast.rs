@@ -103,13 +103,19 @@ pub enum ExprKind {
     /// A number as written (`1_000`, `2.50`, `1e6`).
     Number(String),
     /// A number with a unit as written: `200ms`, `2KiB`, `80%`, `5/s`.
-    Quantity { number: String, unit: String },
+    Quantity {
+        number: String,
+        unit: String,
+    },
     Str(String),
     Bool(bool),
     List(Vec<Expr>),
     Record(Vec<Field>),
     /// `name(args)` — a distribution or constructor.
-    Call { callee: Path, args: Vec<Arg> },
+    Call {
+        callee: Path,
+        args: Vec<Arg>,
+    },
     /// A name, possibly qualified: `gap`, `iot.s1`.
     Path(Path),
     /// `start..end` with an optional `step`.

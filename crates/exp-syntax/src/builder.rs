@@ -28,13 +28,13 @@ impl Builder<'_> {
             Rule::import => {
                 let mut inner = pair.into_inner().filter(|p| p.as_rule() != Rule::kw_import);
                 let path = self.string(inner.next().expect("grammar: import has a path"));
-                let alias = inner
-                    .find(|p| p.as_rule() == Rule::ident)
-                    .map(|p| self.ident(p));
+                let alias = inner.find(|p| p.as_rule() == Rule::ident).map(|p| self.ident(p));
                 Item::Import(Import { path, alias, span })
             }
             Rule::let_item => {
-                let mut inner = pair.into_inner().filter(|p| !matches!(p.as_rule(), Rule::kw_let | Rule::eq));
+                let mut inner = pair
+                    .into_inner()
+                    .filter(|p| !matches!(p.as_rule(), Rule::kw_let | Rule::eq));
                 let name = self.ident(inner.next().expect("grammar: let has a name"));
                 let value = self.expr(inner.next().expect("grammar: let has a value"));
                 Item::Let(Let { name, value, span })
@@ -110,9 +110,14 @@ impl Builder<'_> {
         let raw = pair.into_inner().next().map_or("", |p| p.as_str());
         let value = unescape(raw).unwrap_or_else(|(at, len)| {
             let start = span.start as usize + 1 + at;
+            let label = if raw[at..].starts_with("\\u") {
+                "invalid Unicode escape"
+            } else {
+                "unknown escape"
+            };
             self.diagnostics.push(
                 Diagnostic::error(Code::E0105, "invalid escape in string")
-                    .primary(Span::new(self.file, start..start + len), "unknown escape")
+                    .primary(Span::new(self.file, start..start + len), label)
                     .help(r#"valid escapes: \\ \" \n \t \r \u{XXXX}"#),
             );
             raw.to_string()
@@ -272,6 +277,8 @@ pub(crate) fn unescape(raw: &str) -> Result<String, (usize, usize)> {
                             chars.next();
                         }
                     }
+                    // The whole `\u{…}` when it is closed, else just `\u`.
+                    (None, Some(end)) => return Err((i, 2 + end + 1)),
                     _ => return Err((i, 2)),
                 }
             }

@@ -32,6 +32,10 @@ fn block(out: &mut String, b: &Block, depth: usize) {
     if let Some(label) = &b.label {
         let _ = write!(out, " \"{}\"", escape(&label.value));
     }
+    if b.members.is_empty() {
+        out.push_str(")\n");
+        return;
+    }
     out.push('\n');
     for m in &b.members {
         match m {
@@ -69,7 +73,9 @@ fn expr(e: &Expr) -> String {
                     None => expr(&a.value),
                 })
                 .collect();
-            format!("({} {})", callee.dotted(), args.join(" "))
+            let mut parts = vec![callee.dotted()];
+            parts.extend(args);
+            format!("({})", parts.join(" "))
         }
         ExprKind::Path(p) => p.dotted(),
         ExprKind::Range { start, end, step } => match step {

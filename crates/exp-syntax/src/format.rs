@@ -113,12 +113,15 @@ impl Printer<'_> {
         }
     }
 
-    /// Appends a comment that starts on the same source line as `end`.
+    /// Appends a comment that follows `end` on its source line, with nothing
+    /// but spaces between.
     fn trailing_comment(&mut self, end: usize) {
         if let Some(comment) = self.comments.get(self.next_comment) {
             let start = comment.span.start as usize;
             let between = self.source.get(end..start).unwrap_or("\n");
-            if start >= end && !between.contains('\n') && !comment.text.contains('\n') {
+            // Only spaces between: in `a = 1 b = 2 // c` the comment is b's.
+            let same_line = between.trim_matches([' ', '\t']).is_empty();
+            if start >= end && same_line && !comment.text.contains('\n') {
                 self.out.push(' ');
                 self.out.push_str(comment.text.trim_end());
                 self.last_end = comment.span.end as usize;
@@ -143,7 +146,9 @@ impl Printer<'_> {
             self.indent(depth);
             let line = match statement {
                 Statement::Item(Item::Import(i)) => match &i.alias {
-                    Some(alias) => format!("import \"{}\" as {}", escape(&i.path.value), alias.name),
+                    Some(alias) => {
+                        format!("import \"{}\" as {}", escape(&i.path.value), alias.name)
+                    }
                     None => format!("import \"{}\"", escape(&i.path.value)),
                 },
                 Statement::Item(Item::Let(l)) => {
@@ -198,7 +203,7 @@ impl Printer<'_> {
         // Comments are in source order: look at the first one after `a`.
         let first_after = self.comments.partition_point(|c| c.span.start < a_end);
         let commented = self.comments.get(first_after).is_some_and(|c| c.span.start < b_end);
-        between.matches('\n').count() == 1 && between.trim().is_empty() && !commented
+        between.matches('\n').count() <= 1 && between.trim().is_empty() && !commented
     }
 
     fn block(&mut self, block: &Block, depth: usize) {

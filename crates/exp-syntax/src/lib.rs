@@ -20,7 +20,7 @@ pub use format::format;
 use std::ops::Range;
 
 use ast::{Block, Comment, Item, Member, Module};
-use exp_diagnostics::{Diagnostic, FileId, Span};
+use exp_diagnostics::{Code, Diagnostic, FileId, Span};
 use pest::Parser as _;
 
 use builder::Builder;
@@ -59,6 +59,11 @@ pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
         })
         .collect();
     diagnostics.sort_by_key(|d| d.primary_span().map(|s| s.start));
+    // A comment left open ends both the block around it and the file: one
+    // report is enough.
+    diagnostics.dedup_by(|later, earlier| {
+        later.code == earlier.code && later.message == earlier.message && later.primary_span() == earlier.primary_span()
+    });
     (Module { items, comments }, diagnostics)
 }
 
@@ -95,7 +100,17 @@ struct Recovery<'a> {
 
 impl Recovery<'_> {
     fn chunks(&mut self, range: Range<usize>) -> Vec<Range<usize>> {
-        let starts = scan::scan(self.source, range.clone()).statement_starts;
+        let scan = scan::scan(self.source, range.clone());
+        let mut starts = scan.statement_starts;
+        // A comment left open swallows the rest of the range: it gets a chunk
+        // of its own, so the statement before it is kept.
+        if let Some(last) = scan.comments.last() {
+            let text = &self.source[last.clone()];
+            if text.starts_with("/*") && (text.len() < 4 || !text.ends_with("*/")) {
+                let at = starts.partition_point(|&s| s < last.start);
+                starts.insert(at, last.start);
+            }
+        }
         let mut chunks = Vec::new();
         // Text before the first statement is garbage unless it is blank.
         let first = starts.first().copied().unwrap_or(range.end);
@@ -109,27 +124,9 @@ impl Recovery<'_> {
         chunks
     }
 
+    /// Only whitespace and comments.
     fn is_blank(&self, range: Range<usize>) -> bool {
-        let scan = scan::scan(self.source, range.clone());
-        let mut text = self.source[range.clone()].to_string();
-        for comment in scan.comments.iter().rev() {
-            text.replace_range(comment.start - range.start..comment.end - range.start, "");
-        }
-        text.trim().is_empty()
-    }
-
-    /// The end of the last token in `range`: trailing whitespace and comments
-    /// are not part of it.
-    fn content_end(&self, range: Range<usize>) -> usize {
-        let comments = scan::scan(self.source, range.clone()).comments;
-        let mut end = range.end;
-        loop {
-            end = range.start + self.source[range.start..end].trim_end_matches([' ', '\t', '\r', '\n']).len();
-            match comments.iter().find(|c| c.end == end) {
-                Some(comment) => end = comment.start,
-                None => return end,
-            }
-        }
+        scan::content_start(self.source, range.clone()) == range.end
     }
 
     fn items(&mut self, range: Range<usize>) -> Vec<Item> {
@@ -144,13 +141,41 @@ impl Recovery<'_> {
                         .expect("grammar: item_only holds an item");
                     items.push(self.builder(chunk.start).item(pair));
                 }
-                Err(error) => match self.block(chunk.clone()) {
+                Err(error) => match self.block(chunk.clone(), true) {
                     Some(block) => items.push(Item::Block(block)),
-                    None => self.report(&error, chunk.start),
+                    None if self.top_level_property(chunk.clone()) => {}
+                    None => self.report(&error, chunk.clone()),
                 },
             }
         }
         items
+    }
+
+    /// Reports a property outside any block, the one mistake for which the
+    /// generic "expected …" message would mislead.
+    fn top_level_property(&mut self, chunk: Range<usize>) -> bool {
+        let text = &self.source[chunk.clone()];
+        let Some(key) = ExpParser::parse(Rule::member_only, text)
+            .ok()
+            .and_then(|mut pairs| pairs.next()?.into_inner().next())
+            .filter(|pair| pair.as_rule() == Rule::attribute)
+            .and_then(|pair| pair.into_inner().next())
+        else {
+            return false;
+        };
+        let span = Span::new(
+            self.file,
+            chunk.start + key.as_span().start()..chunk.start + key.as_span().end(),
+        );
+        self.diagnostics.push(
+            Diagnostic::error(Code::E0101, format!("property `{}` outside of a block", key.as_str()))
+                .primary(span, "properties belong inside a block")
+                .help(format!(
+                    "move it into a block, or name a value with `let {} = …`",
+                    key.as_str()
+                )),
+        );
+        true
     }
 
     fn members(&mut self, range: Range<usize>) -> Vec<Member> {
@@ -165,9 +190,9 @@ impl Recovery<'_> {
                         .expect("grammar: member_only holds a member");
                     members.push(self.builder(chunk.start).member(pair));
                 }
-                Err(error) => match self.block(chunk.clone()) {
+                Err(error) => match self.block(chunk.clone(), false) {
                     Some(block) => members.push(Member::Block(block)),
-                    None => self.report(&error, chunk.start),
+                    None => self.report(&error, chunk.clone()),
                 },
             }
         }
@@ -176,7 +201,7 @@ impl Recovery<'_> {
 
     /// Recovers a block whose header parses: its members are recovered one by
     /// one. Returns `None` when the chunk is not a block at all.
-    fn block(&mut self, chunk: Range<usize>) -> Option<Block> {
+    fn block(&mut self, chunk: Range<usize>, top_level: bool) -> Option<Block> {
         let text = &self.source[chunk.clone()];
         let header = ExpParser::parse(Rule::block_open, text).ok()?.next()?;
         let header_end = chunk.start + header.as_span().end();
@@ -193,22 +218,20 @@ impl Recovery<'_> {
             None => {
                 let span = Span::new(self.file, open..open + 1);
                 self.diagnostics.push(
-                    parser::unexpected_at(self.file, self.source, chunk.end, "`}`")
+                    parser::unexpected_at(self.file, self.source, chunk.start, chunk.end, "`}`")
                         .secondary(span, "this block is never closed"),
                 );
             }
             Some(close) => {
-                let rest = close + 1..chunk.end;
-                if !self.is_blank(rest.clone()) {
-                    let at = chunk.end - self.source[rest].trim_start().len();
-                    self.diagnostics
-                        .push(parser::unexpected_at(self.file, self.source, at, "a property or block"));
+                let at = scan::content_start(self.source, close + 1..chunk.end);
+                if at < chunk.end {
+                    self.diagnostics.push(self.after_block(close, at, top_level));
                 }
             }
         }
         // An unclosed block ends with its last token, not with the blank
         // lines and comments before the next statement.
-        let end = close.map_or_else(|| self.content_end(chunk.clone()), |close| close + 1);
+        let end = close.map_or_else(|| scan::content_end(self.source, chunk.clone()), |close| close + 1);
         Some(Block {
             kind,
             label,
@@ -226,8 +249,23 @@ impl Recovery<'_> {
         }
     }
 
-    fn report(&mut self, error: &pest::error::Error<Rule>, offset: usize) {
-        let diagnostic = parser::syntax_error(error, self.file, self.source, offset);
+    /// Text after a block's closing brace, on the same line.
+    fn after_block(&self, close: usize, at: usize, top_level: bool) -> Diagnostic {
+        if self.source[at..].starts_with('}') {
+            return Diagnostic::error(Code::E0101, "unexpected `}`")
+                .primary(Span::new(self.file, at..at + 1), "this `}` closes no block")
+                .secondary(Span::new(self.file, close..close + 1), "the block ends here");
+        }
+        let expected = if top_level {
+            "`import`, `let` or a block"
+        } else {
+            "a property or block"
+        };
+        parser::unexpected_at(self.file, self.source, at, at, expected)
+    }
+
+    fn report(&mut self, error: &pest::error::Error<Rule>, chunk: Range<usize>) {
+        let diagnostic = parser::syntax_error_in(error, self.file, self.source, chunk);
         self.diagnostics.push(diagnostic);
     }
 }

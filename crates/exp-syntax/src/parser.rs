@@ -1,9 +1,13 @@
 //! The pest binding and the translation of pest errors into diagnostics that
 //! speak of the language, not of grammar rules.
 
+use std::ops::Range;
+
 use exp_diagnostics::{Code, Diagnostic, FileId, Span};
 use pest::error::{ErrorVariant, InputLocation};
 use pest_derive::Parser;
+
+use crate::scan;
 
 #[derive(Parser)]
 #[grammar = "../../../grammar/exp.pest"]
@@ -25,9 +29,13 @@ fn describe(rule: Rule) -> &'static str {
         Rule::kw_step => "`step`",
         Rule::string => "a string",
         Rule::ident => "a name",
+        Rule::unit => "a unit",
         Rule::attribute | Rule::field => "a property",
         Rule::block => "a block",
-        Rule::import | Rule::let_item | Rule::kw_import | Rule::kw_let => "`import`, `let` or a block",
+        Rule::member_only => "a property or block",
+        Rule::import | Rule::let_item | Rule::kw_import | Rule::kw_let | Rule::item_only | Rule::file => {
+            "`import`, `let` or a block"
+        }
         Rule::arg => "an argument",
         // Recovery parses statements one by one, so "end of input" is the end
         // of the statement.
@@ -47,47 +55,85 @@ fn rank(rule: Rule) -> u8 {
     }
 }
 
+/// The words for what the parser expected, e.g. "`,` or `]`".
+fn expected_words(positives: &[Rule]) -> String {
+    let mut rules = positives.to_vec();
+    // A range or a unit could always continue a number; only worth saying
+    // when it is the sole way on.
+    if rules.len() > 1 {
+        rules.retain(|r| !matches!(r, Rule::dotdot | Rule::kw_step | Rule::unit));
+    }
+    // Where any value may come, a string, `[` or `{` is just one kind of value.
+    let value_start = |r: &Rule| {
+        matches!(
+            r,
+            Rule::expr | Rule::callee | Rule::path | Rule::number | Rule::quantity | Rule::boolean
+        )
+    };
+    if rules.iter().any(value_start) {
+        rules.retain(|r| !matches!(r, Rule::string | Rule::lbrace | Rule::lbracket));
+    }
+    rules.sort_by_key(|r| rank(*r));
+    let mut words: Vec<&str> = Vec::new();
+    for rule in rules {
+        let word = describe(rule);
+        if !words.contains(&word) {
+            words.push(word);
+        }
+    }
+    join_alternatives(&words)
+}
+
 /// Turns a pest error into an E0101 diagnostic. `offset` places a sub-parse
 /// (recovery parses items one by one) back into the whole file.
-pub(crate) fn syntax_error(
+pub(crate) fn syntax_error(error: &pest::error::Error<Rule>, file: FileId, source: &str, offset: usize) -> Diagnostic {
+    syntax_error_in(error, file, source, offset..source.len())
+}
+
+/// Like [`syntax_error`] for a sub-parse of the text `chunk` of `source`.
+pub(crate) fn syntax_error_in(
     error: &pest::error::Error<Rule>,
     file: FileId,
     source: &str,
-    offset: usize,
+    chunk: Range<usize>,
 ) -> Diagnostic {
-    let position = offset
+    let position = chunk.start
         + match error.location {
             InputLocation::Pos(p) => p,
             InputLocation::Span((start, _)) => start,
         };
     let expected = match &error.variant {
-        ErrorVariant::ParsingError { positives, .. } => {
-            let mut rules = positives.clone();
-            // A range could always continue a value; only worth saying when it
-            // is the sole way on.
-            if rules.len() > 1 {
-                rules.retain(|r| !matches!(r, Rule::dotdot | Rule::kw_step));
-            }
-            rules.sort_by_key(|r| rank(*r));
-            let mut words: Vec<&str> = Vec::new();
-            for rule in rules {
-                let word = describe(rule);
-                if !words.contains(&word) {
-                    words.push(word);
-                }
-            }
-            join_alternatives(&words)
-        }
+        ErrorVariant::ParsingError { positives, .. } => expected_words(positives),
         ErrorVariant::CustomError { message } => message.clone(),
     };
-    unexpected_at(file, source, position, &expected)
+    let diagnostic = unexpected_at(file, source, chunk.start, position, &expected);
+    // Point at a bracket the statement never closes.
+    let unclosed = scan::scan(source, chunk).unclosed;
+    let opener = unclosed.iter().rev().find(|&&at| at < position);
+    match opener.map(|&at| (at, source.as_bytes()[at])) {
+        Some((at, open @ (b'[' | b'(' | b'{'))) if expected.contains(closer(open)) => {
+            let open = char::from(open);
+            diagnostic.secondary(Span::new(file, at..at + 1), format!("unclosed `{open}`"))
+        }
+        _ => diagnostic,
+    }
+}
+
+fn closer(open: u8) -> &'static str {
+    match open {
+        b'[' => "`]`",
+        b'(' => "`)`",
+        _ => "`}`",
+    }
 }
 
 /// "expected X, found Y" at `position`, with hints for the common slips.
-pub(crate) fn unexpected_at(file: FileId, source: &str, position: usize, expected: &str) -> Diagnostic {
+/// `from` is where the statement being parsed starts.
+pub(crate) fn unexpected_at(file: FileId, source: &str, from: usize, position: usize, expected: &str) -> Diagnostic {
     let rest = source.get(position..).unwrap_or("");
     if rest.starts_with('"') && !closes_on_same_line(rest) {
-        let end = position + rest.find('\n').unwrap_or(rest.len());
+        let line = &rest[..rest.find(['\r', '\n']).unwrap_or(rest.len())];
+        let end = position + line.trim_end_matches([' ', '\t']).len();
         return Diagnostic::error(Code::E0102, "unterminated string")
             .primary(Span::new(file, position..end), "this string is not closed")
             .help("strings end with `\"` on the same line");
@@ -98,15 +144,22 @@ pub(crate) fn unexpected_at(file: FileId, source: &str, position: usize, expecte
             .help("close it with `*/`");
     }
     let found = token_at(rest);
-    let span = Span::new(file, position..position + found.len());
     let found_words = if found.is_empty() {
         "end of file".to_string()
     } else {
         format!("`{found}`")
     };
+    // When the statement breaks off at the end of a line, what is missing
+    // belongs right after its last token, not on the line that follows.
+    let last_end = scan::content_end(source, from.min(position)..position);
+    let span = if last_end > from && source[last_end..position].contains('\n') {
+        Span::new(file, last_end..last_end)
+    } else {
+        Span::new(file, position..position + found.len())
+    };
     let mut diagnostic = Diagnostic::error(Code::E0101, format!("expected {expected}, found {found_words}"))
         .primary(span, format!("expected {expected}"));
-    if let Some(hint) = hint_for(source, position, found) {
+    if let Some(hint) = hint_for(source, position, found, expected) {
         diagnostic = diagnostic.help(hint);
     }
     diagnostic
@@ -139,17 +192,31 @@ fn token_at(rest: &str) -> &str {
     }
 }
 
-fn hint_for(source: &str, position: usize, found: &str) -> Option<String> {
+const KEYWORDS: [&str; 5] = ["import", "let", "as", "true", "false"];
+
+fn hint_for(source: &str, position: usize, found: &str, expected: &str) -> Option<String> {
     let before = source.get(..position)?.trim_end_matches([' ', '\t']);
     let previous_word: &str = before
         .rsplit(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '_'))
         .next()
         .unwrap_or("");
     let separated = before.len() < position;
-    if separated && crate::units::is_unit(found) && previous_word.parse::<f64>().is_ok() {
+    // `10 ms`, `1.5 Gbit/s`: the unit may go on with `/s`.
+    let rest = source.get(position + found.len()..).unwrap_or("");
+    let per = rest.strip_prefix('/').map_or(0, |r| {
+        1 + r.len() - r.trim_start_matches(|c: char| c.is_ascii_alphabetic()).len()
+    });
+    let unit = source.get(position..position + found.len() + per).unwrap_or(found);
+    if separated && crate::units::is_unit(unit) && previous_word.parse::<f64>().is_ok() {
         return Some(format!(
-            "write the unit directly after the number: `{previous_word}{found}`"
+            "write the unit directly after the number: `{previous_word}{unit}`"
         ));
+    }
+    if KEYWORDS.contains(&found) && (expected.contains("a name") || expected.contains("a property")) {
+        return Some(format!("`{found}` is a keyword and cannot be used as a name"));
+    }
+    if previous_word == "import" && expected.starts_with("a string") && !found.is_empty() {
+        return Some("the module path is a string: `import \"std/iot\"`".into());
     }
     match found {
         ":" => Some("properties are set with `=`, not `:`".into()),

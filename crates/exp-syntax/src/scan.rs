@@ -95,7 +95,11 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                 }
                 // Past the closing quote, but not past the newline that ends an
                 // unterminated string: the next line may start a statement.
-                i = if j < range.end && bytes[j] == b'"' { j + 1 } else { j.min(range.end) };
+                i = if j < range.end && bytes[j] == b'"' {
+                    j + 1
+                } else {
+                    j.min(range.end)
+                };
                 continue;
             }
             b'{' => {
@@ -171,8 +175,8 @@ enum Role {
     Declaration,
     /// Any other name: a new statement unless the line before goes on.
     Name,
-    /// `as`, `step` (but not `step =`), `..`, a string, `{`: continues the line
-    /// before (`import "x"` / `as x`, a range, a block header split in two).
+    /// `as` or `step` (but not `step =`), `..`, a string, `{`: continues the
+    /// line before (`import "x"` / `as x`, a range, a block header split in two).
     Continuation,
     /// `}`, `]` or `)`.
     Closer,
@@ -195,9 +199,8 @@ fn line_role(source: &str, at: usize, end: usize) -> Role {
         },
         _ if word.as_bytes()[0].is_ascii_digit() => Role::Other,
         "let" | "import" => Role::Declaration,
-        "as" => Role::Continuation,
-        "step" if !after.starts_with('=') => Role::Continuation,
         _ if after.starts_with(['"', '{']) => Role::Declaration,
+        "as" | "step" if !after.starts_with('=') => Role::Continuation,
         _ => Role::Name,
     }
 }
@@ -223,5 +226,63 @@ mod tests {
         let src = "a =\n  b\nc = 1\n";
         let s = scan(src, 0..src.len());
         assert_eq!(s.statement_starts, vec![0, 8]);
+    }
+
+    fn starts(src: &str) -> Vec<&str> {
+        let s = scan(src, 0..src.len());
+        s.statement_starts
+            .iter()
+            .map(|&i| src[i..].split_whitespace().next().unwrap_or(""))
+            .collect()
+    }
+
+    #[test]
+    fn declarations_start_statements_even_after_an_operator() {
+        assert_eq!(starts("a =\nlet b = 1\n"), ["a", "let"]);
+        assert_eq!(starts("a = 1..\nimport \"x\"\n"), ["a", "import"]);
+        assert_eq!(
+            starts("a =\nfleet \"f\" {}\nb = [\ngroup {}\n"),
+            ["a", "fleet", "b", "group"]
+        );
+    }
+
+    #[test]
+    fn continuation_lines_do_not_start_statements() {
+        assert_eq!(
+            starts("import \"x\"\n  as y\nlet r = 1..2\n  step 1\n"),
+            ["import", "let"]
+        );
+        assert_eq!(starts("experiment\n  \"label\"\n{\n}\n"), ["experiment"]);
+        assert_eq!(starts("r = 1\n  ..2\nstep = 3\n"), ["r", "step"]);
+    }
+
+    #[test]
+    fn garbage_lines_start_statements_at_depth_zero_only() {
+        assert_eq!(starts("let a = 1\n123\n}\n@x\nb = 2\n"), ["let", "123", "}", "@x", "b"]);
+        assert_eq!(starts("a = [\n  1\n  2\n]\n"), ["a"]);
+        assert_eq!(starts("a = 1 +\n-2\n"), ["a", "-2"]);
+    }
+
+    #[test]
+    fn an_unterminated_string_ends_at_the_line_break() {
+        assert_eq!(starts("a = \"open\nb = 1\n"), ["a", "b"]);
+        assert_eq!(starts("a = \"esc\\\"\nb = 1\n"), ["a", "b"]);
+    }
+
+    #[test]
+    fn reports_unclosed_brackets_innermost_last() {
+        let src = "a = f([1, (2), {\n";
+        assert_eq!(scan(src, 0..src.len()).unclosed, [5, 6, 15]);
+        let src = "a = [1]\nb = (\n";
+        assert_eq!(scan(src, 0..src.len()).unclosed, [12]);
+    }
+
+    #[test]
+    fn content_bounds_skip_whitespace_and_comments() {
+        let src = " /* a */ // b\n x = 1 // c\n /* d */ \n";
+        assert_eq!(content_start(src, 0..src.len()), 15);
+        assert_eq!(content_end(src, 0..src.len()), 20);
+        assert_eq!(content_start(src, 0..8), 8);
+        assert_eq!(content_end(src, 0..8), 0);
     }
 }

@@ -14,7 +14,11 @@ use std::path::Path;
 use exp_diagnostics::{render_all, RenderStyle, SourceMap};
 
 fn read(path: &Path) -> (String, String) {
-    let name = path.file_name().expect("input has a name").to_string_lossy().into_owned();
+    let name = path
+        .file_name()
+        .expect("input has a name")
+        .to_string_lossy()
+        .into_owned();
     let source = fs::read_to_string(path).expect("input is readable UTF-8");
     (name, source)
 }

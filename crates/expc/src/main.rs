@@ -11,7 +11,12 @@ use exp_check::{compile, FsLoader, Options};
 use exp_diagnostics::{render_all, Code, RenderStyle};
 
 #[derive(Parser)]
-#[command(name = "expc", version, about = "Compile and run declarative experiment specs (.exp)")]
+#[command(
+    name = "expc",
+    version,
+    about = "Compile and run declarative experiment specs (.exp)",
+    after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc plan examples/quickstart.exp --format yaml\n  expc fmt --check specs/**/*.exp\n  expc explain E0302"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,7 +31,9 @@ enum Command {
         files: Vec<PathBuf>,
     },
     /// Compile a spec to its execution plan (the Plan IR).
-    #[command(after_help = "Examples:\n  expc plan examples/quickstart.exp\n  expc plan specs/iot/message-size.exp --format yaml --seed 42 -o plan.yaml")]
+    #[command(
+        after_help = "Examples:\n  expc plan examples/quickstart.exp\n  expc plan specs/iot/message-size.exp --format yaml --seed 42 -o plan.yaml"
+    )]
     Plan {
         file: PathBuf,
         #[arg(long, value_enum, default_value_t = Format::Json)]
@@ -89,7 +96,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let mut failed = false;
             for file in files {
                 let compilation = compile(&file.to_string_lossy(), &FsLoader, &Options::default());
-                eprint!("{}", render_all(&compilation.diagnostics, &compilation.sources, style()));
+                eprint!(
+                    "{}",
+                    render_all(&compilation.diagnostics, &compilation.sources, style())
+                );
                 failed |= compilation.has_errors();
                 if !compilation.has_errors() {
                     eprintln!("{}: ok", file.display());
@@ -97,33 +107,53 @@ fn run(command: Command) -> Result<ExitCode, String> {
             }
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
         }
-        Command::Plan { file, format, seed, output } => {
-            let options = Options { seed, require_experiment: true };
+        Command::Plan {
+            file,
+            format,
+            seed,
+            output,
+        } => {
+            let options = Options {
+                seed,
+                require_experiment: true,
+            };
             let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
-            eprint!("{}", render_all(&compilation.diagnostics, &compilation.sources, style()));
-            let Some(plan) = compilation.plan else { return Ok(ExitCode::FAILURE) };
+            eprint!(
+                "{}",
+                render_all(&compilation.diagnostics, &compilation.sources, style())
+            );
+            let Some(plan) = compilation.plan else {
+                return Ok(ExitCode::FAILURE);
+            };
             let json = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
             let text = match format {
                 Format::Json => serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n",
                 Format::Yaml => yaml::to_yaml(&json),
             };
             match output {
-                Some(path) => std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?,
-                None => std::io::stdout().write_all(text.as_bytes()).map_err(|e| e.to_string())?,
+                Some(path) => {
+                    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?
+                }
+                None => std::io::stdout()
+                    .write_all(text.as_bytes())
+                    .map_err(|e| e.to_string())?,
             }
             Ok(ExitCode::SUCCESS)
         }
         Command::Fmt { files, check } => fmt(files, check),
         Command::Explain { code, list } => {
+            // Write errors (a closed pipe, as in `| head`) end the output quietly.
+            let mut out = std::io::stdout().lock();
             if list {
                 for code in Code::ALL {
-                    println!("{}  {}", code.as_str(), code.title());
+                    let _ = writeln!(out, "{}  {}", code.as_str(), code.title());
                 }
                 return Ok(ExitCode::SUCCESS);
             }
             let text = code.unwrap_or_default();
-            let code = Code::parse(&text).ok_or_else(|| format!("no diagnostic code `{text}`; `expc explain --list` shows them all"))?;
-            println!("{}: {}\n\n{}", code.as_str(), code.title(), code.explanation());
+            let code = Code::parse(&text)
+                .ok_or_else(|| format!("no diagnostic code `{text}`; `expc explain --list` shows them all"))?;
+            let _ = writeln!(out, "{}: {}\n\n{}", code.as_str(), code.title(), code.explanation());
             Ok(ExitCode::SUCCESS)
         }
     }
@@ -156,5 +186,9 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
             eprintln!("{}: formatted", path.display());
         }
     }
-    Ok(if failed || unformatted { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok(if failed || unformatted {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    })
 }

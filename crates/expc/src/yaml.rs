@@ -58,6 +58,9 @@ mod tests {
     #[test]
     fn renders_nested_values_with_quoted_strings() {
         let v = serde_json::json!({"a": 1, "b": ["x", {"c": null}], "d": {}});
-        assert_eq!(to_yaml(&v), "\"a\": 1\n\"b\":\n  - \"x\"\n  -\n    \"c\": null\n\"d\": {}\n");
+        assert_eq!(
+            to_yaml(&v),
+            "\"a\": 1\n\"b\":\n  - \"x\"\n  -\n    \"c\": null\n\"d\": {}\n"
+        );
     }
 }

@@ -19,7 +19,7 @@ pub const EXPERIMENT: BlockSchema = BlockSchema {
             "1",
             "Repetitions per sweep point: a count, or `until(...)` a confidence-interval width is reached.",
         )
-        .range(1.0, 100_000.0),
+        .range(1.0, 1_000_000.0),
         Prop::with_default("pause", Ty::Quantity(Duration), "0s", "Idle time between trials, so one trial's tail does not reach the next.")
             .at_least(0.0),
     ],

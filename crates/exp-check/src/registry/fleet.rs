@@ -50,15 +50,39 @@ pub const BROKER: BlockSchema = BlockSchema {
     labelled: false,
     role: Role::Part,
     props: &[
-        Prop::optional("url", Ty::Str, "`mqtt://host:port` or `mqtts://host:port` of an external broker."),
-        Prop::optional("port", Ty::Int, "Port of the embedded broker; by default a free port is chosen.").range(1.0, 65535.0),
+        Prop::optional(
+            "url",
+            Ty::Str,
+            "`mqtt://host:port` or `mqtts://host:port` of an external broker.",
+        ),
+        Prop::optional(
+            "port",
+            Ty::Int,
+            "Port of the embedded broker; by default a free port is chosen.",
+        )
+        .range(1.0, 65535.0),
         Prop::optional("ca_file", Ty::Path, "CA certificate for `mqtts://`."),
         Prop::optional("client_cert", Ty::Path, "Client certificate for `mqtts://`."),
         Prop::optional("client_key", Ty::Path, "Client key for `mqtts://`."),
-        Prop::optional("username_env", Ty::Str, "Name of the environment variable holding the user name (the value is never stored)."),
-        Prop::optional("password_env", Ty::Str, "Name of the environment variable holding the password (the value is never stored)."),
-        Prop::with_default("max_inflight", Ty::Int, "1000", "Unacknowledged messages allowed per device.").range(1.0, 65535.0),
-        Prop::with_default("max_packet", Ty::Quantity(Bytes), "1MiB", "Largest packet accepted.").range(1024.0, 268_435_455.0),
+        Prop::optional(
+            "username_env",
+            Ty::Str,
+            "Name of the environment variable holding the user name (the value is never stored).",
+        ),
+        Prop::optional(
+            "password_env",
+            Ty::Str,
+            "Name of the environment variable holding the password (the value is never stored).",
+        ),
+        Prop::with_default(
+            "max_inflight",
+            Ty::Int,
+            "1000",
+            "Unacknowledged messages allowed per device.",
+        )
+        .range(1.0, 65535.0),
+        Prop::with_default("max_packet", Ty::Quantity(Bytes), "1MiB", "Largest packet accepted.")
+            .range(1024.0, 268_435_455.0),
     ],
     variants: &[],
     children: &[],

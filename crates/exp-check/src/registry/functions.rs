@@ -32,19 +32,43 @@ pub struct FnSchema {
 }
 
 const fn p(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
-    DistParam { name, ty, default: Default::Required, doc }
+    DistParam {
+        name,
+        ty,
+        default: Default::Required,
+        doc,
+    }
 }
 
 const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
-    DistParam { name, ty, default: Default::Optional, doc }
+    DistParam {
+        name,
+        ty,
+        default: Default::Optional,
+        doc,
+    }
 }
 
 const fn def(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> DistParam {
-    DistParam { name, ty, default: Default::Value(default), doc }
+    DistParam {
+        name,
+        ty,
+        default: Default::Value(default),
+        doc,
+    }
 }
 
 const SENSORS: &[&str] = &[
-    "temperature", "humidity", "pressure", "vibration", "acceleration", "power", "voltage", "current", "co2", "light",
+    "temperature",
+    "humidity",
+    "pressure",
+    "vibration",
+    "acceleration",
+    "power",
+    "voltage",
+    "current",
+    "co2",
+    "light",
 ];
 
 pub const FUNCTIONS: &[FnSchema] = &[

@@ -29,19 +29,72 @@ pub const BLOCKS: &[&BlockSchema] = &[
 
 /// Timing properties every workload accepts (lowered to the plan's `window`).
 pub const TIMING: &[Prop] = &[
-    Prop::optional("at", Ty::Quantity(Dimension::Duration), "Start, relative to the trial's start (default 0s)."),
-    Prop::optional("for", Ty::Quantity(Dimension::Duration), "How long the workload runs from `at`."),
-    Prop::optional("until", Ty::Quantity(Dimension::Duration), "When the workload stops, relative to the trial's start."),
-    Prop::optional("every", Ty::Quantity(Dimension::Duration), "Period of a periodic schedule; needs `active`."),
-    Prop::optional("active", Ty::Quantity(Dimension::Duration), "Active time at the start of every period."),
+    Prop::optional(
+        "at",
+        Ty::Quantity(Dimension::Duration),
+        "Start, relative to the trial's start (default 0s).",
+    )
+    .at_least(0.0),
+    Prop::optional(
+        "for",
+        Ty::Quantity(Dimension::Duration),
+        "How long the workload runs from `at`.",
+    )
+    .at_least(0.0),
+    Prop::optional(
+        "until",
+        Ty::Quantity(Dimension::Duration),
+        "When the workload stops, relative to the trial's start.",
+    )
+    .at_least(0.0),
+    Prop::optional(
+        "every",
+        Ty::Quantity(Dimension::Duration),
+        "Period of a periodic schedule; needs `active`.",
+    )
+    .at_least(0.0),
+    Prop::optional(
+        "active",
+        Ty::Quantity(Dimension::Duration),
+        "Active time at the start of every period.",
+    )
+    .at_least(0.0),
 ];
 
 pub fn block(kind: &str) -> Option<&'static BlockSchema> {
     BLOCKS.iter().copied().find(|b| b.kind == kind)
 }
 
-/// Every enumeration member any property or argument accepts; a bare name
-/// that is not bound and not in this set is an undefined name.
+/// Whether an unbound bare name is, or is a misspelling of, an enumeration
+/// member; anything else is an undefined name.
+pub fn looks_like_enum_member(name: &str) -> bool {
+    is_enum_member(name) || exp_diagnostics::closest(name, enum_members().iter().copied()).is_some()
+}
+
+fn enum_members() -> Vec<&'static str> {
+    fn collect(ty: &Ty, out: &mut Vec<&'static str>) {
+        match ty {
+            Ty::Enum(members) => out.extend_from_slice(members),
+            Ty::List(inner) => collect(inner, out),
+            Ty::OneOf(options) => options.iter().for_each(|t| collect(t, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    for block in BLOCKS {
+        block.props.iter().for_each(|p| collect(&p.ty, &mut out));
+        for variant in block.variants {
+            variant.props.iter().for_each(|p| collect(&p.ty, &mut out));
+        }
+    }
+    FUNCTIONS
+        .iter()
+        .flat_map(|f| f.params)
+        .for_each(|p| collect(&p.ty, &mut out));
+    out
+}
+
+/// Every enumeration member any property or argument accepts.
 pub fn is_enum_member(name: &str) -> bool {
     fn in_ty(ty: &Ty, name: &str) -> bool {
         match ty {
@@ -52,7 +105,8 @@ pub fn is_enum_member(name: &str) -> bool {
         }
     }
     let in_props = |props: &[Prop]| props.iter().any(|p| in_ty(&p.ty, name));
-    BLOCKS.iter().any(|b| {
-        in_props(b.props) || b.variants.iter().any(|v| v.name == name || in_props(v.props))
-    }) || FUNCTIONS.iter().any(|f| f.params.iter().any(|p| in_ty(&p.ty, name)))
+    BLOCKS
+        .iter()
+        .any(|b| in_props(b.props) || b.variants.iter().any(|v| v.name == name || in_props(v.props)))
+        || FUNCTIONS.iter().any(|f| f.params.iter().any(|p| in_ty(&p.ty, name)))
 }

@@ -71,15 +71,36 @@ pub struct Prop {
 
 impl Prop {
     pub const fn required(name: &'static str, ty: Ty, doc: &'static str) -> Prop {
-        Prop { name, ty, default: Default::Required, min: None, max: None, doc }
+        Prop {
+            name,
+            ty,
+            default: Default::Required,
+            min: None,
+            max: None,
+            doc,
+        }
     }
 
     pub const fn optional(name: &'static str, ty: Ty, doc: &'static str) -> Prop {
-        Prop { name, ty, default: Default::Optional, min: None, max: None, doc }
+        Prop {
+            name,
+            ty,
+            default: Default::Optional,
+            min: None,
+            max: None,
+            doc,
+        }
     }
 
     pub const fn with_default(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> Prop {
-        Prop { name, ty, default: Default::Value(default), min: None, max: None, doc }
+        Prop {
+            name,
+            ty,
+            default: Default::Value(default),
+            min: None,
+            max: None,
+            doc,
+        }
     }
 
     pub const fn range(mut self, min: f64, max: f64) -> Prop {
