@@ -197,16 +197,7 @@ impl Checker<'_> {
             );
             return Value::error(span);
         }
-        Value::new(
-            V::Dist(
-                DistValue {
-                    unit: unit_of(dimension),
-                    dist,
-                },
-                dimension,
-            ),
-            span,
-        )
+        dist_value(dist, dimension, span)
     }
 
     fn empirical(&mut self, file: &str, file_span: Span, span: Span) -> Value {
@@ -274,17 +265,13 @@ impl Checker<'_> {
             sha256,
             values,
         };
-        Value::new(
-            V::Dist(
-                DistValue {
-                    unit: unit_of(dimension),
-                    dist,
-                },
-                dimension,
-            ),
-            span,
-        )
+        dist_value(dist, dimension, span)
     }
+}
+
+fn dist_value(dist: Dist, dimension: Option<Dimension>, span: Span) -> Value {
+    let unit = unit_of(dimension);
+    Value::new(V::Dist(DistValue { unit, dist }, dimension), span)
 }
 
 /// Why the parameters define no distribution, if they don't.

@@ -165,13 +165,7 @@ impl Checker<'_> {
                 Some(option @ Ty::Dist(_)) => self.conform(value, option, bounds, what).map(|d| json!({ "dist": d })),
                 Some(option) => self.conform(value, option, bounds, what),
                 None => {
-                    self.mismatch(
-                        value,
-                        Code::E0401,
-                        &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
-                        format!("expected {}", ty.describe()),
-                        None,
-                    );
+                    self.type_mismatch(value, ty, what);
                     None
                 }
             },
@@ -188,16 +182,17 @@ impl Checker<'_> {
                 Some(json!({ "start_ns": start_ns, "end_ns": end_ns }))
             }
             _ => {
-                self.mismatch(
-                    value,
-                    Code::E0401,
-                    &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
-                    format!("expected {}", ty.describe()),
-                    None,
-                );
+                self.type_mismatch(value, ty, what);
                 None
             }
         }
+    }
+
+    /// E0401: the value is of another kind than the type.
+    fn type_mismatch(&mut self, value: &Value, ty: &Ty, what: &str) {
+        let expected = ty.describe();
+        let message = format!("{what} expects {expected}, found {}", value.describe());
+        self.mismatch(value, Code::E0401, &message, format!("expected {expected}"), None);
     }
 
     fn mismatch(&mut self, value: &Value, code: Code, message: &str, label: String, help: Option<String>) {
