@@ -1,0 +1,80 @@
+//! The few facts that need libc calls: page size, clock tick rate and free
+//! disk space. This is the crate's only unsafe code.
+#![allow(unsafe_code)]
+
+use std::ffi::CString;
+use std::mem::MaybeUninit;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+use crate::HostError;
+
+/// The kernel's page size in bytes (`/proc/<pid>/statm` counts pages).
+/// Falls back to 4096, the page size of x86-64 and most arm64 kernels, only
+/// if sysconf reports none.
+pub fn page_size() -> u64 {
+    // SAFETY: sysconf takes no pointers and has no preconditions; it returns
+    // -1 for an unknown name, which is handled below.
+    let size = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    u64::try_from(size).ok().filter(|&s| s > 0).unwrap_or(4096)
+}
+
+/// Clock ticks per second (`USER_HZ`), the unit of `utime`/`stime` in
+/// `/proc/<pid>/stat` and of the jiffies in `/proc/stat`. Falls back to 100,
+/// the value on every mainstream Linux architecture, if sysconf reports none.
+pub fn clock_ticks_per_s() -> u64 {
+    // SAFETY: as for `page_size`.
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100)
+}
+
+/// Bytes free to an unprivileged user on the file system holding `path`
+/// (`f_bavail × f_frsize`: the blocks reserved for root are not counted,
+/// since the run does not write as root).
+pub fn disk_free_bytes(path: &Path) -> Result<u64, HostError> {
+    let error = |source| HostError::StatFs {
+        path: path.display().to_string(),
+        source,
+    };
+    let c_path = CString::new(path.as_os_str().as_bytes()).map_err(|_| {
+        error(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "the path contains a NUL byte",
+        ))
+    })?;
+    let mut stats = MaybeUninit::<libc::statvfs>::uninit();
+    // SAFETY: `c_path` is a valid NUL-terminated string that outlives the
+    // call, and `stats` is writable memory of the size statvfs fills.
+    let rc = unsafe { libc::statvfs(c_path.as_ptr(), stats.as_mut_ptr()) };
+    if rc != 0 {
+        return Err(error(std::io::Error::last_os_error()));
+    }
+    // SAFETY: statvfs returned 0, so it initialised the whole struct.
+    let stats = unsafe { stats.assume_init() };
+    #[allow(clippy::useless_conversion)] // the field types are u32 on some 32-bit targets
+    Ok(u64::from(stats.f_bavail).saturating_mul(u64::from(stats.f_frsize)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_are_plausible() {
+        let page = page_size();
+        assert!(page.is_power_of_two() && page >= 4096, "{page}");
+        assert!((10..=10_000).contains(&clock_ticks_per_s()));
+    }
+
+    #[test]
+    fn free_space_of_the_temp_dir() {
+        assert!(disk_free_bytes(&std::env::temp_dir()).unwrap() > 0);
+    }
+
+    #[test]
+    fn a_missing_path_is_an_error() {
+        let err = disk_free_bytes(Path::new("/no/such/dir/expc")).unwrap_err();
+        assert!(matches!(&err, HostError::StatFs { source, .. } if source.kind() == std::io::ErrorKind::NotFound));
+        assert!(err.to_string().contains("/no/such/dir/expc"), "{err}");
+    }
+}
