@@ -1,0 +1,32 @@
+//! Run directories, manifests and Parquet tables.
+//!
+//! ```text
+//! runs/<experiment>/<run-id>/            (.<run-id>.partial/ while running)
+//!   manifest.json                          Manifest
+//!   plan.json                              the plan that ran
+//!   tables/<table>/trial=<n>/part-<shard>.parquet
+//!   tables/.partial/…                      files being written (gone after a clean close)
+//! ```
+//!
+//! [`RunDir`] owns the directory, [`Store`] writes the tables through
+//! [`TableSink`]s, [`open_run`] and [`summarize`] read a run back.
+//! Nothing here prints; everything fallible returns [`ResultsError`].
+
+mod error;
+pub mod manifest;
+mod read;
+mod rundir;
+mod store;
+mod summary;
+pub mod table;
+
+pub use error::ResultsError;
+pub use manifest::{
+    new_run_id, rfc3339, unix_ns, Manifest, PointRecord, RunOptions, RunStatus, SpecRecord, TableRecord, TrialRecord,
+    TrialStatus, MANIFEST_VERSION,
+};
+pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
+pub use rundir::{experiment_dir_name, plan_sha256, RunDir};
+pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
+pub use summary::{summarize, ColumnSummary, RunSummary, TableSummary, TrialSummary, TIME_COLUMN};
+pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};

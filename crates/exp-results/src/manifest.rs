@@ -1,0 +1,319 @@
+//! `manifest.json`: what ran, where, and how it ended.
+//!
+//! A plain data struct the runtime fills and rewrites (atomically, through
+//! [`crate::RunDir::write_manifest`]) as the run progresses. Field order here
+//! is the order in the file; maps are `BTreeMap`s so the output is stable.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use crate::{ResultsError, StoreSummary};
+
+/// Bumped whenever the meaning or shape of the manifest changes incompatibly.
+pub const MANIFEST_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub manifest_version: u32,
+    pub expc_version: String,
+    pub experiment: String,
+    pub run_id: String,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    /// RFC 3339, UTC (see [`rfc3339`]).
+    pub started_at: String,
+    pub ended_at: Option<String>,
+    pub started_unix_ns: u64,
+    pub ended_unix_ns: Option<u64>,
+    /// The spec the plan was compiled from; `None` when a plan file was run.
+    pub spec: Option<SpecRecord>,
+    /// SHA-256 of `plan.json`'s bytes, as returned by [`crate::RunDir::write_plan`].
+    pub plan_sha256: String,
+    pub seed: u64,
+    pub host: exp_host::HostFacts,
+    pub options: RunOptions,
+    pub trials: Vec<TrialRecord>,
+    pub points: Vec<PointRecord>,
+    /// Table name → what the store wrote.
+    pub tables: BTreeMap<String, TableRecord>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Complete,
+    Interrupted,
+    Failed,
+}
+
+impl RunStatus {
+    /// The name used in `manifest.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunStatus::Running => "running",
+            RunStatus::Complete => "complete",
+            RunStatus::Interrupted => "interrupted",
+            RunStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpecRecord {
+    pub root: String,
+    pub sha256: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunOptions {
+    pub time_scale: f64,
+    /// The `--trials` selection as given, if any.
+    pub trials_selected: Option<String>,
+    pub forced: bool,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions {
+            time_scale: 1.0,
+            trials_selected: None,
+            forced: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrialRecord {
+    pub trial: u32,
+    pub point: u32,
+    pub repetition: u32,
+    pub seed: u64,
+    /// Sweep parameter → its label at this trial's point.
+    pub sweep: BTreeMap<String, String>,
+    pub status: TrialStatus,
+    pub started_at_unix_ns: Option<u64>,
+    pub ended_at_unix_ns: Option<u64>,
+    pub error: Option<String>,
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrialStatus {
+    Planned,
+    Running,
+    Complete,
+    Skipped,
+    Interrupted,
+    Failed,
+}
+
+impl TrialStatus {
+    /// The name used in `manifest.json`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrialStatus::Planned => "planned",
+            TrialStatus::Running => "running",
+            TrialStatus::Complete => "complete",
+            TrialStatus::Skipped => "skipped",
+            TrialStatus::Interrupted => "interrupted",
+            TrialStatus::Failed => "failed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PointRecord {
+    pub point: u32,
+    pub repetitions_run: u32,
+    /// Why repetitions stopped (`repeat until` met, maximum reached, …).
+    pub stop_reason: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableRecord {
+    pub rows: u64,
+    pub files: u64,
+}
+
+impl Manifest {
+    /// The manifest at the start of a run: status `running`, every trial of
+    /// the plan `planned` with its sweep labels, no points or tables yet,
+    /// default options (time scale 1, all trials, not forced).
+    pub fn new(
+        plan: &exp_plan::Plan,
+        run_id: &str,
+        plan_sha256: &str,
+        started: SystemTime,
+        host: exp_host::HostFacts,
+    ) -> Manifest {
+        let trials = plan
+            .trials
+            .iter()
+            .map(|t| TrialRecord {
+                trial: t.trial,
+                point: t.point,
+                repetition: t.repetition,
+                seed: t.seed,
+                sweep: plan
+                    .point(t)
+                    .map(|p| {
+                        p.values
+                            .iter()
+                            .map(|(name, v)| (name.clone(), v.label.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                status: TrialStatus::Planned,
+                started_at_unix_ns: None,
+                ended_at_unix_ns: None,
+                error: None,
+                metrics: BTreeMap::new(),
+            })
+            .collect();
+        Manifest {
+            manifest_version: MANIFEST_VERSION,
+            // The workspace shares one version, so this crate's is expc's.
+            expc_version: env!("CARGO_PKG_VERSION").to_string(),
+            experiment: plan.experiment.name.clone(),
+            run_id: run_id.to_string(),
+            status: RunStatus::Running,
+            error: None,
+            started_at: rfc3339(started),
+            ended_at: None,
+            started_unix_ns: unix_ns(started),
+            ended_unix_ns: None,
+            spec: Some(SpecRecord {
+                root: plan.source.root.clone(),
+                sha256: plan.source.sha256.clone(),
+            }),
+            plan_sha256: plan_sha256.to_string(),
+            seed: plan.experiment.seed,
+            host,
+            options: RunOptions::default(),
+            trials,
+            points: Vec::new(),
+            tables: BTreeMap::new(),
+        }
+    }
+
+    /// Replaces `tables` with what the store reports having written.
+    pub fn record_tables(&mut self, summary: &StoreSummary) {
+        self.tables = summary.tables.clone();
+    }
+
+    /// Sets the end time (the status is the caller's to set).
+    pub fn finish(&mut self, ended: SystemTime) {
+        self.ended_at = Some(rfc3339(ended));
+        self.ended_unix_ns = Some(unix_ns(ended));
+    }
+
+    /// Reads `manifest.json`; `path` may be the file or the run directory.
+    pub fn read(path: &Path) -> Result<Manifest, ResultsError> {
+        let file = if path.is_dir() {
+            path.join("manifest.json")
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&file).map_err(ResultsError::io("read", &file))?;
+        // Check the version before the shape, so a future manifest gets a
+        // clear message instead of a missing-field error.
+        #[derive(Deserialize)]
+        struct Version {
+            manifest_version: u32,
+        }
+        let version: Version = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
+            action: "parse",
+            path: file.clone(),
+            source,
+        })?;
+        if version.manifest_version != MANIFEST_VERSION {
+            return Err(ResultsError::UnsupportedManifest {
+                path: file,
+                version: version.manifest_version,
+                supported: MANIFEST_VERSION,
+            });
+        }
+        serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
+            action: "parse",
+            path: file,
+            source,
+        })
+    }
+
+    /// The pretty JSON written to `manifest.json`, with a final newline.
+    pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let mut bytes = serde_json::to_vec_pretty(self)?;
+        bytes.push(b'\n');
+        Ok(bytes)
+    }
+}
+
+/// Nanoseconds since the Unix epoch; 0 before it, saturating far in the future.
+pub fn unix_ns(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// RFC 3339 in UTC with millisecond precision, e.g. `2026-11-21T18:30:00.123Z`.
+/// Times outside 1970…9999 are clamped (humantime cannot format them).
+pub fn rfc3339(time: SystemTime) -> String {
+    humantime::format_rfc3339_millis(clamp(time)).to_string()
+}
+
+/// The largest instant humantime formats: 9999-12-31T23:59:59.999Z.
+fn clamp(time: SystemTime) -> SystemTime {
+    let last = UNIX_EPOCH + Duration::from_millis(253_402_300_799_999);
+    if time < UNIX_EPOCH {
+        UNIX_EPOCH
+    } else if time > last {
+        last
+    } else {
+        time
+    }
+}
+
+/// `20261121T183000Z-1a2b3c4d`: UTC start second, then the first 8 hex digits
+/// of the plan hash. Sorts by time; the hash tells runs of different plans
+/// in the same second apart.
+pub fn new_run_id(now: SystemTime, plan_sha256: &str) -> String {
+    let seconds = humantime::format_rfc3339_seconds(clamp(now)).to_string();
+    let compact: String = seconds.chars().filter(|c| !matches!(c, '-' | ':')).collect();
+    let hash: String = plan_sha256.chars().filter(char::is_ascii_hexdigit).take(8).collect();
+    let hash = hash.to_ascii_lowercase();
+    if hash.is_empty() {
+        compact
+    } else {
+        format!("{compact}-{hash}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_ids_are_utc_and_sortable() {
+        // 2026-11-21T18:30:00Z
+        let t = UNIX_EPOCH + Duration::from_secs(1_795_285_800);
+        assert_eq!(new_run_id(t, "1A2B3C4D5e6f"), "20261121T183000Z-1a2b3c4d");
+        assert_eq!(new_run_id(t + Duration::from_millis(999), "ab"), "20261121T183000Z-ab");
+        assert_eq!(new_run_id(UNIX_EPOCH - Duration::from_secs(5), ""), "19700101T000000Z");
+        assert_eq!(
+            new_run_id(UNIX_EPOCH + Duration::from_secs(u64::MAX / 4), "f"),
+            "99991231T235959Z-f"
+        );
+    }
+
+    #[test]
+    fn timestamps() {
+        let t = UNIX_EPOCH + Duration::from_nanos(1_795_285_800_123_456_789);
+        assert_eq!(rfc3339(t), "2026-11-21T18:30:00.123Z");
+        assert_eq!(unix_ns(t), 1_795_285_800_123_456_789);
+        assert_eq!(unix_ns(UNIX_EPOCH - Duration::from_secs(1)), 0);
+    }
+}

@@ -1,0 +1,168 @@
+//! Opening a finished (or interrupted, or still `.partial`) run directory:
+//! its manifest and the Parquet files of its tables.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::PARTIAL_DIR;
+use crate::{Manifest, ResultsError};
+
+/// A run directory as found on disk.
+#[derive(Debug, Clone)]
+pub struct RunView {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+    /// Table name → its files.
+    pub tables: BTreeMap<String, TableFiles>,
+    /// Entries under `tables/` that are not part of the layout, and files
+    /// the writer never finished (under `tables/.partial/`).
+    pub warnings: Vec<Warning>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableFiles {
+    /// Trial → its part files, by shard.
+    pub trials: BTreeMap<u32, Vec<PartFile>>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartFile {
+    pub shard: u32,
+    pub path: PathBuf,
+}
+
+/// Something in a run directory that could not be used; reports show it
+/// and go on with the rest.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Warning {
+    pub path: PathBuf,
+    pub message: String,
+}
+
+impl Warning {
+    fn new(path: &Path, message: impl Into<String>) -> Self {
+        Warning {
+            path: path.to_path_buf(),
+            message: message.into(),
+        }
+    }
+}
+
+/// Reads `dir/manifest.json` and lists `dir/tables/<table>/trial=<n>/part-<shard>.parquet`.
+/// Fails only if the manifest cannot be read; problems with table files
+/// become [`RunView::warnings`].
+pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
+    let manifest = Manifest::read(&dir.join("manifest.json"))?;
+    let mut view = RunView {
+        dir: dir.to_path_buf(),
+        manifest,
+        tables: BTreeMap::new(),
+        warnings: Vec::new(),
+    };
+    let tables_dir = dir.join("tables");
+    let Some(entries) = list(&tables_dir, &mut view.warnings) else {
+        return Ok(view);
+    };
+    for (name, path) in entries {
+        if name == PARTIAL_DIR {
+            unfinished(&path, &mut view.warnings);
+            continue;
+        }
+        if !path.is_dir() {
+            view.warnings.push(Warning::new(&path, "not a table directory"));
+            continue;
+        }
+        let files = list_table(&path, &mut view.warnings);
+        if !files.trials.is_empty() {
+            view.tables.insert(name, files);
+        }
+    }
+    Ok(view)
+}
+
+fn list_table(dir: &Path, warnings: &mut Vec<Warning>) -> TableFiles {
+    let mut table = TableFiles::default();
+    let Some(entries) = list(dir, warnings) else {
+        return table;
+    };
+    for (name, path) in entries {
+        let trial = name.strip_prefix("trial=").and_then(|n| n.parse::<u32>().ok());
+        let Some(trial) = trial.filter(|_| path.is_dir()) else {
+            warnings.push(Warning::new(&path, "not a `trial=<n>` directory"));
+            continue;
+        };
+        let Some(files) = list(&path, warnings) else { continue };
+        let mut parts = Vec::new();
+        for (name, path) in files {
+            if let Some(shard) = parse_part(&name) {
+                parts.push(PartFile { shard, path });
+            } else {
+                warnings.push(Warning::new(&path, "not a `part-<shard>.parquet` file"));
+            }
+        }
+        parts.sort_by_key(|p| p.shard);
+        if !parts.is_empty() {
+            table.trials.insert(trial, parts);
+        }
+    }
+    table
+}
+
+/// Every file under `tables/.partial/`: files the writer never finished.
+fn unfinished(dir: &Path, warnings: &mut Vec<Warning>) {
+    let Some(entries) = list(dir, warnings) else { return };
+    for (_, path) in entries {
+        if path.is_dir() {
+            unfinished(&path, warnings);
+        } else {
+            warnings.push(Warning::new(
+                &path,
+                "unfinished file: the writer stopped before its footer",
+            ));
+        }
+    }
+}
+
+fn parse_part(name: &str) -> Option<u32> {
+    name.strip_prefix("part-")?.strip_suffix(".parquet")?.parse().ok()
+}
+
+/// The entries of `dir` sorted by name, or `None` (with a warning) if it
+/// cannot be read. Names that are not UTF-8 cannot be ours: warned about.
+fn list(dir: &Path, warnings: &mut Vec<Warning>) -> Option<Vec<(String, PathBuf)>> {
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) => {
+            warnings.push(Warning::new(dir, format!("cannot list: {e}")));
+            return None;
+        }
+    };
+    let mut out = Vec::new();
+    for entry in entries {
+        match entry {
+            Ok(entry) => match entry.file_name().into_string() {
+                Ok(name) => out.push((name, entry.path())),
+                Err(_) => warnings.push(Warning::new(&entry.path(), "name is not UTF-8")),
+            },
+            Err(e) => warnings.push(Warning::new(dir, format!("cannot list: {e}"))),
+        }
+    }
+    out.sort();
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn part_names() {
+        assert_eq!(parse_part("part-0.parquet"), Some(0));
+        assert_eq!(parse_part("part-17.parquet"), Some(17));
+        assert_eq!(parse_part("part-x.parquet"), None);
+        assert_eq!(parse_part("part-1.parquet.partial"), None);
+    }
+}

@@ -1,0 +1,142 @@
+//! Batches in the writer: checking them against their schema, gathering them
+//! into row groups, and turning a row group into a polars `DataFrame`.
+
+use std::collections::HashSet;
+use std::vec;
+
+use polars::prelude as pl;
+use polars::prelude::NamedFrom;
+
+use crate::table::{Batch, ColumnData, DType, Schema};
+use crate::ResultsError;
+
+/// The first column name used twice, if any: names must be unique (polars
+/// and every Parquet reader require it).
+pub(crate) fn duplicate_column(schema: &Schema) -> Option<&str> {
+    let mut seen = HashSet::new();
+    schema
+        .columns
+        .iter()
+        .map(|c| c.name.as_str())
+        .find(|name| !seen.insert(*name))
+}
+
+/// The batch has the schema's columns, in order, with its types, all of one length.
+pub(crate) fn check_batch(schema: &Schema, batch: &Batch) -> Result<(), ResultsError> {
+    if batch.columns.len() != schema.columns.len() {
+        return Err(ResultsError::BatchArity {
+            table: schema.name.clone(),
+            expected: schema.columns.len(),
+            got: batch.columns.len(),
+        });
+    }
+    let rows = batch.rows();
+    for (spec, data) in schema.columns.iter().zip(&batch.columns) {
+        if data.dtype() != spec.dtype {
+            return Err(ResultsError::BatchType {
+                table: schema.name.clone(),
+                column: spec.name.clone(),
+                expected: spec.dtype,
+                got: data.dtype(),
+            });
+        }
+        if data.len() != rows {
+            return Err(ResultsError::RaggedBatch {
+                table: schema.name.clone(),
+                column: spec.name.clone(),
+                expected: rows,
+                got: data.len(),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A batch being consumed in pieces: its columns' values are moved, not
+/// cloned, into the row-group buffer (strings would otherwise be copied twice).
+pub(crate) struct Rows {
+    columns: Vec<ColumnIter>,
+}
+
+enum ColumnIter {
+    U64(vec::IntoIter<Option<u64>>),
+    I64(vec::IntoIter<Option<i64>>),
+    F64(vec::IntoIter<Option<f64>>),
+    Bool(vec::IntoIter<Option<bool>>),
+    Str(vec::IntoIter<Option<String>>),
+}
+
+impl Rows {
+    pub fn new(batch: Batch) -> Self {
+        let columns = batch
+            .columns
+            .into_iter()
+            .map(|c| match c {
+                ColumnData::U64(v) => ColumnIter::U64(v.into_iter()),
+                ColumnData::I64(v) => ColumnIter::I64(v.into_iter()),
+                ColumnData::F64(v) => ColumnIter::F64(v.into_iter()),
+                ColumnData::Bool(v) => ColumnIter::Bool(v.into_iter()),
+                ColumnData::Str(v) => ColumnIter::Str(v.into_iter()),
+            })
+            .collect();
+        Rows { columns }
+    }
+
+    /// Moves the next `n` rows to the end of `dst`. Both sides were checked
+    /// against the same schema, so the column types pair up.
+    pub fn move_into(&mut self, dst: &mut Batch, n: usize) {
+        for (d, s) in dst.columns.iter_mut().zip(&mut self.columns) {
+            match (d, s) {
+                (ColumnData::U64(d), ColumnIter::U64(s)) => d.extend(s.take(n)),
+                (ColumnData::I64(d), ColumnIter::I64(s)) => d.extend(s.take(n)),
+                (ColumnData::F64(d), ColumnIter::F64(s)) => d.extend(s.take(n)),
+                (ColumnData::Bool(d), ColumnIter::Bool(s)) => d.extend(s.take(n)),
+                (ColumnData::Str(d), ColumnIter::Str(s)) => d.extend(s.take(n)),
+                // Unreachable after `check_batch`; a mismatch would surface as
+                // a column-length error from polars, not as a panic here.
+                _ => {}
+            }
+        }
+    }
+}
+
+pub(crate) fn polars_dtype(dtype: DType) -> pl::DataType {
+    match dtype {
+        DType::U64 => pl::DataType::UInt64,
+        DType::I64 => pl::DataType::Int64,
+        DType::F64 => pl::DataType::Float64,
+        DType::Bool => pl::DataType::Boolean,
+        DType::Str => pl::DataType::String,
+    }
+}
+
+pub(crate) fn polars_schema(schema: &Schema) -> pl::Schema {
+    schema
+        .columns
+        .iter()
+        .map(|c| pl::Field::new(c.name.as_str().into(), polars_dtype(c.dtype)))
+        .collect()
+}
+
+/// One row group: every column becomes a single-chunk series, which the
+/// batched Parquet writer turns into exactly one row group.
+pub(crate) fn to_frame(schema: &Schema, batch: Batch) -> pl::PolarsResult<pl::DataFrame> {
+    let height = batch.rows();
+    let columns = schema
+        .columns
+        .iter()
+        .zip(batch.columns)
+        .map(|(spec, data)| {
+            let name = spec.name.as_str().into();
+            let series = match data {
+                ColumnData::U64(v) => pl::Series::new(name, v),
+                ColumnData::I64(v) => pl::Series::new(name, v),
+                ColumnData::F64(v) => pl::Series::new(name, v),
+                ColumnData::Bool(v) => pl::Series::new(name, v),
+                ColumnData::Str(v) => pl::Series::new(name, v),
+            };
+            pl::Column::from(series)
+        })
+        .collect();
+    pl::DataFrame::new(height, columns)
+}

@@ -1,0 +1,376 @@
+//! The table store: Parquet round trips, row groups, layout, failures.
+// Helpers outside #[test] functions unwrap too: a failure there is a test failure.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::fs;
+use std::path::Path;
+use std::sync::Arc;
+
+use common::{read, row_groups, rows, schema};
+use exp_results::*;
+use polars::prelude::{AnyValue, DataType, ParquetReader, SerReader};
+
+fn store(dir: &Path, row_group_rows: usize) -> Store {
+    Store::open(dir.join("tables"), StoreOptions { row_group_rows }).unwrap()
+}
+
+#[test]
+fn round_trip_keeps_values_nulls_and_types() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 1000);
+    let schema = Schema::new("mixed_values")
+        .column("t_ns", DType::U64)
+        .column("delta_ns", DType::I64)
+        .column("size_bytes", DType::F64)
+        .column("ok", DType::Bool)
+        .column("topic", DType::Str);
+    let sink = store.sink(&schema, 3, 1);
+    let mut batch = schema.batch();
+    batch
+        .push_row(vec![1u64.into(), (-5i64).into(), 2.5.into(), true.into(), "a/b".into()])
+        .unwrap();
+    batch
+        .push_row(vec![Cell::Null, Cell::Null, Cell::Null, Cell::Null, Cell::Null])
+        .unwrap();
+    batch
+        .push_row(vec![
+            u64::MAX.into(),
+            i64::MIN.into(),
+            f64::NAN.into(),
+            false.into(),
+            "".into(),
+        ])
+        .unwrap();
+    sink.write(batch).unwrap();
+    let summary = store.close().unwrap();
+    assert_eq!(summary.tables["mixed_values"], TableRecord { rows: 3, files: 1 });
+
+    let path = dir.path().join("tables/mixed_values/trial=3/part-1.parquet");
+    let frame = read(&path);
+    let names: Vec<&str> = frame.get_column_names().into_iter().map(|n| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["t_ns", "delta_ns", "size_bytes", "ok", "topic"],
+        "no trial column inside the file"
+    );
+    let dtypes: Vec<DataType> = frame.dtypes();
+    assert_eq!(
+        dtypes,
+        [
+            DataType::UInt64,
+            DataType::Int64,
+            DataType::Float64,
+            DataType::Boolean,
+            DataType::String
+        ]
+    );
+    let row = |i: usize| frame.columns().iter().map(|c| c.get(i).unwrap()).collect::<Vec<_>>();
+    assert_eq!(
+        row(0),
+        [
+            AnyValue::UInt64(1),
+            AnyValue::Int64(-5),
+            AnyValue::Float64(2.5),
+            AnyValue::Boolean(true),
+            AnyValue::String("a/b")
+        ]
+    );
+    assert!(row(1).iter().all(|v| matches!(v, AnyValue::Null)));
+    let last = row(2);
+    assert_eq!(last[0], AnyValue::UInt64(u64::MAX));
+    assert_eq!(last[1], AnyValue::Int64(i64::MIN));
+    assert!(matches!(last[2], AnyValue::Float64(x) if x.is_nan()));
+    assert_eq!(last[3..], [AnyValue::Boolean(false), AnyValue::String("")]);
+}
+
+#[test]
+fn large_tables_are_written_in_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 65_536);
+    let schema = schema("big");
+    let sink = store.sink(&schema, 0, 0);
+    // Batches of 1000 rows do not divide 65 536: row groups are cut across batches.
+    for start in (0..200_000).step_by(1000) {
+        sink.write(rows(&schema, start, start + 1000)).unwrap();
+    }
+    // And one batch bigger than two row groups on its own, in another file.
+    store.sink(&schema, 0, 1).write(rows(&schema, 0, 150_000)).unwrap();
+    store.finish_trial(0).unwrap();
+
+    let part0 = dir.path().join("tables/big/trial=0/part-0.parquet");
+    assert_eq!(row_groups(&part0), [65_536, 65_536, 65_536, 3_392]);
+    let part1 = dir.path().join("tables/big/trial=0/part-1.parquet");
+    assert_eq!(row_groups(&part1), [65_536, 65_536, 18_928]);
+
+    let frame = read(&part0);
+    assert_eq!(frame.height(), 200_000);
+    let seq = frame.column("seq").unwrap().u64().unwrap();
+    assert!(
+        seq.iter().enumerate().all(|(i, v)| v == Some(i as u64)),
+        "rows keep their order"
+    );
+    assert_eq!(frame.column("name").unwrap().null_count(), 200_000 / 7 + 1);
+
+    // zstd, from the `parquet` feature's codecs.
+    let mut reader = ParquetReader::new(fs::File::open(&part0).unwrap());
+    let metadata = reader.get_metadata().unwrap();
+    let codec = format!("{:?}", metadata.row_groups[0].parquet_columns()[0].compression());
+    assert_eq!(codec, "Zstd");
+    assert_eq!(
+        store.close().unwrap().tables["big"],
+        TableRecord {
+            rows: 350_000,
+            files: 2
+        }
+    );
+}
+
+#[test]
+fn hive_layout_and_empty_trials() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 10);
+    let a = schema("alpha");
+    let b = Schema::new("beta_events").column("t_ns", DType::U64);
+    store.sink(&a, 0, 0).write(rows(&a, 0, 5)).unwrap();
+    store.sink(&a, 0, 2).write(rows(&a, 0, 25)).unwrap();
+    // Row groups are on disk, but the table directory holds finished files only.
+    let unfinished = dir.path().join("tables/.partial/alpha/trial=0/part-2.parquet");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !unfinished.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(unfinished.exists());
+    assert!(!dir.path().join("tables/alpha").exists());
+    store.sink(&a, 12, 0).write(rows(&a, 0, 1)).unwrap();
+    // Sinks that never see rows (or only empty batches) create nothing.
+    store.sink(&b, 1, 0).write(b.batch()).unwrap();
+    let _unused = store.sink(&a, 5, 0);
+    store.finish_trial(1).unwrap();
+    store.finish_trial(5).unwrap();
+    store.close().unwrap();
+    assert!(
+        !dir.path().join("tables/.partial").exists(),
+        "nothing unfinished is left"
+    );
+
+    let mut files: Vec<String> = Vec::new();
+    collect(&dir.path().join("tables"), &dir.path().join("tables"), &mut files);
+    files.sort();
+    assert_eq!(
+        files,
+        [
+            "alpha/trial=0/part-0.parquet",
+            "alpha/trial=0/part-2.parquet",
+            "alpha/trial=12/part-0.parquet"
+        ]
+    );
+    assert_eq!(
+        row_groups(&dir.path().join("tables/alpha/trial=0/part-2.parquet")),
+        [10, 10, 5]
+    );
+}
+
+fn collect(root: &Path, dir: &Path, out: &mut Vec<String>) {
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            collect(root, &path, out);
+        } else {
+            out.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+        }
+    }
+}
+
+#[test]
+fn dropping_the_store_finishes_its_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema = schema("interrupted");
+    let sink = {
+        let store = store(dir.path(), 100);
+        let sink = store.sink(&schema, 0, 0);
+        sink.write(rows(&schema, 0, 250)).unwrap();
+        sink
+        // No close: the store is dropped here, as on an early return or a panic unwinding.
+    };
+    let path = dir.path().join("tables/interrupted/trial=0/part-0.parquet");
+    assert_eq!(read(&path).height(), 250);
+    assert_eq!(row_groups(&path), [100, 100, 50]);
+    assert!(matches!(
+        sink.write(rows(&schema, 0, 1)),
+        Err(ResultsError::StoreClosed)
+    ));
+}
+
+#[test]
+fn batches_that_do_not_fit_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 100);
+    let schema = schema("checked");
+    let sink = store.sink(&schema, 0, 0);
+
+    let short = Batch {
+        columns: vec![ColumnData::U64(vec![Some(1)])],
+    };
+    assert!(matches!(
+        sink.write(short),
+        Err(ResultsError::BatchArity {
+            expected: 4,
+            got: 1,
+            ..
+        })
+    ));
+
+    let mut wrong = schema.batch();
+    wrong.columns[2] = ColumnData::Str(vec![]);
+    assert!(matches!(
+        sink.write(wrong),
+        Err(ResultsError::BatchType { ref column, expected: DType::F64, got: DType::Str, .. }) if column == "value_ms"
+    ));
+
+    let mut ragged = rows(&schema, 0, 3);
+    if let ColumnData::Str(v) = &mut ragged.columns[3] {
+        v.pop();
+    }
+    assert!(matches!(
+        sink.write(ragged),
+        Err(ResultsError::RaggedBatch {
+            expected: 3,
+            got: 2,
+            ..
+        })
+    ));
+
+    let other = Schema::new("checked").column("t_ns", DType::U64);
+    let conflicting = store.sink(&other, 1, 0);
+    assert!(matches!(
+        conflicting.write(other.batch()),
+        Err(ResultsError::SchemaConflict { .. })
+    ));
+
+    let twice = Schema::new("twice").column("a", DType::U64).column("a", DType::F64);
+    assert!(matches!(
+        store.sink(&twice, 0, 0).write(twice.batch()),
+        Err(ResultsError::DuplicateColumn { .. })
+    ));
+    let bad = Schema::new("../escape").column("a", DType::U64);
+    assert!(matches!(
+        store.sink(&bad, 0, 0).write(bad.batch()),
+        Err(ResultsError::InvalidName { .. })
+    ));
+
+    // None of that harmed the store.
+    sink.write(rows(&schema, 0, 3)).unwrap();
+    store.finish_trial(0).unwrap();
+    assert!(matches!(
+        sink.write(rows(&schema, 3, 4)),
+        Err(ResultsError::TrialFinished { trial: 0, .. })
+    ));
+    store.finish_trial(0).unwrap();
+    assert_eq!(
+        store.close().unwrap().tables["checked"],
+        TableRecord { rows: 3, files: 1 }
+    );
+}
+
+#[test]
+fn a_failed_writer_fails_every_later_write_and_keeps_finished_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 10);
+    let good = schema("good");
+    let bad = schema("bad");
+    store.sink(&good, 0, 0).write(rows(&good, 0, 15)).unwrap();
+    store.finish_trial(0).unwrap();
+    let good_file = dir.path().join("tables/good/trial=0/part-0.parquet");
+    assert_eq!(read(&good_file).height(), 15);
+
+    // A file where the table's directory must go: creating the part fails,
+    // like a full or read-only disk would.
+    fs::create_dir_all(dir.path().join("tables/.partial")).unwrap();
+    fs::write(dir.path().join("tables/.partial/bad"), b"in the way").unwrap();
+    let sink = store.sink(&bad, 1, 0);
+    sink.write(rows(&bad, 0, 20)).unwrap(); // queued; the writer fails on it
+    let unrelated = store.sink(&good, 2, 0);
+    unrelated.write(rows(&good, 0, 3)).unwrap_or(()); // may already see the failure
+
+    let failure = store.finish_trial(1).unwrap_err();
+    assert!(matches!(failure, ResultsError::StoreFailed(_)), "{failure}");
+    assert!(failure.to_string().contains("/bad/trial=1"), "{failure}");
+    assert!(matches!(
+        sink.write(rows(&bad, 0, 1)),
+        Err(ResultsError::StoreFailed(_))
+    ));
+    assert!(matches!(
+        unrelated.write(rows(&good, 0, 1)),
+        Err(ResultsError::StoreFailed(_))
+    ));
+    let (written, result) = store.close_with_summary();
+    assert!(matches!(result, Err(ResultsError::StoreFailed(ref e)) if matches!(**e, ResultsError::Io { .. })));
+    assert_eq!(
+        written.tables["good"],
+        TableRecord { rows: 15, files: 1 },
+        "rows queued behind the failure are dropped"
+    );
+    assert!(!written.tables.contains_key("bad"));
+    assert_eq!(
+        read(&good_file).height(),
+        15,
+        "files finished before the failure stay readable"
+    );
+}
+
+#[test]
+fn sinks_are_shared_across_threads() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(store(dir.path(), 4096));
+    let schema = schema("threads");
+    let sink = store.sink(&schema, 0, 0);
+    std::thread::scope(|scope| {
+        for t in 0..4u64 {
+            let sink = sink.clone();
+            let schema = &schema;
+            scope.spawn(move || {
+                for k in 0..50 {
+                    let start = (t * 50 + k) * 100;
+                    sink.write(rows(schema, start, start + 100)).unwrap();
+                }
+            });
+        }
+    });
+    drop(sink);
+    let store = Arc::into_inner(store).unwrap();
+    assert_eq!(store.close().unwrap().tables["threads"].rows, 20_000);
+    let frame = read(&dir.path().join("tables/threads/trial=0/part-0.parquet"));
+    let mut seq: Vec<u64> = frame
+        .column("seq")
+        .unwrap()
+        .u64()
+        .unwrap()
+        .into_no_null_iter()
+        .collect();
+    seq.sort_unstable();
+    assert!(
+        seq.iter().enumerate().all(|(i, &v)| v == i as u64),
+        "every row exactly once"
+    );
+}
+
+#[test]
+fn handles_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Store>();
+    send_sync::<TableSink>();
+    send_sync::<ResultsError>();
+}
+
+#[test]
+fn close_reports_success_the_same_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 10);
+    let schema = schema("s");
+    store.sink(&schema, 0, 0).write(rows(&schema, 0, 3)).unwrap();
+    let (written, result) = store.close_with_summary();
+    result.unwrap();
+    assert_eq!(written.tables["s"], TableRecord { rows: 3, files: 1 });
+}
