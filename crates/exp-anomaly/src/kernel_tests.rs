@@ -1,0 +1,184 @@
+//! The C kernels called directly, in this process: each runs briefly and must
+//! stop at its deadline or stop flag, count what it did, and clean up its
+//! files. (The child-process tests are in `crates/expc/tests/anomaly_kernels.rs`.)
+
+use std::ffi::CString;
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::counters::{Counters, KernelCounters};
+use crate::ffi::{self, Ctx};
+
+const MIB: u64 = 1 << 20;
+
+/// Runs `kernel` with a deadline `ms` from now; returns its result, counters and run time.
+fn run(ms: u64, kernel: impl FnOnce(&Ctx<'_>) -> io::Result<()>) -> (io::Result<()>, Counters, Duration) {
+    let stop = AtomicU32::new(0);
+    let counters = KernelCounters::default();
+    let ctx = Ctx {
+        stop: &stop,
+        deadline_ns: ffi::monotonic_ns() + ms * 1_000_000,
+        counters: &counters,
+        seed: 42,
+    };
+    let start = Instant::now();
+    let result = kernel(&ctx);
+    (result, counters.snapshot(), start.elapsed())
+}
+
+fn ends_near(elapsed: Duration, ms: u64) {
+    assert!(elapsed >= Duration::from_millis(ms), "{elapsed:?}");
+    // One poll interval (50 ms) plus slack for a loaded machine.
+    assert!(elapsed < Duration::from_millis(ms + 500), "{elapsed:?}");
+}
+
+fn temp_dir(name: &str) -> (PathBuf, CString) {
+    let dir = std::env::temp_dir().join(format!("exp-anomaly-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = CString::new(dir.as_os_str().as_bytes()).unwrap();
+    (dir, c)
+}
+
+#[test]
+fn cpuoccupy_idles_works_and_spins_until_the_deadline() {
+    for (utilization, busy) in [(0.0, false), (0.3, true), (1.0, true)] {
+        let (result, counters, elapsed) = run(200, |ctx| ffi::cpuoccupy(ctx, utilization, 10_000_000));
+        result.unwrap();
+        ends_near(elapsed, 200);
+        assert_eq!(counters.iterations > 0, busy, "{utilization}: {counters:?}");
+    }
+    let (result, _, _) = run(10, |ctx| ffi::cpuoccupy(ctx, 0.5, 0));
+    assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+}
+
+#[test]
+fn stop_flag_ends_a_kernel_without_deadline() {
+    let stop = AtomicU32::new(0);
+    let counters = KernelCounters::default();
+    let start = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            std::thread::sleep(Duration::from_millis(100));
+            stop.store(1, Ordering::Relaxed);
+        });
+        let ctx = Ctx {
+            stop: &stop,
+            deadline_ns: 0,
+            counters: &counters,
+            seed: 1,
+        };
+        ffi::memleak(&ctx, 4096, 1.0, MIB).unwrap();
+    });
+    assert!(start.elapsed() < Duration::from_millis(600), "{:?}", start.elapsed());
+    assert_eq!(
+        counters.snapshot().iterations,
+        1,
+        "the first step is due at once, the next in 1 s"
+    );
+}
+
+#[test]
+fn cachecopy_copies_whole_arrays() {
+    let array = 32 * 1024;
+    let (result, counters, elapsed) = run(200, |ctx| ffi::cachecopy(ctx, array, 0.5, 10_000_000));
+    result.unwrap();
+    ends_near(elapsed, 200);
+    assert!(counters.iterations > 10, "{counters:?}");
+    assert!(counters.bytes >= counters.iterations * array, "{counters:?}");
+}
+
+#[test]
+fn membw_transposes_with_streaming_stores() {
+    let (result, counters, elapsed) = run(300, |ctx| ffi::membw(ctx, 4 * MIB, 1.0, 10_000_000));
+    result.unwrap();
+    ends_near(elapsed, 300);
+    // 2 MiB per matrix: 362 × 362 cells of 16 bytes; a row is 5792 bytes.
+    assert!(counters.iterations >= 1, "{counters:?}");
+    assert_eq!(counters.bytes % (362 * 16), 0, "{counters:?}");
+    let (result, _, _) = run(10, |ctx| ffi::membw(ctx, 16, 1.0, 10_000_000));
+    assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::EINVAL));
+}
+
+#[test]
+fn memeater_grows_to_its_limit_and_holds() {
+    // 1 MiB now, then +1 MiB every 50 ms, cut at 3.5 MiB: four steps by 150 ms.
+    let limit = 7 * MIB / 2;
+    let (result, counters, elapsed) = run(300, |ctx| ffi::memeater(ctx, MIB, 50_000_000, limit));
+    result.unwrap();
+    ends_near(elapsed, 300);
+    assert_eq!(
+        counters,
+        Counters {
+            iterations: 4,
+            bytes: limit,
+            files: 0
+        }
+    );
+}
+
+#[test]
+fn memleak_leaks_at_its_rate_up_to_its_limit() {
+    let (result, counters, elapsed) = run(300, |ctx| ffi::memleak(ctx, 64 * 1024, 100.0, MIB));
+    result.unwrap();
+    ends_near(elapsed, 300);
+    assert_eq!(
+        counters,
+        Counters {
+            iterations: 16,
+            bytes: MIB,
+            files: 0
+        }
+    );
+
+    // At 20 steps/s for 0.5 s, steps are due at 0, 50, …, 450 ms: ten of them.
+    let (result, counters, _) = run(500, |ctx| ffi::memleak(ctx, 4096, 20.0, 1 << 30));
+    result.unwrap();
+    assert!((9..=11).contains(&counters.iterations), "{counters:?}");
+}
+
+#[test]
+fn iometadata_creates_and_deletes_files() {
+    let (dir, c_dir) = temp_dir("iometadata");
+    let (result, counters, elapsed) = run(200, |ctx| ffi::iometadata(ctx, &c_dir, 3, 0.0));
+    result.unwrap();
+    ends_near(elapsed, 200);
+    assert!(counters.files > 10, "{counters:?}");
+    assert_eq!(counters.bytes, counters.files);
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "a clean stop deletes every file"
+    );
+
+    // Paced: 50 files per second for 0.3 s.
+    let (result, counters, _) = run(300, |ctx| ffi::iometadata(ctx, &c_dir, 0, 50.0));
+    result.unwrap();
+    assert!((13..=17).contains(&counters.files), "{counters:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let missing = CString::new("/nonexistent/exp-anomaly").unwrap();
+    let (result, _, _) = run(100, |ctx| ffi::iometadata(ctx, &missing, 0, 0.0));
+    assert_eq!(result.unwrap_err().raw_os_error(), Some(libc::ENOENT));
+}
+
+#[test]
+fn iobandwidth_writes_and_copies_at_its_pace() {
+    let (dir, c_dir) = temp_dir("iobandwidth");
+    // 256 KiB files at 16 Mbit/s (2 MB/s): about 1 MB in 0.5 s, so a first file and some copies.
+    let (result, counters, elapsed) = run(500, |ctx| ffi::iobandwidth(ctx, &c_dir, 1, 256 * 1024, 16_000_000));
+    result.unwrap();
+    ends_near(elapsed, 500);
+    assert!((700_000..=1_100_000).contains(&counters.bytes), "{counters:?}");
+    assert!(counters.iterations >= 2, "{counters:?}");
+    assert_eq!(counters.files, 2, "{counters:?}");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        0,
+        "a clean stop deletes both files"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
