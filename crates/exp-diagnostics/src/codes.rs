@@ -2,7 +2,8 @@
 //!
 //! Codes are grouped by stage: E01 syntax, E02 names and imports, E03 blocks
 //! and properties, E04 types and units, E05 values, E06 timing, E07 sweeps and
-//! repetitions, W08 warnings. A code, once published, keeps its meaning.
+//! repetitions, W08 warnings, E09 compiler bugs, E10 run preflight (checks of the
+//! machine before anything starts). A code, once published, keeps its meaning.
 
 macro_rules! codes {
     ($($code:ident => $title:literal, $text:literal;)*) => {
@@ -451,6 +452,46 @@ Fix: use it, or remove it.
     E0901 => "internal compiler error",
 "The compiler reached a state it considers impossible. Please report it with the
 spec that triggered it.
+";
+    E1001 => "not enough memory",
+"Preflight: the memory a plan's anomalies may take (memeater and memleak limits,
+membw buffers, cachecopy arrays) exceeds what this machine has available now
+(MemAvailable minus a safety margin of 5 % of MemTotal, at least 256 MiB).
+Nothing was started and no run directory was written.
+
+Fix: lower the anomaly's `limit` (or `buffer`), free memory, or pass `--force`
+to run anyway (the kernel may then invoke the OOM killer).
+";
+    E1002 => "not enough disk space",
+"Preflight: the files a plan writes (iobandwidth files, the run directory) need
+more space than the file system holding them has free.
+
+Fix: point `dir` at a larger file system, lower `file_size` or `ntasks`, or free
+space.
+";
+    E1003 => "CPU not available",
+"Preflight: a workload is pinned to a CPU this machine does not have online (or
+this process may not run on).
+
+Example (on a 2-CPU machine):
+
+    anomaly \"hog\" { kind = cpuoccupy  cores = [3] }
+
+Fix: `cores = [1]`; `nproc` and /sys/devices/system/cpu/online list the CPUs.
+";
+    E1004 => "path not usable",
+"Preflight: a directory a workload works in does not exist or is not writable, or
+a file it reads is missing.
+
+Fix: create the directory, fix the path (relative paths are relative to the spec
+that wrote them), or leave `dir` out to use a scratch directory inside the run.
+";
+    E1005 => "workload kind not runnable",
+"Preflight: this build of expc cannot execute a workload kind the plan uses yet.
+The plan is valid; only running it is refused, before anything starts.
+
+Fix: remove the workload from the spec, or run a build of expc whose runtime
+supports it (`expc plan` shows the plan either way).
 ";
 }
 

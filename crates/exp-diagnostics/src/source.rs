@@ -103,6 +103,18 @@ impl SourceMap {
         self.get(span.file).text.get(span.range()).unwrap_or("")
     }
 
+    /// A span from a 1-based `line:column` of the file called `name` to the end
+    /// of that line (without a trailing `{`): how locations recorded in the
+    /// plan become labelled spans again.
+    pub fn locate(&self, name: &str, line: usize, column: usize) -> Option<Span> {
+        let (id, file) = self.files().find(|(_, f)| f.name == name)?;
+        let range = file.line_range(line.checked_sub(1)?)?;
+        let text = &file.text[range.clone()];
+        let start = range.start + text.char_indices().nth(column.checked_sub(1)?).map(|(i, _)| i)?;
+        let end = range.start + text.trim_end().trim_end_matches('{').trim_end().len();
+        (start < end).then(|| Span::new(id, start..end))
+    }
+
     /// `file:line:column` of a span's start.
     pub fn location(&self, span: Span) -> String {
         let file = self.get(span.file);
@@ -153,6 +165,17 @@ impl<'a> codespan_reporting::files::Files<'a> for SourceMap {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn locate_finds_a_line_from_its_column() {
+        let mut sources = super::SourceMap::new();
+        let id = sources.add("a.exp", "x = 1\n  anomaly \"h\" {\n}\n");
+        let span = sources.locate("a.exp", 2, 3).unwrap();
+        assert_eq!(span.file, id);
+        assert_eq!(sources.snippet(span), "anomaly \"h\"");
+        assert_eq!(sources.locate("a.exp", 9, 1), None);
+        assert_eq!(sources.locate("b.exp", 1, 1), None);
+    }
+
     use super::*;
 
     #[test]

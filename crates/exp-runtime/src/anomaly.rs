@@ -1,0 +1,265 @@
+//! The anomaly executor: one supervised child process per activation of an
+//! anomaly window, sampled from the OS while it runs, with the ground truth
+//! (planned and actual start/end) in `anomaly_timeline`.
+//!
+//! Runs on a blocking thread of its own: the child is started and reaped on
+//! that thread, which outlives it, as PR_SET_PDEATHSIG requires.
+
+use std::time::{Duration, Instant};
+
+use exp_anomaly::{Counters, ExitKind, InstanceConfig, Outcome};
+use exp_plan::{Anomaly, AnomalyParams};
+use exp_results::{Cell, DType, Schema, TableSink};
+
+use crate::cancel::Level;
+use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
+
+/// How long a child gets to stop after SIGTERM before SIGKILL.
+const GRACE: Duration = Duration::from_secs(1);
+
+pub fn timeline_schema() -> Schema {
+    Schema::new("anomaly_timeline")
+        .column("instance", DType::Str)
+        .column("activation", DType::U64)
+        .column("kind", DType::Str)
+        .column("parameters", DType::Str)
+        .column("cores", DType::Str)
+        .column("target_utilization_pct", DType::F64)
+        .column("planned_start_ns", DType::U64)
+        .column("planned_end_ns", DType::U64)
+        .column("actual_start_ns", DType::U64)
+        .column("actual_end_ns", DType::U64)
+        .column("status", DType::Str)
+        .column("error", DType::Str)
+        .column("pid", DType::U64)
+        .column("cpu_time_ns", DType::U64)
+        .column("achieved_utilization_pct", DType::F64)
+        .column("peak_rss_bytes", DType::U64)
+        .column("iterations", DType::U64)
+        .column("bytes", DType::U64)
+        .column("files", DType::U64)
+}
+
+pub fn samples_schema() -> Schema {
+    Schema::new("anomaly_samples")
+        .column("t_ns", DType::U64)
+        .column("instance", DType::Str)
+        .column("activation", DType::U64)
+        .column("pid", DType::U64)
+        .column("interval_ns", DType::U64)
+        .column("cpu_time_ns", DType::U64)
+        .column("achieved_utilization_pct", DType::F64)
+        .column("rss_bytes", DType::U64)
+        .column("iterations", DType::U64)
+        .column("bytes", DType::U64)
+        .column("files", DType::U64)
+}
+
+/// Totals over all activations, for the summary metrics.
+#[derive(Default)]
+struct Totals {
+    cpu_ns: u64,
+    core_wall_ns: u64,
+    counters: Counters,
+}
+
+pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, ExecError> {
+    let timeline = ctx.tables.sink(&timeline_schema());
+    let samples = ctx.tables.sink(&samples_schema());
+    let mut totals = Totals::default();
+    let mut failure = None;
+    for (activation, interval) in ctx.intervals.iter().enumerate() {
+        if !ctx.cancel.sleep_until(ctx.clock.at(interval.start_ns)) {
+            break;
+        }
+        let end_ns = interval.end_ns.or(ctx.trial_end_ns);
+        match activate(
+            &ctx,
+            anomaly,
+            activation as u64,
+            interval.start_ns,
+            end_ns,
+            &samples,
+            &mut totals,
+        )? {
+            Activation { row, error: None } => timeline.write(one_row(&timeline_schema(), row)?)?,
+            Activation {
+                row,
+                error: Some(error),
+            } => {
+                timeline.write(one_row(&timeline_schema(), row)?)?;
+                failure = Some(error);
+                break;
+            }
+        }
+    }
+    if let Some(error) = failure {
+        return Err(ExecError::Failed(format!("anomaly `{}`: {error}", ctx.workload.name)));
+    }
+    let mut summary = WorkloadSummary::default();
+    if totals.core_wall_ns > 0 {
+        summary.metrics.insert(
+            "achieved_utilization".into(),
+            totals.cpu_ns as f64 / totals.core_wall_ns as f64,
+        );
+    }
+    summary
+        .metrics
+        .insert("bytes_touched".into(), totals.counters.bytes as f64);
+    summary
+        .metrics
+        .insert("operations".into(), totals.counters.iterations as f64);
+    Ok(summary)
+}
+
+struct Activation {
+    row: Vec<Cell>,
+    error: Option<String>,
+}
+
+fn activate(
+    ctx: &WorkloadContext,
+    anomaly: &Anomaly,
+    activation: u64,
+    planned_start_ns: u64,
+    planned_end_ns: Option<u64>,
+    samples: &TableSink,
+    totals: &mut Totals,
+) -> Result<Activation, ExecError> {
+    let name = &ctx.workload.name;
+    // Without an end the child runs until the trial stops it.
+    let end = planned_end_ns.map(|ns| ctx.clock.at(ns));
+    let run_for = end.map_or(Duration::from_secs(365 * 24 * 3600), |e| {
+        e.saturating_duration_since(Instant::now())
+    });
+    let config = InstanceConfig {
+        instance: name.clone(),
+        anomaly: anomaly.clone(),
+        seed: ctx.seed.wrapping_add(activation.wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+        scratch_dir: ctx.scratch.join(format!("{name}-{activation}")),
+        run_for,
+    };
+    let actual_start_ns = ctx.clock.now_ns();
+    let mut instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
+    let pid = instance.pid();
+    ctx.processes.add(name, pid);
+
+    let mut last = (Instant::now(), 0u64);
+    let mut peak_rss = 0;
+    let mut next = Instant::now() + ctx.sample_interval;
+    let outcome = loop {
+        let deadline = end.map_or(next, |e| e.min(next));
+        let on_time = ctx.cancel.sleep_until(deadline);
+        if let Ok(sample) = instance.sample() {
+            let now = Instant::now();
+            let interval = now.duration_since(last.0).as_nanos() as u64;
+            let cpu = sample.cpu_time_ns.saturating_sub(last.1);
+            peak_rss = peak_rss.max(sample.rss_bytes);
+            let row = vec![
+                ctx.clock.now_ns().into(),
+                name.as_str().into(),
+                activation.into(),
+                u64::from(pid).into(),
+                interval.into(),
+                cpu.into(),
+                utilization_pct(cpu, interval, anomaly.cores.len()).into(),
+                sample.rss_bytes.into(),
+                sample.counters.iterations.into(),
+                sample.counters.bytes.into(),
+                sample.counters.files.into(),
+            ];
+            samples.write(one_row(&samples_schema(), row)?)?;
+            last = (now, sample.cpu_time_ns);
+        }
+        if let Some(outcome) = instance.try_wait()? {
+            break outcome;
+        }
+        let ended = end.is_some_and(|e| Instant::now() >= e);
+        if !on_time || ended {
+            break if ctx.cancel.level() == Level::Kill {
+                instance.kill()?
+            } else {
+                instance.stop(GRACE)?
+            };
+        }
+        if Instant::now() >= next {
+            next += ctx.sample_interval;
+        }
+    };
+    ctx.processes.remove(pid);
+    let actual_end_ns = ctx.clock.now_ns();
+    let active_ns = actual_end_ns.saturating_sub(actual_start_ns);
+    totals.cpu_ns += outcome.cpu_time_ns;
+    totals.core_wall_ns += active_ns * anomaly.cores.len().max(1) as u64;
+    totals.counters.iterations += outcome.counters.iterations;
+    totals.counters.bytes += outcome.counters.bytes;
+    totals.counters.files += outcome.counters.files;
+    let (status, error) = status(&outcome);
+    let row = vec![
+        name.as_str().into(),
+        activation.into(),
+        kind(&anomaly.params).into(),
+        serde_json::to_string(&anomaly.params).unwrap_or_default().into(),
+        anomaly
+            .cores
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
+            .into(),
+        match anomaly.params {
+            AnomalyParams::Cpuoccupy { utilization_ratio } => Cell::F64(utilization_ratio * 100.0),
+            _ => Cell::Null,
+        },
+        planned_start_ns.into(),
+        planned_end_ns.into(),
+        actual_start_ns.into(),
+        actual_end_ns.into(),
+        status.into(),
+        error.clone().into(),
+        u64::from(pid).into(),
+        outcome.cpu_time_ns.into(),
+        utilization_pct(outcome.cpu_time_ns, active_ns, anomaly.cores.len()).into(),
+        peak_rss.into(),
+        outcome.counters.iterations.into(),
+        outcome.counters.bytes.into(),
+        outcome.counters.files.into(),
+    ];
+    Ok(Activation { row, error })
+}
+
+fn status(outcome: &Outcome) -> (&'static str, Option<String>) {
+    match &outcome.status {
+        ExitKind::Finished => ("finished", None),
+        ExitKind::Stopped => ("stopped", None),
+        ExitKind::Killed => ("killed", None),
+        ExitKind::Failed(message) => ("failed", Some(message.clone())),
+    }
+}
+
+/// CPU time as a percentage of the wall time of the pinned cores.
+fn utilization_pct(cpu_ns: u64, wall_ns: u64, cores: usize) -> f64 {
+    if wall_ns == 0 {
+        return 0.0;
+    }
+    cpu_ns as f64 / (wall_ns as f64 * cores.max(1) as f64) * 100.0
+}
+
+pub fn kind(params: &AnomalyParams) -> &'static str {
+    match params {
+        AnomalyParams::Cpuoccupy { .. } => "cpuoccupy",
+        AnomalyParams::Cachecopy { .. } => "cachecopy",
+        AnomalyParams::Membw { .. } => "membw",
+        AnomalyParams::Memeater { .. } => "memeater",
+        AnomalyParams::Memleak { .. } => "memleak",
+        AnomalyParams::Netoccupy { .. } => "netoccupy",
+        AnomalyParams::Iometadata { .. } => "iometadata",
+        AnomalyParams::Iobandwidth { .. } => "iobandwidth",
+    }
+}
+
+fn one_row(schema: &Schema, row: Vec<Cell>) -> Result<exp_results::Batch, ExecError> {
+    let mut batch = schema.batch();
+    batch.push_row(row)?;
+    Ok(batch)
+}

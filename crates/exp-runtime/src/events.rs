@@ -1,0 +1,70 @@
+//! What the runtime reports while it runs. Only the CLI renders these
+//! (progress bars on a terminal, log lines elsewhere).
+
+use std::path::PathBuf;
+
+use crate::cancel::Level;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Event {
+    RunStarted {
+        run_dir: PathBuf,
+        /// Trials selected to run (the most; `repeat until` may stop earlier).
+        trials: u32,
+    },
+    TrialStarted {
+        trial: u32,
+        /// 1-based position among the selected trials.
+        ordinal: u32,
+        total: u32,
+        point: u32,
+        repetition: u32,
+        /// The sweep point, e.g. `utilization=50%`.
+        sweep: String,
+        /// Trial length after `--time-scale`; `None` when workloads end by themselves.
+        planned_ns: Option<u64>,
+    },
+    TrialFinished {
+        trial: u32,
+        status: String,
+        elapsed_ns: u64,
+        error: Option<String>,
+    },
+    /// `repeat until` met its rule (or its maximum) for a sweep point.
+    RepeatStopped {
+        point: u32,
+        repetitions: u32,
+        reason: String,
+    },
+    Pause {
+        ns: u64,
+    },
+    /// Ctrl-C seen: stopping cleanly (`Stop`) or at once (`Kill`).
+    Stopping {
+        level: Level,
+    },
+}
+
+/// Where events go. Sending never fails the run: a closed receiver only
+/// means nobody is watching.
+#[derive(Clone)]
+pub struct Events {
+    tx: Option<std::sync::mpsc::Sender<Event>>,
+}
+
+impl Events {
+    pub fn new(tx: std::sync::mpsc::Sender<Event>) -> Self {
+        Events { tx: Some(tx) }
+    }
+
+    /// Events that nobody receives (tests, library use).
+    pub fn none() -> Self {
+        Events { tx: None }
+    }
+
+    pub fn send(&self, event: Event) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(event);
+        }
+    }
+}

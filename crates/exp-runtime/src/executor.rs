@@ -1,0 +1,94 @@
+//! The contract between the orchestrator and workload executors.
+//!
+//! An executor gets its plan node, the trial's clock, its active intervals,
+//! its seed, a cancellation handle and table sinks; it writes rows as it goes
+//! and returns a summary of the metrics `repeat until` can use. Executors for
+//! other workload kinds plug in here the same way.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use exp_plan::Workload;
+use exp_results::{Schema, Store, TableSink};
+
+use crate::cancel::Cancel;
+use crate::clock::TrialClock;
+use crate::schedule::Interval;
+
+pub struct WorkloadContext {
+    pub workload: Workload,
+    pub seed: u64,
+    pub clock: TrialClock,
+    /// When the workload is active, already scaled by `--time-scale`.
+    pub intervals: Vec<Interval>,
+    /// The trial's end (scaled), when it has one.
+    pub trial_end_ns: Option<u64>,
+    /// Raised at the end of the trial and by Ctrl-C.
+    pub cancel: Cancel,
+    pub tables: Tables,
+    pub processes: Processes,
+    /// A directory of its own for files the workload creates; removed at the end.
+    pub scratch: PathBuf,
+    /// How often to record the workload's own samples.
+    pub sample_interval: Duration,
+    pub launcher: Arc<exp_anomaly::Launcher>,
+}
+
+/// Metrics of one workload in one trial, by the names the schema registry
+/// declares (`achieved_utilization`, `ack_latency`, …).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct WorkloadSummary {
+    pub metrics: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    #[error("{0}")]
+    Anomaly(#[from] exp_anomaly::AnomalyError),
+    #[error("{0}")]
+    Results(#[from] exp_results::ResultsError),
+    #[error("{0}")]
+    Row(#[from] exp_results::RowError),
+    #[error("{0}")]
+    Failed(String),
+}
+
+/// Opens table sinks for one trial.
+#[derive(Clone)]
+pub struct Tables {
+    pub store: Arc<Store>,
+    pub trial: u32,
+    pub shard: u32,
+}
+
+impl Tables {
+    pub fn sink(&self, schema: &Schema) -> TableSink {
+        self.store.sink(schema, self.trial, self.shard)
+    }
+}
+
+/// Processes that workloads run, so the monitor can sample them.
+#[derive(Clone, Default)]
+pub struct Processes {
+    inner: Arc<Mutex<Vec<(String, u32)>>>,
+}
+
+impl Processes {
+    pub fn add(&self, workload: &str, pid: u32) {
+        if let Ok(mut list) = self.inner.lock() {
+            list.push((workload.to_string(), pid));
+        }
+    }
+
+    pub fn remove(&self, pid: u32) {
+        if let Ok(mut list) = self.inner.lock() {
+            list.retain(|(_, p)| *p != pid);
+        }
+    }
+
+    pub fn list(&self) -> Vec<(String, u32)> {
+        self.inner.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,333 @@
+//! Checks of the machine against the whole plan, before anything starts:
+//! memory, disk, CPUs, directories, and whether every workload kind can run.
+//! Failing checks are diagnostics (E10xx), never panics, and write nothing.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use exp_diagnostics::{Code, Diagnostic};
+use exp_plan::{AnomalyParams, Origin, Plan, Point, Workload, WorkloadConfig};
+
+/// A failed check, with where in the spec the workload came from.
+#[derive(Debug, Clone)]
+pub struct PreflightIssue {
+    pub diagnostic: Diagnostic,
+    pub origin: Option<Origin>,
+}
+
+/// What preflight needs to know about the run.
+pub struct PreflightInput<'a> {
+    pub plan: &'a Plan,
+    /// Where run directories go (`--out`).
+    pub out_root: &'a Path,
+    /// `--force`: run even when memory looks short.
+    pub force: bool,
+    /// Directory that relative `dir` paths are resolved against.
+    pub spec_dir: &'a Path,
+}
+
+const MIB: u64 = 1 << 20;
+/// Free space a run directory needs at least (manifest, plan, tables).
+const RUN_DIR_MIN_FREE: u64 = 64 * MIB;
+
+pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
+    let mut issues = Vec::new();
+    let mut seen = BTreeSet::new();
+    let mut report = |key: String, issue: PreflightIssue| {
+        // Swept workloads appear once per point: report each problem once.
+        if seen.insert(key) {
+            issues.push(issue);
+        }
+    };
+    let online: BTreeSet<u32> = exp_host::online_cpus().into_iter().collect();
+    let memory = exp_host::meminfo().unwrap_or_default();
+    let budget = memory_budget(memory.available_bytes(), memory.total_bytes());
+
+    for point in &input.plan.points {
+        for workload in &point.workloads {
+            let at = |code, message: String| PreflightIssue {
+                diagnostic: Diagnostic::error(code, message),
+                origin: Some(workload.origin.clone()),
+            };
+            let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
+                let kind = kind_name(&workload.config);
+                report(
+                    format!("kind {kind}"),
+                    PreflightIssue {
+                        diagnostic: Diagnostic::error(
+                            Code::E1005,
+                            format!("this build of expc cannot run `{kind}` workloads yet"),
+                        )
+                        .note(format!(
+                            "`{kind} \"{}\"` is valid and appears in the plan",
+                            workload.name
+                        ))
+                        .help("remove it to run the rest, or use `expc plan` to inspect it"),
+                        origin: Some(workload.origin.clone()),
+                    },
+                );
+                continue;
+            };
+            for core in anomaly.cores.iter().filter(|c| !online.contains(c)) {
+                let cpus: Vec<String> = online.iter().map(u32::to_string).collect();
+                report(
+                    format!("cpu {} {core}", workload.name),
+                    at(
+                        Code::E1003,
+                        format!(
+                            "anomaly `{}` is pinned to CPU {core}, which is not online",
+                            workload.name
+                        ),
+                    )
+                    .with_note(format!("online CPUs: {}", cpus.join(", "))),
+                );
+            }
+            if let Some(dir) = work_dir(&anomaly.params) {
+                let dir = resolve(input.spec_dir, dir);
+                if let Err(problem) = writable_dir(&dir) {
+                    report(
+                        format!("dir {}", workload.name),
+                        at(
+                            Code::E1004,
+                            format!(
+                                "anomaly `{}` cannot work in {}: {problem}",
+                                workload.name,
+                                dir.display()
+                            ),
+                        )
+                        .with_help("create the directory or leave `dir` out to use scratch space in the run directory"),
+                    );
+                } else if let Some(need) = exp_anomaly::disk_need_bytes(&anomaly.params) {
+                    check_disk(&dir, need, &workload.name, &mut |key, diagnostic| {
+                        report(
+                            key,
+                            PreflightIssue {
+                                diagnostic,
+                                origin: Some(workload.origin.clone()),
+                            },
+                        )
+                    });
+                }
+            }
+        }
+        if !input.force {
+            if let Some((workload, need)) = peak_memory(point, input.plan.experiment.duration_ns) {
+                if need > budget {
+                    report(
+                        format!("memory {}", workload.name),
+                        PreflightIssue {
+                            diagnostic: Diagnostic::error(
+                                Code::E1001,
+                                format!(
+                                    "anomalies running together with `{}` may take {} but {} is available",
+                                    workload.name,
+                                    bytes(need),
+                                    bytes(budget)
+                                ),
+                            )
+                            .note(format!(
+                                "available = MemAvailable {} − safety margin {}",
+                                bytes(memory.available_bytes()),
+                                bytes(memory.available_bytes().saturating_sub(budget))
+                            ))
+                            .help("lower the anomaly's `limit`, or pass `--force` to run anyway"),
+                            origin: Some(workload.origin.clone()),
+                        },
+                    );
+                }
+            }
+        }
+    }
+
+    // The run directory's file system, and the scratch space of io anomalies
+    // that work inside it.
+    let scratch_need: u64 = input
+        .plan
+        .points
+        .iter()
+        .flat_map(|p| &p.workloads)
+        .filter_map(|w| match &w.config {
+            WorkloadConfig::Anomaly(a) if work_dir(&a.params).is_none() => exp_anomaly::disk_need_bytes(&a.params),
+            _ => None,
+        })
+        .max()
+        .unwrap_or(0);
+    let root = existing_ancestor(input.out_root);
+    if let Err(problem) = writable_dir(&root) {
+        report(
+            "out".into(),
+            PreflightIssue {
+                diagnostic: Diagnostic::error(
+                    Code::E1004,
+                    format!(
+                        "cannot write run directories under {}: {problem}",
+                        input.out_root.display()
+                    ),
+                )
+                .help("choose another directory with `--out`"),
+                origin: None,
+            },
+        );
+    } else {
+        check_disk(
+            &root,
+            RUN_DIR_MIN_FREE + scratch_need,
+            "the run directory",
+            &mut |key, diagnostic| {
+                report(
+                    key,
+                    PreflightIssue {
+                        diagnostic,
+                        origin: None,
+                    },
+                )
+            },
+        );
+    }
+    issues
+}
+
+/// MemAvailable minus a safety margin of 5 % of MemTotal, at least 256 MiB.
+pub fn memory_budget(available: u64, total: u64) -> u64 {
+    available.saturating_sub((total / 20).max(256 * MIB))
+}
+
+/// The largest memory need of any anomaly plus those whose windows overlap it.
+fn peak_memory(point: &Point, trial_ns: Option<u64>) -> Option<(&Workload, u64)> {
+    let needs: Vec<(&Workload, u64, (u64, u64))> = point
+        .workloads
+        .iter()
+        .filter_map(|w| match &w.config {
+            WorkloadConfig::Anomaly(a) => {
+                let need = exp_anomaly::memory_need_bytes(&a.params)?;
+                let end = w.window.end_ns.or(trial_ns).unwrap_or(u64::MAX);
+                Some((w, need, (w.window.start_ns, end)))
+            }
+            _ => None,
+        })
+        .collect();
+    needs
+        .iter()
+        .map(|(w, _, (s, e))| {
+            let together = needs
+                .iter()
+                .filter(|(_, _, (s2, e2))| s2 < e && s < e2)
+                .map(|(_, n, _)| n)
+                .sum();
+            (*w, together)
+        })
+        .max_by_key(|(_, need)| *need)
+}
+
+fn check_disk(dir: &Path, need: u64, what: &str, report: &mut dyn FnMut(String, Diagnostic)) {
+    let Ok(free) = exp_host::disk_free_bytes(dir) else {
+        return;
+    };
+    if need > free {
+        report(
+            format!("disk {what}"),
+            Diagnostic::error(
+                Code::E1002,
+                format!(
+                    "{what} needs {} on {} but {} is free",
+                    bytes(need),
+                    dir.display(),
+                    bytes(free)
+                ),
+            )
+            .help("free space, choose another directory, or lower `file_size`/`ntasks`"),
+        );
+    }
+}
+
+fn work_dir(params: &AnomalyParams) -> Option<&str> {
+    match params {
+        AnomalyParams::Iometadata { dir, .. } | AnomalyParams::Iobandwidth { dir, .. } => dir.as_deref(),
+        _ => None,
+    }
+}
+
+fn resolve(base: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        base.join(path)
+    }
+}
+
+fn existing_ancestor(path: &Path) -> PathBuf {
+    let mut path = path.to_path_buf();
+    while !path.exists() {
+        if !path.pop() || path.as_os_str().is_empty() {
+            return PathBuf::from(".");
+        }
+    }
+    path
+}
+
+/// A directory we can create files in (probed by creating and removing one).
+fn writable_dir(dir: &Path) -> Result<(), String> {
+    if !dir.is_dir() {
+        return Err("no such directory".into());
+    }
+    let probe = dir.join(format!(".expc-preflight-{}", std::process::id()));
+    std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
+    let _ = std::fs::remove_file(probe);
+    Ok(())
+}
+
+pub(crate) fn kind_name(config: &WorkloadConfig) -> &'static str {
+    match config {
+        WorkloadConfig::Fleet(_) => "fleet",
+        WorkloadConfig::Anomaly(_) => "anomaly",
+        WorkloadConfig::Traffic(_) => "traffic",
+        WorkloadConfig::Xml(_) => "xml",
+    }
+}
+
+fn bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 {
+        format!("{n} B")
+    } else {
+        format!("{value:.1} {}", UNITS[unit])
+    }
+}
+
+impl PreflightIssue {
+    fn with_note(mut self, note: String) -> Self {
+        self.diagnostic = self.diagnostic.note(note);
+        self
+    }
+
+    fn with_help(mut self, help: &str) -> Self {
+        self.diagnostic = self.diagnostic.help(help);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_keeps_a_margin() {
+        let gib = 1024 * MIB;
+        assert_eq!(memory_budget(10 * gib, 20 * gib), 9 * gib);
+        assert_eq!(memory_budget(300 * MIB, 1024 * MIB), 44 * MIB);
+        assert_eq!(memory_budget(100 * MIB, 1024 * MIB), 0);
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(bytes(512), "512 B");
+        assert_eq!(bytes(3 * 1024 * MIB / 2), "1.5 GiB");
+    }
+}

@@ -1,0 +1,133 @@
+//! The `trials` table: one row per trial that ran, with its sweep point as
+//! typed columns, so every measurement can be joined to its parameters.
+
+use exp_plan::{Plan, Point, Value};
+use exp_results::{Cell, DType, Schema};
+
+/// How a sweep parameter becomes a column: its name carries the unit.
+#[derive(Debug, Clone, PartialEq)]
+struct SweepColumn {
+    parameter: String,
+    name: String,
+    dtype: DType,
+}
+
+pub struct TrialsTable {
+    schema: Schema,
+    sweep: Vec<SweepColumn>,
+}
+
+/// What the trials table records about a trial besides its sweep point.
+pub struct TrialRow<'a> {
+    pub point: &'a Point,
+    pub repetition: u32,
+    pub seed: u64,
+    pub start_unix_ns: u64,
+    pub end_unix_ns: u64,
+    pub status: &'a str,
+    pub error: Option<&'a str>,
+}
+
+impl TrialsTable {
+    pub fn new(plan: &Plan) -> Self {
+        let sweep: Vec<SweepColumn> = plan
+            .parameters
+            .iter()
+            .map(|p| {
+                let kinds: Vec<(String, DType)> = plan
+                    .points
+                    .iter()
+                    .filter_map(|point| point.values.get(&p.name))
+                    .map(|v| column_kind(&p.name, &v.value))
+                    .collect();
+                // A parameter whose values differ in kind is recorded by label.
+                let (name, dtype) = match kinds.first() {
+                    Some(first) if kinds.iter().all(|k| k == first) => first.clone(),
+                    _ => (p.name.clone(), DType::Str),
+                };
+                SweepColumn {
+                    parameter: p.name.clone(),
+                    name,
+                    dtype,
+                }
+            })
+            .collect();
+        let mut schema = Schema::new("trials")
+            .column("point", DType::U64)
+            .column("repetition", DType::U64)
+            .column("seed", DType::U64);
+        for column in &sweep {
+            schema = schema.column(column.name.clone(), column.dtype);
+        }
+        let schema = schema
+            .column("start_unix_ns", DType::U64)
+            .column("end_unix_ns", DType::U64)
+            .column("duration_ns", DType::U64)
+            .column("status", DType::Str)
+            .column("error", DType::Str);
+        TrialsTable { schema, sweep }
+    }
+
+    pub fn schema(&self) -> &Schema {
+        &self.schema
+    }
+
+    pub fn row(&self, trial: &TrialRow) -> Vec<Cell> {
+        let mut row: Vec<Cell> = vec![
+            u64::from(trial.point.index).into(),
+            u64::from(trial.repetition).into(),
+            trial.seed.into(),
+        ];
+        for column in &self.sweep {
+            let value = trial.point.values.get(&column.parameter);
+            row.push(match value {
+                Some(v) if column.dtype == DType::Str => Cell::Str(v.label.clone()),
+                Some(v) => cell(&v.value),
+                None => Cell::Null,
+            });
+        }
+        row.extend([
+            trial.start_unix_ns.into(),
+            trial.end_unix_ns.into(),
+            trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into(),
+            trial.status.into(),
+            trial.error.into(),
+        ]);
+        row
+    }
+}
+
+fn column_kind(name: &str, value: &Value) -> (String, DType) {
+    match value {
+        Value::Int(_) => (name.to_string(), DType::I64),
+        Value::Float(_) => (name.to_string(), DType::F64),
+        Value::Bool(_) => (name.to_string(), DType::Bool),
+        Value::DurationNs(_) => (format!("{name}_ns"), DType::U64),
+        Value::Bytes(_) => (format!("{name}_bytes"), DType::U64),
+        Value::BitPerS(_) => (format!("{name}_bit_per_s"), DType::U64),
+        Value::PerS(_) => (format!("{name}_per_s"), DType::F64),
+        Value::Ratio(_) => (format!("{name}_ratio"), DType::F64),
+        _ => (name.to_string(), DType::Str),
+    }
+}
+
+fn cell(value: &Value) -> Cell {
+    match value {
+        Value::Int(v) => Cell::I64(*v),
+        Value::Float(v) | Value::PerS(v) | Value::Ratio(v) => Cell::F64(*v),
+        Value::Bool(v) => Cell::Bool(*v),
+        Value::DurationNs(v) | Value::Bytes(v) | Value::BitPerS(v) => Cell::U64(*v),
+        Value::String(v) | Value::Symbol(v) => Cell::Str(v.clone()),
+        _ => Cell::Null,
+    }
+}
+
+/// `utilization=50%, size=2KiB`: the sweep point for humans.
+pub fn sweep_label(point: &Point) -> String {
+    point
+        .values
+        .iter()
+        .map(|(k, v)| format!("{k}={}", v.label))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
