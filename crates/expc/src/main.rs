@@ -1,5 +1,10 @@
 //! `expc`: the command line. The only crate that talks to the terminal.
 
+mod calibrate;
+mod progress;
+mod report;
+mod run;
+mod summary;
 mod yaml;
 
 use std::io::{IsTerminal, Write};
@@ -15,7 +20,7 @@ use exp_diagnostics::{render_all, Code, RenderStyle};
     name = "expc",
     version,
     about = "Compile and run declarative experiment specs (.exp)",
-    after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc plan examples/quickstart.exp --format yaml\n  expc fmt --check specs/**/*.exp\n  expc explain E0302"
+    after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc plan examples/quickstart.exp --format yaml\n  expc fmt --check specs/**/*.exp\n  expc explain E0302\n  expc run examples/quickstart.exp\n  expc report runs/quickstart/<run-id>"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -63,6 +68,24 @@ enum Command {
         #[arg(long)]
         list: bool,
     },
+    /// Run a spec or plan: preflight, trials, Parquet tables and a manifest.
+    #[command(
+        after_help = "Examples:\n  expc run examples/quickstart.exp\n  expc run specs/anomaly/cpuoccupy-intensity.exp --trials 0,5 --time-scale 0.05\n  expc run plan.json --out /data/runs --dry-run"
+    )]
+    Run(run::Args),
+    /// Summarise a run directory: per-trial counts, means and percentiles of every table.
+    #[command(
+        after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json"
+    )]
+    Report(report::Args),
+    /// Measure how faithfully the anomaly kernels reach their targets on this machine.
+    #[command(
+        after_help = "Examples:\n  expc calibrate cpuoccupy --core 1 --seconds 10\n  expc calibrate memory\n  expc calibrate interference --json"
+    )]
+    Calibrate(calibrate::Args),
+    /// Internal: the child process of one anomaly instance (config on stdin).
+    #[command(name = "__anomaly-kernel", hide = true)]
+    AnomalyKernel,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -82,7 +105,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn style() -> RenderStyle {
+pub(crate) fn style() -> RenderStyle {
     if std::io::stderr().is_terminal() {
         RenderStyle::Color
     } else {
@@ -141,6 +164,10 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Fmt { files, check } => fmt(files, check),
+        Command::Run(args) => run::run(args),
+        Command::Report(args) => report::run(args),
+        Command::Calibrate(args) => calibrate::run(args),
+        Command::AnomalyKernel => Ok(exp_anomaly::child_main()),
         Command::Explain { code, list } => {
             // Write errors (a closed pipe, as in `| head`) end the output quietly.
             let mut out = std::io::stdout().lock();

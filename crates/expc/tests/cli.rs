@@ -328,7 +328,7 @@ fn top_level_help_has_examples() {
 #[test]
 fn every_subcommand_help_has_examples() {
     let names = subcommands();
-    for expected in ["check", "plan", "fmt", "explain"] {
+    for expected in ["check", "plan", "fmt", "explain", "run", "report", "calibrate"] {
         assert!(
             names.iter().any(|n| n == expected),
             "`{expected}` missing from `expc --help`: {names:?}"

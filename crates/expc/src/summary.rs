@@ -1,0 +1,169 @@
+//! What `expc run` prints before (`--dry-run`) and after a run.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use exp_plan::{Plan, WorkloadConfig};
+use exp_results::manifest::{Manifest, TrialStatus};
+use exp_runtime::schedule::{intervals, scale};
+use exp_runtime::RunOptions;
+
+/// The trials and the windows of their workloads on the (scaled) timeline.
+pub fn print_schedule(plan: &Plan, options: &RunOptions) {
+    let selected: Vec<_> = plan
+        .trials
+        .iter()
+        .filter(|t| options.trials.as_ref().is_none_or(|s| s.contains(t.trial)))
+        .collect();
+    let trial_ns = plan.experiment.duration_ns.map(|d| scale(d, options.time_scale));
+    let pause_ns = scale(plan.experiment.pause_ns, options.time_scale);
+    println!(
+        "experiment {:?}: {} of {} trials",
+        plan.experiment.name,
+        selected.len(),
+        plan.trials.len()
+    );
+    if let Some(ns) = trial_ns {
+        let total = ns * selected.len() as u64 + pause_ns * selected.len().saturating_sub(1) as u64;
+        println!(
+            "  each trial {}, about {} in all{}",
+            seconds(ns),
+            seconds(total),
+            max_note(plan)
+        );
+    }
+    for point in &plan.points {
+        let trials: Vec<String> = selected
+            .iter()
+            .filter(|t| t.point == point.index)
+            .map(|t| t.trial.to_string())
+            .collect();
+        if trials.is_empty() {
+            continue;
+        }
+        let sweep: Vec<String> = point.values.iter().map(|(k, v)| format!("{k}={}", v.label)).collect();
+        println!(
+            "point {}{}: trials {}",
+            point.index,
+            bracketed(&sweep.join(", ")),
+            trials.join(",")
+        );
+        for workload in &point.workloads {
+            let windows: Vec<String> = intervals(&workload.window, trial_ns, options.time_scale)
+                .iter()
+                .take(4)
+                .map(|i| format!("{}–{}", seconds(i.start_ns), i.end_ns.map_or("end".into(), seconds)))
+                .collect();
+            println!(
+                "  {:<16} {:<22} {}",
+                workload.name,
+                kind(&workload.config),
+                windows.join(" ")
+            );
+        }
+        if let Some(monitor) = &point.monitor {
+            println!("  {:<16} every {}", "monitor", seconds(monitor.interval_ns));
+        }
+    }
+}
+
+/// The end of a run: where it is, how it ended, what it measured.
+pub fn print_run(dir: &Path, manifest: &Manifest) {
+    let count = |status: TrialStatus| manifest.trials.iter().filter(|t| t.status == status).count();
+    println!("run {} {}", manifest.run_id, manifest.status.as_str());
+    println!("  directory  {}", dir.display());
+    println!(
+        "  trials     {} complete, {} failed, {} interrupted, {} skipped",
+        count(TrialStatus::Complete),
+        count(TrialStatus::Failed),
+        count(TrialStatus::Interrupted),
+        count(TrialStatus::Skipped)
+    );
+    if let Some(error) = &manifest.error {
+        println!("  error      {error}");
+    }
+    for trial in manifest.trials.iter().filter(|t| t.error.is_some()) {
+        println!(
+            "  trial {:<4} {}",
+            trial.trial,
+            trial.error.as_deref().unwrap_or_default()
+        );
+    }
+    for (name, table) in &manifest.tables {
+        println!(
+            "  table      {name:<18} {:>9} rows in {} files",
+            table.rows, table.files
+        );
+    }
+    // Per-workload metrics (`workload.metric`) of the first trials.
+    const SHOWN: usize = 8;
+    let measured: Vec<_> = manifest.trials.iter().filter(|t| !t.metrics.is_empty()).collect();
+    for trial in measured.iter().take(SHOWN) {
+        let mut workloads: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+        for (key, value) in &trial.metrics {
+            if let Some((workload, metric)) = key.split_once('.') {
+                workloads
+                    .entry(workload)
+                    .or_default()
+                    .push(format!("{metric}={}", number(*value)));
+            }
+        }
+        for (workload, metrics) in workloads {
+            println!("  trial {:<4} {workload:<16} {}", trial.trial, metrics.join("  "));
+        }
+    }
+    if measured.len() > SHOWN {
+        println!("  … and {} more trials (all in manifest.json)", measured.len() - SHOWN);
+    }
+    println!("details: expc report {}", dir.display());
+}
+
+fn kind(config: &WorkloadConfig) -> String {
+    match config {
+        WorkloadConfig::Anomaly(a) => {
+            let cores: Vec<String> = a.cores.iter().map(u32::to_string).collect();
+            let params = serde_json::to_value(&a.params).ok();
+            let name = params
+                .as_ref()
+                .and_then(|p| p.as_object())
+                .and_then(|o| o.keys().next().cloned());
+            format!("{} on {}", name.unwrap_or_else(|| "anomaly".into()), cores.join(","))
+        }
+        WorkloadConfig::Fleet(f) => format!("fleet of {}", f.devices),
+        WorkloadConfig::Traffic(_) => "traffic".into(),
+        WorkloadConfig::Xml(_) => "xml".into(),
+    }
+}
+
+fn max_note(plan: &Plan) -> &'static str {
+    if plan.repeat.stop.is_some() {
+        " at most (repeat until may stop earlier)"
+    } else {
+        ""
+    }
+}
+
+fn bracketed(text: &str) -> String {
+    if text.is_empty() {
+        String::new()
+    } else {
+        format!(" ({text})")
+    }
+}
+
+pub fn seconds(ns: u64) -> String {
+    let s = ns as f64 / 1e9;
+    if s >= 120.0 {
+        format!("{:.1}min", s / 60.0)
+    } else {
+        format!("{s:.2}s").replace(".00s", "s")
+    }
+}
+
+pub fn number(v: f64) -> String {
+    if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.3}")
+    }
+}

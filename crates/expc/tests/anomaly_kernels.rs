@@ -1,0 +1,522 @@
+//! Every anomaly kernel run for real, briefly, through `exp_anomaly::spawn`
+//! and the `expc __anomaly-kernel` child, with what it did checked from the
+//! OS (/proc, the file system, a TCP sink of our own), not from the kernels'
+//! own counters. Bands are wide: test machines are noisy.
+
+// Helpers outside #[test] functions unwrap too: a failed setup should fail the test loudly.
+#![allow(clippy::unwrap_used)]
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::sleep;
+use std::time::{Duration, Instant};
+
+use exp_anomaly::{ExitKind, Instance, InstanceConfig, Launcher};
+use exp_plan::{Anomaly, AnomalyParams};
+
+const MIB: u64 = 1 << 20;
+const GRACE: Duration = Duration::from_secs(3);
+
+/// The kernels compete for the machine's cores; one test at a time keeps the bands meaningful.
+fn serial() -> MutexGuard<'static, ()> {
+    static SERIAL: Mutex<()> = Mutex::new(());
+    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+fn launcher() -> Launcher {
+    Launcher {
+        program: env!("CARGO_BIN_EXE_expc").into(),
+        args: vec!["__anomaly-kernel".into()],
+    }
+}
+
+fn scratch(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("anomaly-{name}-{}", std::process::id()))
+}
+
+/// Removes the tests' directories (and files) when dropped, also when a test fails. (An
+/// instance empties its scratch directory; the directory itself is ours.)
+struct Dirs(Vec<PathBuf>);
+
+impl Dirs {
+    fn of(names: &[&str]) -> Dirs {
+        Dirs(names.iter().map(|name| scratch(name)).collect())
+    }
+}
+
+impl Drop for Dirs {
+    fn drop(&mut self) {
+        for path in &self.0 {
+            let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
+        }
+    }
+}
+
+/// The last online core: core 0 usually carries more of the machine's other work.
+fn core() -> u32 {
+    exp_anomaly::bench::online_cpus().last().copied().unwrap_or(0)
+}
+
+fn config(name: &str, params: AnomalyParams, run_for: Duration) -> InstanceConfig {
+    InstanceConfig {
+        instance: name.into(),
+        anomaly: Anomaly {
+            cores: vec![core()],
+            params,
+        },
+        seed: 7,
+        scratch_dir: scratch(name),
+        run_for,
+    }
+}
+
+fn start(name: &str, params: AnomalyParams, run_for: Duration) -> Instance {
+    exp_anomaly::spawn(&launcher(), &config(name, params, run_for)).unwrap()
+}
+
+/// Share of one core the instance used over `window`, from /proc.
+fn cpu_share(instance: &mut Instance, window: Duration) -> f64 {
+    let before = instance.sample().unwrap().cpu_time_ns;
+    let started = Instant::now();
+    sleep(window);
+    let used = instance.sample().unwrap().cpu_time_ns - before;
+    used as f64 / started.elapsed().as_nanos() as f64
+}
+
+fn stop(instance: Instance) -> exp_anomaly::Outcome {
+    let outcome = instance.stop(GRACE).unwrap();
+    assert_eq!(outcome.status, ExitKind::Stopped, "{outcome:?}");
+    outcome
+}
+
+fn files_under(dir: &Path) -> Vec<(PathBuf, u64)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        match entry.metadata() {
+            Ok(meta) if meta.is_dir() => found.extend(files_under(&path)),
+            Ok(meta) => found.push((path, meta.len())),
+            Err(_) => {} // deleted under us
+        }
+    }
+    found
+}
+
+fn is_empty_dir(dir: &Path) -> bool {
+    std::fs::read_dir(dir)
+        .map(|mut entries| entries.next().is_none())
+        .unwrap_or(true)
+}
+
+/// Running, as opposed to gone or a zombie waiting to be reaped.
+fn is_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn cpuoccupy_holds_half_a_core() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["cpu"]);
+    let mut instance = start(
+        "cpu",
+        AnomalyParams::Cpuoccupy { utilization_ratio: 0.5 },
+        Duration::from_secs(10),
+    );
+    sleep(Duration::from_millis(300));
+    let share = cpu_share(&mut instance, Duration::from_secs(2));
+    let outcome = stop(instance);
+    assert!(
+        (0.3..=0.7).contains(&share),
+        "cpuoccupy 50 % used {share:.3} of the core"
+    );
+    assert!(outcome.counters.iterations > 0);
+}
+
+#[test]
+fn cachecopy_and_membw_use_the_cpu() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["cache-l1", "cache-l2", "membw"]);
+    let cases = [
+        (
+            "cache-l1",
+            AnomalyParams::Cachecopy {
+                cache: "L1".into(),
+                multiplier: 1.0,
+                rate_ratio: 1.0,
+            },
+            0.5..=1.05,
+        ),
+        (
+            "cache-l2",
+            AnomalyParams::Cachecopy {
+                cache: "L2".into(),
+                multiplier: 1.0,
+                rate_ratio: 0.5,
+            },
+            0.2..=0.8,
+        ),
+        (
+            "membw",
+            AnomalyParams::Membw {
+                buffer_bytes: 32 * MIB,
+                rate_ratio: 1.0,
+            },
+            0.5..=1.05,
+        ),
+    ];
+    for (name, params, band) in cases {
+        let mut instance = start(name, params, Duration::from_secs(10));
+        sleep(Duration::from_millis(300));
+        let share = cpu_share(&mut instance, Duration::from_secs(1));
+        let outcome = stop(instance);
+        assert!(band.contains(&share), "{name} used {share:.3} of its core");
+        assert!(outcome.counters.bytes > 0, "{name}: {outcome:?}");
+    }
+}
+
+#[test]
+fn memleak_grows_the_resident_set_at_its_rate() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["memleak"]);
+    // 8 MiB ten times a second: 80 MiB/s.
+    let params = AnomalyParams::Memleak {
+        size_bytes: 8 * MIB,
+        rate_per_s: 10.0,
+        limit_bytes: 512 * MIB,
+    };
+    let mut instance = start("memleak", params, Duration::from_secs(10));
+    sleep(Duration::from_millis(300));
+    let (before, t0) = (instance.sample().unwrap().rss_bytes, Instant::now());
+    sleep(Duration::from_millis(1500));
+    let (after, elapsed) = (instance.sample().unwrap().rss_bytes, t0.elapsed());
+    stop(instance);
+    let expected = 80.0 * MIB as f64 * elapsed.as_secs_f64();
+    let grown = after.saturating_sub(before) as f64;
+    assert!(
+        (0.7..=1.3).contains(&(grown / expected)),
+        "grew {grown} bytes, expected about {expected}"
+    );
+}
+
+#[test]
+fn memeater_grows_to_its_limit() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["memeater"]);
+    let params = AnomalyParams::Memeater {
+        buffer_bytes: 16 * MIB,
+        interval_ns: 100_000_000,
+        limit_bytes: 64 * MIB,
+    };
+    let mut instance = start("memeater", params, Duration::from_secs(10));
+    sleep(Duration::from_millis(100));
+    let early = instance.sample().unwrap().rss_bytes;
+    sleep(Duration::from_millis(900));
+    let late = instance.sample().unwrap().rss_bytes;
+    stop(instance);
+    assert!(early < 56 * MIB, "grew too fast: {early} bytes after 0.1 s");
+    assert!(
+        (64 * MIB..=100 * MIB).contains(&late),
+        "{late} bytes after 1 s, limit 64 MiB"
+    );
+}
+
+#[test]
+fn iometadata_files_appear_and_are_removed() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["iometadata", "iometadata-user"]);
+    let dir = scratch("iometadata-user");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("keep"), b"not the anomaly's").unwrap();
+    let params = AnomalyParams::Iometadata {
+        ntasks: 2,
+        rate_per_s: None,
+        dir: Some(dir.to_string_lossy().into_owned()),
+    };
+    let mut instance = start("iometadata", params, Duration::from_secs(10));
+    let seen = (0..100).any(|_| {
+        sleep(Duration::from_millis(20));
+        files_under(&dir)
+            .iter()
+            .any(|(path, _)| path.file_name().is_some_and(|n| n != "keep"))
+    });
+    assert!(instance.try_wait().unwrap().is_none());
+    let outcome = stop(instance);
+    assert!(seen, "no file appeared in {}", dir.display());
+    assert!(outcome.counters.files > 0);
+    let left: Vec<_> = files_under(&dir).into_iter().map(|(path, _)| path).collect();
+    assert_eq!(left, vec![dir.join("keep")], "only the user's file stays");
+    assert_eq!(
+        std::fs::read_dir(&dir).unwrap().count(),
+        1,
+        "the work directory is gone too"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn iobandwidth_writes_its_files() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["iobandwidth"]);
+    let file_size = 8 * MIB;
+    let params = AnomalyParams::Iobandwidth {
+        ntasks: 1,
+        file_size_bytes: file_size,
+        bandwidth_bit_per_s: None,
+        dir: None,
+    };
+    let config = config("iobandwidth", params, Duration::from_secs(10));
+    let mut instance = exp_anomaly::spawn(&launcher(), &config).unwrap();
+    let mut largest = 0;
+    for _ in 0..75 {
+        sleep(Duration::from_millis(20));
+        largest = files_under(&config.scratch_dir)
+            .iter()
+            .map(|&(_, len)| len)
+            .max()
+            .unwrap_or(0)
+            .max(largest);
+    }
+    // wchar: bytes the process passed to write(2), counted by the kernel.
+    let io = std::fs::read_to_string(format!("/proc/{}/io", instance.pid())).unwrap();
+    let written: u64 = io
+        .lines()
+        .find_map(|l| l.strip_prefix("wchar: "))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(instance.try_wait().unwrap().is_none());
+    stop(instance);
+    assert!(written >= file_size, "wrote {written} bytes in 1.5 s");
+    assert!(largest > 0, "no file seen");
+    assert!(is_empty_dir(&config.scratch_dir), "scratch files are removed");
+}
+
+/// A TCP sink on 127.0.0.1 that counts what it receives, until dropped.
+struct Sink {
+    port: u16,
+    bytes: Arc<AtomicU64>,
+    connections: Arc<AtomicU64>,
+    done: Arc<AtomicBool>,
+}
+
+impl Sink {
+    fn start() -> Sink {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let sink = Sink {
+            port: listener.local_addr().unwrap().port(),
+            bytes: Arc::default(),
+            connections: Arc::default(),
+            done: Arc::default(),
+        };
+        let (bytes, connections, done) = (sink.bytes.clone(), sink.connections.clone(), sink.done.clone());
+        std::thread::spawn(move || {
+            while !done.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((mut stream, _)) => {
+                        connections.fetch_add(1, Ordering::Relaxed);
+                        stream.set_nonblocking(false).unwrap();
+                        let (bytes, done) = (bytes.clone(), done.clone());
+                        std::thread::spawn(move || {
+                            stream.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+                            let mut buffer = vec![0u8; 1 << 16];
+                            while !done.load(Ordering::Relaxed) {
+                                match stream.read(&mut buffer) {
+                                    Ok(0) => break,
+                                    Ok(n) => {
+                                        bytes.fetch_add(n as u64, Ordering::Relaxed);
+                                    }
+                                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                                    Err(e) if e.kind() == std::io::ErrorKind::TimedOut => {}
+                                    Err(_) => break,
+                                }
+                            }
+                        });
+                    }
+                    Err(_) => sleep(Duration::from_millis(10)),
+                }
+            }
+        });
+        sink
+    }
+}
+
+impl Drop for Sink {
+    fn drop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn netoccupy_sends_to_the_peer_at_its_bandwidth() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["netoccupy-peer", "netoccupy-own"]);
+    let sink = Sink::start();
+    // Two tasks at 80 Mbit/s each: 20 MB/s together.
+    let params = AnomalyParams::Netoccupy {
+        ntasks: 2,
+        message_bytes: MIB,
+        bandwidth_bit_per_s: Some(80_000_000),
+        peer: Some(format!("127.0.0.1:{}", sink.port)),
+    };
+    let instance = start("netoccupy-peer", params, Duration::from_secs(10));
+    let started = Instant::now();
+    sleep(Duration::from_millis(1500));
+    let received = sink.bytes.load(Ordering::Relaxed) as f64;
+    let expected = 20e6 * started.elapsed().as_secs_f64();
+    let outcome = stop(instance);
+    assert_eq!(sink.connections.load(Ordering::Relaxed), 2);
+    assert!(
+        (0.5..=1.1).contains(&(received / expected)),
+        "received {received} bytes, expected about {expected}"
+    );
+    assert!(outcome.counters.iterations > 0, "{outcome:?}");
+
+    // Without a peer the child runs its own loopback sink; unpaced, it keeps a core busy.
+    let params = AnomalyParams::Netoccupy {
+        ntasks: 1,
+        message_bytes: MIB,
+        bandwidth_bit_per_s: None,
+        peer: None,
+    };
+    let mut instance = start("netoccupy-own", params, Duration::from_secs(10));
+    sleep(Duration::from_millis(300));
+    let share = cpu_share(&mut instance, Duration::from_millis(700));
+    let outcome = stop(instance);
+    assert!(share > 0.2, "loopback netoccupy used {share:.3} of a core");
+    assert!(outcome.counters.bytes > MIB, "{outcome:?}");
+}
+
+#[test]
+fn sigterm_stops_the_child_within_the_grace_period() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["sigterm"]);
+    let instance = start(
+        "sigterm",
+        AnomalyParams::Cpuoccupy { utilization_ratio: 1.0 },
+        Duration::from_secs(30),
+    );
+    let pid = instance.pid();
+    sleep(Duration::from_millis(300));
+    let asked = Instant::now();
+    let outcome = instance.stop(Duration::from_secs(2)).unwrap();
+    assert_eq!(outcome.status, ExitKind::Stopped);
+    assert!(asked.elapsed() < Duration::from_secs(1), "took {:?}", asked.elapsed());
+    assert!(!is_alive(pid));
+    assert!(outcome.cpu_time_ns > 100_000_000, "{outcome:?}");
+}
+
+#[test]
+fn endings_finished_killed_failed() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["deadline", "kill", "fail"]);
+    let params = AnomalyParams::Memleak {
+        size_bytes: 4096,
+        rate_per_s: 10.0,
+        limit_bytes: MIB,
+    };
+    let mut instance = start("deadline", params.clone(), Duration::from_millis(400));
+    let started = Instant::now();
+    let outcome = loop {
+        if let Some(outcome) = instance.try_wait().unwrap() {
+            break outcome;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "did not stop at its deadline"
+        );
+        sleep(Duration::from_millis(20));
+    };
+    assert_eq!(outcome.status, ExitKind::Finished);
+    assert!((3..=6).contains(&outcome.counters.iterations), "{outcome:?}");
+    assert_eq!(
+        instance.try_wait().unwrap(),
+        Some(outcome),
+        "asking again gives the same answer"
+    );
+
+    let instance = start("kill", params, Duration::from_secs(30));
+    sleep(Duration::from_millis(200));
+    assert_eq!(instance.kill().unwrap().status, ExitKind::Killed);
+
+    // No such core: the child cannot pin itself, and says so.
+    let mut config = config(
+        "fail",
+        AnomalyParams::Cpuoccupy { utilization_ratio: 0.5 },
+        Duration::from_secs(30),
+    );
+    config.anomaly.cores = vec![4000];
+    let mut instance = exp_anomaly::spawn(&launcher(), &config).unwrap();
+    let started = Instant::now();
+    let outcome = loop {
+        if let Some(outcome) = instance.try_wait().unwrap() {
+            break outcome;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "a failing child kept running"
+        );
+        sleep(Duration::from_millis(20));
+    };
+    match outcome.status {
+        ExitKind::Failed(why) => assert!(why.contains("pinning to cores [4000]"), "{why}"),
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn the_child_dies_with_its_parent() {
+    let _serial = serial();
+    let _dirs = Dirs::of(&["orphan", "orphan-config.json"]);
+    let config = config(
+        "orphan",
+        AnomalyParams::Cpuoccupy { utilization_ratio: 0.1 },
+        Duration::from_secs(30),
+    );
+    let config_file = scratch("orphan-config.json");
+    std::fs::write(&config_file, serde_json::to_vec(&config).unwrap()).unwrap();
+
+    // A shell as the parent: it starts the child in the background, says its pid, and waits.
+    let script = r#"EXP_ANOMALY_PARENT_PID=$$ "$0" __anomaly-kernel <"$1" >/dev/null & echo $!; wait"#;
+    let mut shell = Command::new("sh")
+        .args(["-c", script, env!("CARGO_BIN_EXE_expc")])
+        .arg(&config_file)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(shell.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let child: u32 = line.trim().parse().unwrap();
+    sleep(Duration::from_millis(500));
+    assert!(is_alive(child), "the child should run while its parent does");
+
+    shell.kill().unwrap(); // SIGKILL: the parent gets no chance to clean up
+    shell.wait().unwrap();
+    let started = Instant::now();
+    while is_alive(child) && started.elapsed() < Duration::from_secs(3) {
+        sleep(Duration::from_millis(20));
+    }
+    assert!(!is_alive(child), "the child {child} outlived its parent");
+
+    // A child whose parent is already gone when it starts (here: claims a parent it does not have) exits at once.
+    let output = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .arg("__anomaly-kernel")
+        .env("EXP_ANOMALY_PARENT_PID", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("parent process 1 is gone"));
+}
