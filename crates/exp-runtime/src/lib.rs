@@ -11,6 +11,7 @@ pub mod events;
 mod executor;
 mod monitor;
 pub mod preflight;
+mod repeat;
 mod run;
 pub mod schedule;
 pub mod selection;

@@ -199,11 +199,10 @@ experiment "short" {
     );
 }
 
-#[test]
-fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
-    let scratch = Scratch::new("sigint");
+/// Starts a run of [`LONG_CPU`]; returns the runner and its anomaly child.
+fn start_long_run(scratch: &Scratch) -> (Child, u32) {
     let spec = scratch.spec(LONG_CPU);
-    let mut child = expc_run(&spec, &scratch.out(), &[])
+    let child = expc_run(&spec, &scratch.out(), &[])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -211,6 +210,13 @@ fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
     let kernel = wait_for("the anomaly child", Duration::from_secs(20), || {
         children(child.id()).first().copied()
     });
+    (child, kernel)
+}
+
+#[test]
+fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
+    let scratch = Scratch::new("sigint");
+    let (mut child, kernel) = start_long_run(&scratch);
     std::thread::sleep(Duration::from_millis(1500));
     signal(&child, "INT");
     let status = wait_exit(&mut child, Duration::from_secs(15));
@@ -233,15 +239,7 @@ fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
 #[test]
 fn a_second_ctrl_c_stops_at_once_and_still_leaves_readable_files() {
     let scratch = Scratch::new("sigint2");
-    let spec = scratch.spec(LONG_CPU);
-    let mut child = expc_run(&spec, &scratch.out(), &[])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let kernel = wait_for("the anomaly child", Duration::from_secs(20), || {
-        children(child.id()).first().copied()
-    });
+    let (mut child, kernel) = start_long_run(&scratch);
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, "INT");
     signal(&child, "INT");
@@ -256,15 +254,7 @@ fn a_second_ctrl_c_stops_at_once_and_still_leaves_readable_files() {
 #[test]
 fn kill_9_of_the_runner_leaves_no_anomaly_process() {
     let scratch = Scratch::new("kill9");
-    let spec = scratch.spec(LONG_CPU);
-    let mut child = expc_run(&spec, &scratch.out(), &[])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let kernel = wait_for("the anomaly child", Duration::from_secs(20), || {
-        children(child.id()).first().copied()
-    });
+    let (mut child, kernel) = start_long_run(&scratch);
     assert!(alive(kernel));
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
