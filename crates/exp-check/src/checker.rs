@@ -34,6 +34,9 @@ pub(crate) struct Checker<'a> {
     pub defaults: HashMap<&'static str, Option<ast::Expr>>,
     /// Names whose definition failed (sweep parameters): uses stay silent.
     pub poisoned: HashSet<String>,
+    /// Spans of the experiment's `sweep` blocks: a value written inside one
+    /// is a sweep value, and range errors point at it rather than at its use.
+    pub sweep_blocks: Vec<Span>,
     /// Lowered property values that are the same at every sweep point.
     pub lowered: HashMap<crate::workload::LoweredKey, Option<serde_json::Value>>,
 }
@@ -67,6 +70,7 @@ impl<'a> Checker<'a> {
             dirs,
             defaults: HashMap::new(),
             lowered: HashMap::new(),
+            sweep_blocks: Vec::new(),
             poisoned: HashSet::new(),
         };
         for d in diagnostics {
@@ -81,6 +85,13 @@ impl<'a> Checker<'a> {
         if self.seen.insert(key) {
             self.diagnostics.push(diagnostic);
         }
+    }
+
+    /// Whether `span` lies inside a `sweep` block.
+    pub fn in_sweep(&self, span: Span) -> bool {
+        self.sweep_blocks
+            .iter()
+            .any(|s| s.file == span.file && s.start <= span.start && span.end <= s.end)
     }
 
     pub fn error_count(&self) -> usize {
@@ -105,6 +116,8 @@ impl<'a> Checker<'a> {
                     _ => None,
                 })
                 .collect();
+            // `let`s named like an import: reported, and never bound.
+            let mut clashes: HashSet<String> = HashSet::new();
             for l in &lets {
                 let name = &l.name.name;
                 if let Some(previous) = self.declared[module].get(name) {
@@ -116,19 +129,36 @@ impl<'a> Checker<'a> {
                     );
                     continue;
                 }
-                if let Some((_, import_span)) = self.program.modules[module].imports.get(name) {
-                    let import_span = *import_span;
+                if let Some(import_span) = self.import_named(module, name) {
                     self.report(
                         Diagnostic::error(Code::E0202, format!("`{name}` is already the name of an import"))
                             .primary(l.name.span, "this binding")
-                            .secondary(import_span, "imported here"),
+                            .secondary(import_span, "imported here")
+                            .help("rename the binding, or give the import another name with `as`"),
                     );
+                    clashes.insert(name.clone());
                     continue;
                 }
                 self.declared[module].insert(name.clone(), l.name.span);
             }
             for l in lets {
+                // The first of two `let`s wins.
                 if self.lets[module].contains_key(&l.name.name) {
+                    continue;
+                }
+                if clashes.contains(&l.name.name) {
+                    // Not bound to its value: from here on the name means
+                    // `Value::Error`, so its uses stay silent instead of
+                    // adding "is a module" errors; uses above the `let`
+                    // still reach the import.
+                    self.lets[module].insert(
+                        l.name.name.clone(),
+                        Binding {
+                            value: Value::error(l.value.span),
+                            name_span: l.name.span,
+                        },
+                    );
+                    self.used.insert((module, l.name.name.clone()));
                     continue;
                 }
                 let scope = Scope { module, sweep: None };
@@ -143,6 +173,18 @@ impl<'a> Checker<'a> {
                 );
             }
         }
+    }
+
+    /// The span of the import (loaded or failed) whose alias is `name`.
+    fn import_named(&self, module: usize, name: &str) -> Option<Span> {
+        self.program.modules[module]
+            .ast
+            .items
+            .iter()
+            .find_map(|item| match item {
+                Item::Import(import) if crate::modules::default_alias(import) == name => Some(import.span),
+                _ => None,
+            })
     }
 
     /// Warns about root-module bindings nobody read.

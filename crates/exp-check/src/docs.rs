@@ -131,7 +131,7 @@ fn function_section(out: &mut String, f: &FnSchema) {
     if keys {
         let _ = writeln!(
             out,
-            "| argument | type | default | plan key | description |\n|---|---|---|---|---|"
+            "| argument | type | default | range | plan key | description |\n|---|---|---|---|---|---|"
         );
     } else {
         let _ = writeln!(out, "| argument | type | default | description |\n|---|---|---|---|");
@@ -142,8 +142,18 @@ fn function_section(out: &mut String, f: &FnSchema) {
         } else {
             p.ty.describe()
         };
+        let show = |x: f64| match p.ty {
+            Ty::Quantity(d) | Ty::List(&Ty::Quantity(d)) => display_quantity(d, x),
+            _ => format!("{x}"),
+        };
         let key = if keys {
-            format!(" `{}` |", plan_key(p.name, &p.ty))
+            let range = match (p.min, p.max) {
+                (Some(a), Some(b)) => format!("{} – {}", show(a), show(b)),
+                (Some(a), None) => format!("≥ {}", show(a)),
+                (None, Some(b)) => format!("≤ {}", show(b)),
+                (None, None) => String::new(),
+            };
+            format!(" {range} | `{}` |", plan_key(p.name, &p.ty))
         } else {
             String::new()
         };

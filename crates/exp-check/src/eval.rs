@@ -66,7 +66,7 @@ impl Checker<'_> {
 
     fn quantity(&mut self, number: &str, unit: &str, span: Span) -> Value {
         let Some((dimension, factor)) = units::lookup(unit) else {
-            let suggestion = closest(unit, units::UNITS.iter().map(|(u, _, _)| *u));
+            let suggestion = units::suggest(unit);
             let unit_span = Span {
                 start: span.start + number.len() as u32,
                 ..span

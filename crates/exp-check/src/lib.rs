@@ -77,10 +77,10 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
         Some(block) => checker.plan(block, options),
         None => {
             if options.require_experiment {
-                let root = checker.program.modules[checker.program.root].file;
+                let (span, label) = no_experiment_anchor(&checker);
                 checker.report(
                     Diagnostic::error(Code::E0306, "no experiment to plan")
-                        .primary(Span::new(root, 0..0), "this file defines no `experiment` block")
+                        .primary(span, label)
                         .help("add `experiment \"name\" { ... }`"),
                 );
             }
@@ -97,5 +97,75 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
         sources,
         diagnostics,
         plan: if failed { None } else { plan },
+    }
+}
+
+/// Where E0306 points: the root file's first top-level block (which is then
+/// not an experiment), else its first item, else its start (an empty file).
+fn no_experiment_anchor(checker: &Checker) -> (Span, &'static str) {
+    let module = &checker.program.modules[checker.program.root];
+    let items = &module.ast.items;
+    let block = items.iter().find_map(|item| match item {
+        exp_syntax::ast::Item::Block(b) => Some(b),
+        _ => None,
+    });
+    match (block, items.first()) {
+        (Some(block), _) => (block.kind.span, "not an `experiment` block"),
+        (None, Some(item)) => (item.span(), "this file has only imports and bindings"),
+        (None, None) => (Span::new(module.file, 0..0), "this file defines nothing"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Serves one spec as every file.
+    struct OneFile(String);
+
+    impl Loader for OneFile {
+        fn read(&self, _: &std::path::Path) -> std::io::Result<String> {
+            Ok(self.0.clone())
+        }
+    }
+
+    /// The indented example of an explanation, if it is a whole spec.
+    fn whole_file_example(explanation: &str) -> Option<String> {
+        let (_, rest) = explanation.split_once("Example:\n\n")?;
+        let example: Vec<&str> = rest
+            .lines()
+            .take_while(|line| line.is_empty() || line.starts_with("    "))
+            .map(|line| line.strip_prefix("    ").unwrap_or(line))
+            .collect();
+        let example = example.join("\n");
+        let first = example.trim_start();
+        (first.starts_with("experiment") || first.starts_with("let ")).then_some(example)
+    }
+
+    /// `expc explain` must not describe behaviour the checker does not have:
+    /// each whole-spec example reports the code it explains.
+    #[test]
+    fn whole_spec_examples_of_explanations_report_their_code() {
+        let mut checked = Vec::new();
+        for code in Code::ALL {
+            let Some(example) = whole_file_example(code.explanation()) else {
+                continue;
+            };
+            let options = Options {
+                seed: None,
+                require_experiment: false,
+            };
+            let compilation = compile("example.exp", &OneFile(example.clone()), &options);
+            let found: Vec<&str> = compilation.diagnostics.iter().map(|d| d.code.as_str()).collect();
+            assert!(
+                found.contains(&code.as_str()),
+                "the example of {code:?} reports {found:?}:\n{example}"
+            );
+            checked.push(*code);
+        }
+        assert!(
+            checked.contains(&Code::E0104) && checked.contains(&Code::E0301),
+            "{checked:?}"
+        );
     }
 }

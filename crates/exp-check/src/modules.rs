@@ -200,7 +200,7 @@ impl<'a> ModuleLoader<'a> {
 }
 
 /// The name an import binds: its `as` alias, else the file stem.
-fn default_alias(import: &ast::Import) -> String {
+pub(crate) fn default_alias(import: &ast::Import) -> String {
     match &import.alias {
         Some(alias) => alias.name.clone(),
         None => Path::new(&import.path.value)

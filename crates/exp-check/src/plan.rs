@@ -1,7 +1,8 @@
 //! Assembling the plan: experiment settings, sweep points with their
 //! workloads, trials with their seeds, source hashes.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
+use std::fmt::Write;
 
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{Experiment, Plan, Point, PointValue, Source, SourceFile, Trial, Workload, PLAN_VERSION};
@@ -11,9 +12,8 @@ use sha2::{Digest, Sha256};
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, Role};
-use crate::sweep::{cross_product, parameters, MAX_TRIALS};
+use crate::sweep::{self, block_mentions, cross_product, parameters, PointCache, MAX_TRIALS};
 use crate::value::Value;
-use crate::workload::mentions;
 use crate::Options;
 
 impl Checker<'_> {
@@ -76,54 +76,51 @@ impl Checker<'_> {
             );
             return None;
         }
-        let swept: HashSet<&str> = params.iter().map(|p| p.name.as_str()).collect();
-        let mut cache: BTreeMap<usize, Option<Workload>> = BTreeMap::new();
+        let mut workload_caches: Vec<PointCache<Option<Workload>>> =
+            workloads.iter().map(|(b, _)| PointCache::new(b, &params)).collect();
+        let mut monitor_cache = monitor.map(|b| PointCache::new(b, &params));
+        let monitor_props = registry::block("monitor").map(|s| s.props);
+        // Each parameter's values, typed once rather than at every point.
+        let typed: Vec<Vec<Option<exp_plan::Value>>> = params
+            .iter()
+            .map(|p| p.values.iter().map(|(v, _)| self.point_value(v)).collect())
+            .collect();
         let mut plan_points = Vec::with_capacity(points.len());
         for (index, point) in points.iter().enumerate() {
-            let bindings: BTreeMap<String, Value> = params
-                .iter()
-                .map(|p| (p.name.clone(), p.values[point[&p.name]].0.clone()))
-                .collect();
-            let scope = Scope {
-                module: root,
-                sweep: Some(&bindings),
-            };
+            // Built only when a block is lowered at this point, not found in a cache.
+            let mut bindings: Option<BTreeMap<String, Value>> = None;
             let mut lowered = Vec::with_capacity(workloads.len());
-            for (position, (block, schema)) in workloads.iter().enumerate() {
-                // A workload that names no sweep parameter is the same at every point.
-                let workload = if !uses_any(block, &swept) {
-                    if let Some(w) = cache.get(&position) {
-                        w.clone()
-                    } else {
-                        let w = self.lower_workload(block, schema, scope, trial_ns);
-                        cache.insert(position, w.clone());
-                        w
-                    }
-                } else {
+            for ((block, schema), cache) in workloads.iter().zip(&mut workload_caches) {
+                lowered.push(cache.get_or_lower(point, || {
+                    let sweep = bindings.get_or_insert_with(|| sweep::bindings(&params, point));
+                    let scope = Scope {
+                        module: root,
+                        sweep: Some(sweep),
+                    };
                     self.lower_workload(block, schema, scope, trial_ns)
-                };
-                lowered.push(workload);
+                }));
             }
             self.check_overlaps(&workloads, &lowered);
-            let monitor = match monitor {
-                Some(block) => {
-                    let props = registry::block("monitor")?.props;
-                    self.lower_props(block, props, scope)
-                        .and_then(|m| serde_json::from_value(Json::Object(m)).ok())
+            let monitor = match (monitor, monitor_cache.as_mut()) {
+                (Some(block), Some(cache)) => {
+                    let props = monitor_props?;
+                    cache.get_or_lower(point, || {
+                        let sweep = bindings.get_or_insert_with(|| sweep::bindings(&params, point));
+                        let scope = Scope {
+                            module: root,
+                            sweep: Some(sweep),
+                        };
+                        self.lower_props(block, props, scope)
+                            .and_then(|m| serde_json::from_value(Json::Object(m)).ok())
+                    })
                 }
-                None => None,
+                _ => None,
             };
-            let values = params
-                .iter()
-                .map(|p| {
-                    let (value, label) = &p.values[point[&p.name]];
-                    (p.name.clone(), (value, label.clone()))
-                })
-                .collect::<Vec<_>>();
             let mut point_values = BTreeMap::new();
-            for (name, (value, label)) in values {
-                let value = self.point_value(value)?;
-                point_values.insert(name, PointValue { label, value });
+            for ((param, values), &value) in params.iter().zip(&typed).zip(point) {
+                let label = param.values[value].1.clone();
+                let value = values[value].clone()?;
+                point_values.insert(param.name.clone(), PointValue { label, value });
             }
             plan_points.push((index as u32, point_values, lowered, monitor));
         }
@@ -138,10 +135,13 @@ impl Checker<'_> {
             .unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
         let mut trials = Vec::with_capacity(trial_count as usize);
         let mut points_out = Vec::with_capacity(plan_points.len());
+        let mut label = String::new();
         for (index, values, workloads, monitor) in plan_points {
             let workloads: Vec<Workload> = workloads.into_iter().collect::<Option<_>>()?;
             for repetition in 0..repeat.max {
-                let seed = crate::seeds::derive(master, &format!("trial/{index}/{repetition}"));
+                label.clear();
+                let _ = write!(label, "trial/{index}/{repetition}");
+                let seed = crate::seeds::derive(master, &label);
                 let seeds = workloads
                     .iter()
                     .map(|w| (w.name.clone(), crate::seeds::derive(seed, &w.name)))
@@ -217,8 +217,7 @@ impl Checker<'_> {
 
     fn report_unused_sweep(&mut self, params: &[crate::sweep::SweepParam], blocks: &[&Block]) {
         for param in params {
-            let name = HashSet::from([param.name.as_str()]);
-            if !blocks.iter().any(|b| uses_any(b, &name)) {
+            if !blocks.iter().any(|b| block_mentions(b, &|name| name == param.name)) {
                 self.report(
                     Diagnostic::warning(Code::W0801, format!("sweep parameter `{}` is never used", param.name))
                         .primary(param.span, "no workload refers to it")
@@ -232,13 +231,15 @@ impl Checker<'_> {
     /// would mislabel the ground truth.
     fn check_overlaps(&mut self, blocks: &[(&Block, &'static registry::BlockSchema)], lowered: &[Option<Workload>]) {
         use exp_plan::{AnomalyParams, WorkloadConfig};
-        let cpu = |w: &Workload| match &w.config {
-            WorkloadConfig::Anomaly(a) => match a.params {
-                AnomalyParams::Cpuoccupy { utilization_ratio } => Some((a.cores.clone(), utilization_ratio)),
+        fn cpu(w: &Workload) -> Option<(&[u32], f64)> {
+            match &w.config {
+                WorkloadConfig::Anomaly(a) => match a.params {
+                    AnomalyParams::Cpuoccupy { utilization_ratio } => Some((a.cores.as_slice(), utilization_ratio)),
+                    _ => None,
+                },
                 _ => None,
-            },
-            _ => None,
-        };
+            }
+        }
         let span = |w: &exp_plan::Window| (w.start_ns, w.end_ns.unwrap_or(u64::MAX));
         for (j, later) in lowered.iter().enumerate() {
             let Some((later, (cores_b, load_b))) = later.as_ref().and_then(|w| Some((w, cpu(w)?))) else {
@@ -312,13 +313,4 @@ fn json_value(json: &Json) -> exp_plan::Value {
         Json::Array(items) => P::List(items.iter().map(json_value).collect()),
         Json::Object(map) => P::Record(map.iter().map(|(k, v)| (k.clone(), json_value(v))).collect()),
     }
-}
-
-/// Whether any expression in the block names one of `names`.
-fn uses_any(block: &Block, names: &HashSet<&str>) -> bool {
-    !names.is_empty()
-        && block.members.iter().any(|m| match m {
-            Member::Attribute(a) => mentions(&a.value, &|name| names.contains(name)),
-            Member::Block(b) => uses_any(b, names),
-        })
 }

@@ -75,6 +75,9 @@ impl Checker<'_> {
     /// Checks a block's members against its schema, recursively.
     fn check_structure(&mut self, block: &Block, schema: &'static BlockSchema) {
         self.check_label(block, schema);
+        if schema.role == Role::Sweep {
+            self.sweep_blocks.push(block.span);
+        }
         let allowed = allowed_props(block, schema);
         let mut seen: HashMap<&str, &Attribute> = HashMap::new();
         let mut singletons: HashMap<&str, &Block> = HashMap::new();
@@ -104,27 +107,7 @@ impl Checker<'_> {
                 Member::Block(child) => {
                     let kind = child.kind.name.as_str();
                     let Some(child_schema) = registry::block(kind).filter(|_| schema.children.contains(&kind)) else {
-                        let code = if registry::block(kind).is_some() {
-                            Code::E0304
-                        } else {
-                            Code::E0301
-                        };
-                        let suggestion = closest(kind, schema.children.iter().copied());
-                        let allowed = if schema.children.is_empty() {
-                            "none".to_string()
-                        } else {
-                            schema.children.join(", ")
-                        };
-                        self.report(
-                            Diagnostic::error(code, format!("`{kind}` is not allowed in `{}`", schema.kind))
-                                .primary(child.kind.span, "not allowed here")
-                                .with_help(
-                                    suggestion
-                                        .filter(|s| *s != kind)
-                                        .map(|s| format!("did you mean `{s}`?")),
-                                )
-                                .note(format!("blocks allowed in `{}`: {allowed}", schema.kind)),
-                        );
+                        self.misplaced_child(child, schema);
                         continue;
                     };
                     if child_schema.labelled {
@@ -168,6 +151,36 @@ impl Checker<'_> {
         }
     }
 
+    /// A child block whose kind is unknown (E0301), or known but not allowed
+    /// in this block (E0304).
+    fn misplaced_child(&mut self, child: &Block, schema: &BlockSchema) {
+        let kind = child.kind.name.as_str();
+        let allowed = if schema.children.is_empty() {
+            "none".to_string()
+        } else {
+            schema.children.join(", ")
+        };
+        let note = format!("blocks allowed in `{}`: {allowed}", schema.kind);
+        let diagnostic = if registry::block(kind).is_some() {
+            Diagnostic::error(Code::E0304, format!("`{kind}` is not allowed in `{}`", schema.kind))
+                .primary(child.kind.span, "not allowed here")
+                .with_help(parents(kind).map(|p| format!("`{kind}` blocks belong in `{p}`")))
+        } else {
+            // Prefer a kind this block accepts; else any kind, saying where it goes.
+            let help = match closest(kind, schema.children.iter().copied()) {
+                Some(s) => Some(format!("did you mean `{s}`?")),
+                None => closest(kind, registry::BLOCKS.iter().map(|b| b.kind)).map(|s| match parents(s) {
+                    Some(p) => format!("did you mean `{s}`? (`{s}` blocks belong in `{p}`)"),
+                    None => format!("did you mean `{s}`?"),
+                }),
+            };
+            Diagnostic::error(Code::E0301, format!("unknown block kind `{kind}`"))
+                .primary(child.kind.span, "not a block kind")
+                .with_help(help)
+        };
+        self.report(diagnostic.note(note));
+    }
+
     fn check_label(&mut self, block: &Block, schema: &BlockSchema) {
         match (&block.label, schema.labelled) {
             (None, true) => self.report(
@@ -200,6 +213,17 @@ impl Checker<'_> {
         }
         self.report(diagnostic);
     }
+}
+
+/// The kinds of block that may contain a block of `kind`, joined for messages
+/// (`None` for the top-level `experiment`).
+fn parents(kind: &str) -> Option<String> {
+    let parents: Vec<&str> = registry::BLOCKS
+        .iter()
+        .filter(|b| b.children.contains(&kind))
+        .map(|b| b.kind)
+        .collect();
+    (!parents.is_empty()).then(|| parents.join("` or `"))
 }
 
 /// The literal `kind = NAME` of a block with variants, if written literally.

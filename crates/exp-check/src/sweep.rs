@@ -1,6 +1,6 @@
 //! Sweep expansion (cross product of parameter lists) and the repeat rule.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{Parameter, Repeat, StopRule};
@@ -12,6 +12,7 @@ use crate::checker::{Checker, Scope};
 use crate::registry::Ty;
 use crate::typing::Bounds;
 use crate::value::{display_quantity, Value, V};
+use crate::workload::mentions;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;
@@ -76,7 +77,8 @@ impl Checker<'_> {
                 .into_iter()
                 .map(|item| {
                     let label = self.sources.snippet(item.span).to_string();
-                    (item, label)
+                    let defined_at = item.defined_at.or(Some(item.span));
+                    (Value { defined_at, ..item }, label)
                 })
                 .collect(),
             V::Range(start, end, Some(step)) => self.expand_range(&start, &end, &step, value.span)?,
@@ -177,7 +179,7 @@ impl Checker<'_> {
                         Value {
                             kind,
                             span,
-                            defined_at: None,
+                            defined_at: Some(span),
                         },
                         label,
                     )
@@ -263,21 +265,89 @@ impl Checker<'_> {
     }
 }
 
-/// Sweep points: the cross product, first parameter outermost.
-pub(crate) fn cross_product(params: &[SweepParam]) -> Vec<BTreeMap<String, usize>> {
-    let mut points = vec![BTreeMap::new()];
+/// Sweep points: the cross product, first parameter outermost. A point holds
+/// the index of each parameter's value, in parameter order.
+pub(crate) fn cross_product(params: &[SweepParam]) -> Vec<Vec<usize>> {
+    let mut points: Vec<Vec<usize>> = vec![Vec::new()];
     for param in params {
         let mut next = Vec::with_capacity(points.len() * param.values.len());
         for point in &points {
             for index in 0..param.values.len() {
-                let mut p = point.clone();
-                p.insert(param.name.clone(), index);
+                let mut p = Vec::with_capacity(params.len());
+                p.extend_from_slice(point);
+                p.push(index);
                 next.push(p);
             }
         }
         points = next;
     }
     points
+}
+
+/// The parameters' values at one point, as names are looked up.
+pub(crate) fn bindings(params: &[SweepParam], point: &[usize]) -> BTreeMap<String, Value> {
+    params
+        .iter()
+        .zip(point)
+        .map(|(p, &index)| (p.name.clone(), p.values[index].0.clone()))
+        .collect()
+}
+
+/// A block lowered once per combination of the values of the sweep
+/// parameters it names. Lowering reads the point only through those names
+/// (`mentions`), so the result for one combination holds at every point with
+/// it, diagnostics included (they are deduplicated anyway): a workload that
+/// names one parameter of a 100 × 100 sweep is lowered 100 times, not 10,000,
+/// and cloned at the other points. A block naming no parameter is lowered once.
+pub(crate) struct PointCache<T> {
+    /// Indices of the parameters the block names, in parameter order.
+    uses: Vec<usize>,
+    /// False when the block names every parameter: then no combination
+    /// repeats, and keeping the results would only double the memory.
+    reuse: bool,
+    lowered: HashMap<Vec<usize>, T>,
+    key: Vec<usize>,
+}
+
+impl<T: Clone> PointCache<T> {
+    pub fn new(block: &Block, params: &[SweepParam]) -> Self {
+        let uses: Vec<usize> = params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| block_mentions(block, &|name| name == p.name))
+            .map(|(index, _)| index)
+            .collect();
+        PointCache {
+            reuse: uses.len() < params.len(),
+            uses,
+            lowered: HashMap::new(),
+            key: Vec::new(),
+        }
+    }
+
+    /// The block at `point`, from `lower` the first time its combination occurs.
+    pub fn get_or_lower(&mut self, point: &[usize], lower: impl FnOnce() -> T) -> T {
+        if !self.reuse {
+            return lower();
+        }
+        self.key.clear();
+        self.key.extend(self.uses.iter().map(|&p| point[p]));
+        if let Some(lowered) = self.lowered.get(self.key.as_slice()) {
+            return lowered.clone();
+        }
+        let lowered = lower();
+        self.lowered.insert(self.key.clone(), lowered.clone());
+        lowered
+    }
+}
+
+/// Whether any expression in the block (or its sub-blocks) names a name for
+/// which `is_name` holds.
+pub(crate) fn block_mentions(block: &Block, is_name: &dyn Fn(&str) -> bool) -> bool {
+    block.members.iter().any(|m| match m {
+        Member::Attribute(a) => mentions(&a.value, is_name),
+        Member::Block(b) => block_mentions(b, is_name),
+    })
 }
 
 pub(crate) fn parameters(params: &[SweepParam]) -> Vec<Parameter> {

@@ -214,13 +214,21 @@ impl Checker<'_> {
             (None, Some(max)) if x > max => format!("must be at most {}", show(max)),
             _ => return true,
         };
-        let mut diagnostic = Diagnostic::error(Code::E0501, format!("{what} {problem}")).primary(
-            value.span,
-            format!("{} is out of range", self.sources.snippet(value.span)),
-        );
-        if let Some(defined) = value.defined_at.filter(|d| *d != value.span) {
-            diagnostic = diagnostic.secondary(defined, "value defined here");
-        }
+        let diagnostic = Diagnostic::error(Code::E0501, format!("{what} {problem}"));
+        let diagnostic = match value.defined_at.filter(|d| *d != value.span) {
+            // A sweep value: point at it in the sweep list, and at its use.
+            Some(written) if self.in_sweep(written) => diagnostic
+                .primary(written, format!("{} is out of range", show(x)))
+                .secondary(value.span, "used here"),
+            defined => {
+                let snippet = self.sources.snippet(value.span);
+                let diagnostic = diagnostic.primary(value.span, format!("{snippet} is out of range"));
+                match defined {
+                    Some(defined) => diagnostic.secondary(defined, "value defined here"),
+                    None => diagnostic,
+                }
+            }
+        };
         self.report(diagnostic);
         false
     }
@@ -249,7 +257,11 @@ impl Checker<'_> {
                 }
             };
             let what = format!("argument `{}` of `{}`", param.name, schema.name);
-            match self.conform(&arg, &param.ty, Bounds::default(), &what) {
+            let bounds = Bounds {
+                min: param.min,
+                max: param.max,
+            };
+            match self.conform(&arg, &param.ty, bounds, &what) {
                 Some(json) => {
                     lowered.insert(plan_key(param.name, &param.ty), json);
                 }

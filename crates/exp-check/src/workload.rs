@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{Origin, Period, Shard, Window, Workload, WorkloadConfig};
 use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, TIMING};
@@ -39,6 +39,13 @@ pub(crate) fn mentions(expr: &Expr, is_name: &dyn Fn(&str) -> bool) -> bool {
         }
         _ => false,
     }
+}
+
+/// `{tag: {...}}`, the externally tagged form serde expects of an enum.
+fn tagged(tag: String, fields: Map<String, Json>) -> Json {
+    let mut object = Map::new();
+    object.insert(tag, Json::Object(fields));
+    Json::Object(object)
 }
 
 fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
@@ -159,11 +166,11 @@ impl Checker<'_> {
                     config.remove(&plan_key(prop.name, &prop.ty));
                 }
             }
-            config.insert("params".into(), json!({ variant: params }));
+            // Built by hand: `json!` would serialise the map into a deep copy.
+            config.insert("params".into(), tagged(variant, params));
         }
         let count = shard_count.and_then(|p| config.get(p)).and_then(Json::as_u64);
-        let tagged = json!({ schema.kind: config });
-        let config: WorkloadConfig = match serde_json::from_value(tagged) {
+        let config: WorkloadConfig = match serde_json::from_value(tagged(schema.kind.to_string(), config)) {
             Ok(config) => config,
             Err(error) => {
                 self.report(

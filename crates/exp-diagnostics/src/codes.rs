@@ -85,15 +85,22 @@ Fix:
 
     gap = 200ms
 ";
-    E0104 => "invalid number",
-"A number literal cannot be represented: it overflows, or an integer was expected
-and the literal has a fraction.
+    E0104 => "number not representable",
+"A number literal cannot be represented: a whole number outside the 64-bit
+integer range (about ±9.2e18), or a number with a fraction or exponent that
+overflows to infinity (`1e999`). This holds with a unit too (`99999999999999999999ms`).
+
+A fraction where a whole number is expected is not this error but a type
+mismatch, E0401 (`devices = 2.5`); a representable number outside a property's
+range is E0501 (`seed` must lie between 0 and 2^53 − 1).
 
 Example:
 
-    devices = 2.5
+    experiment \"x\" {
+      seed = 99999999999999999999
+    }
 
-Fix: use a whole number, `devices = 3`.
+Fix: a smaller number, `seed = 42`.
 ";
     E0105 => "invalid escape in string",
 "Strings accept the escapes \\\\ \\\" \\n \\t \\r and \\u{XXXX}. Any other escape is an error.
@@ -171,18 +178,20 @@ Example:
 Fix: remove one line.
 ";
     E0301 => "unknown block kind",
-"A block's kind is not in the schema registry. Top-level blocks are `experiment`;
-inside an experiment: workloads (`fleet`, `anomaly`, `traffic`, `xml`), `sweep`,
-`monitor`; some workloads have sub-blocks (`broker` in `fleet`, `rtt` and `link`
-in `traffic`). `expc explain` and docs/language.md list all of them.
+"A block's kind is not in the schema registry, at the top level or nested in
+another block. The block kinds are `experiment` (the only top-level block);
+inside an experiment `sweep`, `monitor` and the workloads `fleet`, `anomaly`,
+`traffic` and `xml`; inside a `fleet` its `broker`. The help line suggests the
+closest kind, preferring one the enclosing block accepts, and a note lists the
+kinds allowed there. A known kind in the wrong place is E0304 instead.
 
 Example:
 
     experiment \"x\" {
-      flet \"plant\" { devices = 10 }
+      anomly \"hog\" { kind = cpuoccupy }
     }
 
-Fix: `fleet \"plant\" { ... }`.
+Fix: `anomaly \"hog\" { kind = cpuoccupy }`.
 ";
     E0302 => "unknown property",
 "A block has a property that its schema does not define. The compiler suggests the

@@ -32,20 +32,11 @@ where
     best.map(|(_, c)| c)
 }
 
-/// Levenshtein distance over chars; small inputs only (names, units).
+/// Optimal-string-alignment distance over chars: insertions, deletions,
+/// substitutions and transpositions of adjacent chars each count as one edit,
+/// so `mena` is one edit from `mean`.
 fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitution = diagonal + usize::from(ca != *cb);
-            diagonal = row[j + 1];
-            row[j + 1] = substitution.min(row[j] + 1).min(row[j + 1] + 1);
-        }
-    }
-    row[b.len()]
+    strsim::osa_distance(a, b)
 }
 
 #[cfg(test)]
@@ -58,6 +49,15 @@ mod tests {
         assert_eq!(closest("utilisation", ["utilization", "cores"]), Some("utilization"));
         assert_eq!(closest("zzz", ["devices", "gap"]), None);
         assert_eq!(closest("mss", ["ms", "s", "us"]), Some("ms"));
+    }
+
+    #[test]
+    fn a_transposition_is_one_edit() {
+        assert_eq!(edit_distance("mena", "mean"), 1);
+        assert_eq!(closest("mena", ["mean", "sd"]), Some("mean"));
+        assert_eq!(closest("flet", ["fleet", "anomaly"]), Some("fleet"));
+        assert_eq!(closest("anomly", ["fleet", "anomaly"]), Some("anomaly"));
+        assert_eq!(closest("uitlization", ["utilization", "cores"]), Some("utilization"));
     }
 
     #[test]

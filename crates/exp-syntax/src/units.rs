@@ -95,3 +95,74 @@ pub fn lookup(unit: &str) -> Option<(Dimension, f64)> {
 pub fn is_unit(text: &str) -> bool {
     lookup(text).is_some()
 }
+
+/// Spellings people write for a unit, with the unit they mean.
+const ALIASES: &[(&str, &str)] = &[
+    ("nsec", "ns"),
+    ("nsecs", "ns"),
+    ("nanos", "ns"),
+    ("nanosecond", "ns"),
+    ("nanoseconds", "ns"),
+    ("usec", "us"),
+    ("usecs", "us"),
+    ("micros", "us"),
+    ("microsecond", "us"),
+    ("microseconds", "us"),
+    ("msec", "ms"),
+    ("msecs", "ms"),
+    ("millis", "ms"),
+    ("millisecond", "ms"),
+    ("milliseconds", "ms"),
+    ("sec", "s"),
+    ("secs", "s"),
+    ("second", "s"),
+    ("seconds", "s"),
+    ("mins", "min"),
+    ("minute", "min"),
+    ("minutes", "min"),
+    ("hr", "h"),
+    ("hrs", "h"),
+    ("hour", "h"),
+    ("hours", "h"),
+    ("byte", "B"),
+    ("bytes", "B"),
+    ("percent", "%"),
+    ("pct", "%"),
+];
+
+/// Did-you-mean for an unknown unit: a common spelling of a unit (`msec` →
+/// `ms`), the unit in another case (`kib` → `KiB`), or the closest unit.
+pub fn suggest(unit: &str) -> Option<&'static str> {
+    let lower = unit.to_lowercase();
+    ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == lower)
+        .map(|(_, u)| *u)
+        .or_else(|| {
+            let mut same_case = UNITS.iter().filter(|(u, _, _)| u.to_lowercase() == lower);
+            match (same_case.next(), same_case.next()) {
+                (Some((u, _, _)), None) => Some(*u),
+                _ => None,
+            }
+        })
+        .or_else(|| exp_diagnostics::closest(unit, UNITS.iter().map(|(u, _, _)| *u)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn suggests_units_for_common_misspellings() {
+        assert_eq!(suggest("msec"), Some("ms"));
+        assert_eq!(suggest("mss"), Some("ms"));
+        assert_eq!(suggest("Seconds"), Some("s"));
+        assert_eq!(suggest("kib"), Some("KiB"));
+        assert_eq!(suggest("mbit/s"), Some("Mbit/s"));
+        assert_eq!(suggest("furlongs"), None);
+        for (alias, unit) in ALIASES {
+            assert!(is_unit(unit), "alias `{alias}` names no unit `{unit}`");
+            assert!(!is_unit(alias), "alias `{alias}` is a unit itself");
+        }
+    }
+}

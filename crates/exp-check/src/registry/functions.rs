@@ -8,7 +8,23 @@ pub struct DistParam {
     pub name: &'static str,
     pub ty: Ty,
     pub default: Default,
+    /// Inclusive bounds in base units, checked like a property's.
+    pub min: Option<f64>,
+    pub max: Option<f64>,
     pub doc: &'static str,
+}
+
+impl DistParam {
+    pub const fn range(mut self, min: f64, max: f64) -> DistParam {
+        self.min = Some(min);
+        self.max = Some(max);
+        self
+    }
+
+    pub const fn at_least(mut self, min: f64) -> DistParam {
+        self.min = Some(min);
+        self
+    }
 }
 
 /// Distribution parameters are unit-polymorphic: `Value` parameters share the
@@ -36,6 +52,8 @@ const fn p(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
         name,
         ty,
         default: Default::Required,
+        min: None,
+        max: None,
         doc,
     }
 }
@@ -45,6 +63,8 @@ const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
         name,
         ty,
         default: Default::Optional,
+        min: None,
+        max: None,
         doc,
     }
 }
@@ -54,6 +74,8 @@ const fn def(name: &'static str, ty: Ty, default: &'static str, doc: &'static st
         name,
         ty,
         default: Default::Value(default),
+        min: None,
+        max: None,
         doc,
     }
 }
@@ -115,7 +137,7 @@ pub const FUNCTIONS: &[FnSchema] = &[
         kind: FnKind::Constructor,
         doc: "A JSON sensor record (device id, sequence number, send time and the named fields) padded to exactly `size`.",
         params: &[
-            p("size", Ty::Quantity(Bytes), "Exact payload size."),
+            p("size", Ty::Quantity(Bytes), "Exact payload size.").at_least(1.0),
             def("fields", Ty::List(&Ty::Enum(SENSORS)), "[temperature]", "Sensor fields."),
         ],
     },
@@ -139,7 +161,7 @@ pub const FUNCTIONS: &[FnSchema] = &[
         kind: FnKind::Constructor,
         doc: "Connection vectors synthesized from distributions (Harpoon/Swing style).",
         params: &[
-            p("connections", Ty::Int, "Number of connections."),
+            p("connections", Ty::Int, "Number of connections.").at_least(1.0),
             p("arrival", Ty::Dist(Some(Duration)), "Gap between connection starts."),
             def("epochs", Ty::Dist(None), "geometric(p = 0.3)", "Request/response exchanges per connection, plus one."),
             p("request", Ty::Dist(Some(Bytes)), "Initiator data unit size."),
@@ -147,7 +169,7 @@ pub const FUNCTIONS: &[FnSchema] = &[
             def("server_time", Ty::Dist(Some(Duration)), "constant(0s)", "Acceptor time before a response."),
             def("think_time", Ty::Dist(Some(Duration)), "constant(0s)", "Initiator time between exchanges."),
             def("rtt", Ty::Dist(Some(Duration)), "constant(0s)", "Connection RTT written to `r` lines."),
-            def("window", Ty::Quantity(Bytes), "64KiB", "Receiver window written to `w` lines."),
+            def("window", Ty::Quantity(Bytes), "64KiB", "Receiver window written to `w` lines.").at_least(256.0),
         ],
     },
     FnSchema {
@@ -155,8 +177,9 @@ pub const FUNCTIONS: &[FnSchema] = &[
         kind: FnKind::Constructor,
         doc: "`count` path RTTs: given in `rtts`, or the trace's RTT quantiles; connections are mapped to paths.",
         params: &[
-            p("count", Ty::Int, "Number of paths."),
-            def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path; quantiles of the trace when empty."),
+            p("count", Ty::Int, "Number of paths.").range(1.0, 4_294_967_295.0),
+            def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path; quantiles of the trace when empty.")
+                .at_least(0.0),
         ],
     },
 ];
