@@ -111,6 +111,19 @@ impl Checker<'_> {
         if values.iter().any(|(v, _)| matches!(v.kind, V::Error)) {
             return None;
         }
+        // A range is not a value a trial can take (and the plan has no way to
+        // record one): say so instead of failing to plan later.
+        if let Some((range, _)) = values.iter().find(|(v, _)| v.contains_range()) {
+            self.report(
+                Diagnostic::error(
+                    Code::E0702,
+                    format!("sweep parameter `{name}` lists a range as a value"),
+                )
+                .primary(range.span, "a range is not one value")
+                .help("list the values, or sweep the range itself: `name = 1s..4s step 1s`"),
+            );
+            return None;
+        }
         // Values may differ in kind (`[mean, paths(count = 4)]` for a property
         // that accepts both); each point is checked against the property.
         let first = values[0].0.type_name();

@@ -67,6 +67,16 @@ impl Value {
         }
     }
 
+    /// Whether a range occurs in the value (ranges exist only in source, never in plans).
+    pub fn contains_range(&self) -> bool {
+        match &self.kind {
+            V::Range(..) => true,
+            V::List(items) => items.iter().any(Value::contains_range),
+            V::Record(fields) => fields.iter().any(|(_, v)| v.contains_range()),
+            _ => false,
+        }
+    }
+
     /// The type name recorded for sweep parameters in the plan.
     pub fn type_name(&self) -> String {
         match &self.kind {

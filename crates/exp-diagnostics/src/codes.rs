@@ -434,6 +434,9 @@ Example:
     sweep { devices = 100 }
 
 Fix: `sweep { devices = [100, 200, 400] }`.
+
+The values themselves must be single values: a range inside the list
+(`[1s..2s, 3s..4s]`) is reported too, since no trial can take a range.
 ";
     E0703 => "invalid repeat rule",
 "`repeat` takes a count or `until(ci = C, width = W, of = \"METRIC\", max = N)`:
