@@ -1,9 +1,22 @@
-//! Statistics over measured samples: confidence intervals for `repeat until`
+//! Statistics: seeded sampling of every plan distribution (`rng`, `sample`),
+//! goodness of fit (`ks`), maximum-likelihood fitting with selection by AIC
+//! (`fit`), and over measured samples confidence intervals for `repeat until`
 //! and percentiles for run summaries.
 //!
 //! Everything here is a pure function of its input; `None` means "not
 //! defined for this input" (too few samples, a probability outside its
 //! range), never an error worth a type of its own.
+
+mod alias;
+pub mod fit;
+pub mod ks;
+pub mod rng;
+pub mod sample;
+
+pub use fit::{fit, select, Family, Fit, FitError, Selection};
+pub use ks::{kolmogorov_survival, ks_one_sample, ks_one_sample_with, ks_two_sample, KsError, KsResult};
+pub use rng::Rng;
+pub use sample::{SampleError, Sampler};
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 

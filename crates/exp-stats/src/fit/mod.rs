@@ -1,0 +1,265 @@
+//! Maximum-likelihood fitting of parametric families and model selection by
+//! AIC.
+//!
+//! [`fit`] estimates the parameters of one [`Family`] from a sample;
+//! [`select`] fits a list of candidates and ranks them by Akaike's
+//! information criterion
+//!
+//! ```text
+//! AIC = 2k − 2 ln L̂        (k = number of fitted parameters, L̂ = maximised likelihood)
+//! ```
+//!
+//! Estimators use closed forms where they exist and bounded, safeguarded
+//! iterations otherwise (see each family's module). The optimisers work on
+//! sufficient statistics where the family has them, so most iterations are
+//! O(1) or O(distinct values); the reported log-likelihood is then
+//! recomputed once with statrs' `ln_pdf`/`ln_pmf`, so the density
+//! definitions are statrs', not ours.
+//!
+//! Everything is deterministic: no randomness, fixed starting points, fixed
+//! iteration limits, ties in AIC broken by candidate order.
+
+mod continuous;
+mod discrete;
+mod heavy;
+mod optimize;
+mod sample;
+#[cfg(test)]
+mod tests;
+
+use std::fmt;
+
+use sample::Sample;
+
+/// A parametric family that [`fit`] can estimate.
+///
+/// Parameterisations (and the names in [`Fit::params`]):
+///
+/// | family | params | support |
+/// |---|---|---|
+/// | `Beta` | `alpha`, `beta` | 0 < x < 1 |
+/// | `Cauchy` | `location`, `scale` | ℝ |
+/// | `ChiSquared` | `df` (standard one-parameter family, no location/scale) | x > 0 |
+/// | `Exponential` | `rate` | x ≥ 0 |
+/// | `F` | `d1`, `d2` | x > 0 |
+/// | `Gamma` | `shape`, `rate` | x > 0 |
+/// | `Geometric` | `p` — failures before the first success | x ∈ {0, 1, …} |
+/// | `LogNormal` | `mu`, `sigma` (of ln x) | x > 0 |
+/// | `NegativeBinomial` | `r`, `p` — failures before the r-th success | x ∈ {0, 1, …} |
+/// | `Normal` | `mean`, `sd` | ℝ |
+/// | `Poisson` | `lambda` | x ∈ {0, 1, …} |
+/// | `StudentT` | `location`, `scale`, `df` | ℝ |
+/// | `Weibull` | `shape`, `scale` | x > 0 |
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Family {
+    Beta,
+    Cauchy,
+    ChiSquared,
+    Exponential,
+    F,
+    Gamma,
+    Geometric,
+    LogNormal,
+    NegativeBinomial,
+    Normal,
+    Poisson,
+    StudentT,
+    Weibull,
+}
+
+impl Family {
+    /// Every family, in a fixed (alphabetical) order.
+    pub const ALL: [Family; 13] = [
+        Family::Beta,
+        Family::Cauchy,
+        Family::ChiSquared,
+        Family::Exponential,
+        Family::F,
+        Family::Gamma,
+        Family::Geometric,
+        Family::LogNormal,
+        Family::NegativeBinomial,
+        Family::Normal,
+        Family::Poisson,
+        Family::StudentT,
+        Family::Weibull,
+    ];
+
+    /// True for the families over the non-negative integers.
+    pub fn is_discrete(self) -> bool {
+        matches!(self, Family::Geometric | Family::NegativeBinomial | Family::Poisson)
+    }
+
+    /// Number of free parameters, the k of AIC.
+    pub fn n_params(self) -> usize {
+        match self {
+            Family::ChiSquared | Family::Exponential | Family::Geometric | Family::Poisson => 1,
+            Family::StudentT => 3,
+            _ => 2,
+        }
+    }
+
+    /// The snake_case name, identical to the serde representation.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::Beta => "beta",
+            Family::Cauchy => "cauchy",
+            Family::ChiSquared => "chi_squared",
+            Family::Exponential => "exponential",
+            Family::F => "f",
+            Family::Gamma => "gamma",
+            Family::Geometric => "geometric",
+            Family::LogNormal => "log_normal",
+            Family::NegativeBinomial => "negative_binomial",
+            Family::Normal => "normal",
+            Family::Poisson => "poisson",
+            Family::StudentT => "student_t",
+            Family::Weibull => "weibull",
+        }
+    }
+
+    /// The family with this [`name`](Family::name), if any.
+    pub fn from_name(name: &str) -> Option<Family> {
+        Family::ALL.into_iter().find(|f| f.name() == name)
+    }
+}
+
+impl fmt::Display for Family {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A fitted distribution: maximum-likelihood parameters and the fit quality.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fit {
+    pub family: Family,
+    /// Named parameters in the order of the table on [`Family`].
+    pub params: Vec<(&'static str, f64)>,
+    /// ln L̂ = Σ ln f(xᵢ; θ̂).
+    pub log_likelihood: f64,
+    /// 2k − 2 ln L̂.
+    pub aic: f64,
+    /// Number of values fitted.
+    pub n: usize,
+}
+
+impl Fit {
+    /// The parameter called `name`, if this family has one.
+    pub fn param(&self, name: &str) -> Option<f64> {
+        self.params.iter().find(|(n, _)| *n == name).map(|&(_, v)| v)
+    }
+
+    fn new(family: Family, params: Vec<(&'static str, f64)>, log_likelihood: f64, n: usize) -> Fit {
+        let aic = 2.0 * family.n_params() as f64 - 2.0 * log_likelihood;
+        Fit {
+            family,
+            params,
+            log_likelihood,
+            aic,
+            n,
+        }
+    }
+}
+
+/// Why a family could not be fitted.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    /// A value lies outside the family's support (or is not finite).
+    #[error("{family}: {reason}")]
+    Domain { family: Family, reason: &'static str },
+    /// Fewer values than the family needs (`needed` = parameters + 1).
+    #[error("too few values: need {needed}, got {got}")]
+    TooFewValues { needed: usize, got: usize },
+    /// The iteration did not converge within its bound, or the likelihood has
+    /// no finite maximiser (negative binomial on data with variance ≤ mean).
+    #[error("{family}: maximum-likelihood fit did not converge")]
+    NoConvergence { family: Family },
+    /// All values are equal: no family with a spread parameter has a MLE.
+    #[error("all values are equal")]
+    Degenerate,
+    /// [`select`] found no candidate that could be fitted.
+    #[error("no candidate family could be fitted")]
+    NoCandidate,
+}
+
+/// Fits `family` to `data` by maximum likelihood.
+pub fn fit(family: Family, data: &[f64]) -> Result<Fit, FitError> {
+    let sample = Sample::new(data)?;
+    fit_sample(family, &sample)
+}
+
+fn fit_sample(family: Family, s: &Sample<'_>) -> Result<Fit, FitError> {
+    let needed = family.n_params() + 1;
+    if s.n < needed {
+        return Err(FitError::TooFewValues { needed, got: s.n });
+    }
+    match family {
+        Family::Normal => continuous::normal(s),
+        Family::Exponential => continuous::exponential(s),
+        Family::LogNormal => continuous::log_normal(s),
+        Family::Gamma => continuous::gamma(s),
+        Family::ChiSquared => continuous::chi_squared(s),
+        Family::Weibull => continuous::weibull(s),
+        Family::Beta => continuous::beta(s),
+        Family::Cauchy => heavy::cauchy(s),
+        Family::StudentT => heavy::student_t(s),
+        Family::F => heavy::f(s),
+        Family::Poisson => discrete::poisson(s),
+        Family::Geometric => discrete::geometric(s),
+        Family::NegativeBinomial => discrete::negative_binomial(s),
+    }
+}
+
+/// The result of [`select`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Selection {
+    /// The fit with the smallest AIC.
+    pub best: Fit,
+    /// The fit with the second smallest AIC, if more than one family fitted.
+    pub runner_up: Option<Fit>,
+    /// Every candidate in the order given, with its fit or why it failed.
+    pub tried: Vec<(Family, Result<Fit, FitError>)>,
+}
+
+impl Selection {
+    /// How many candidates were skipped because the data lie outside their
+    /// support (e.g. discrete families on non-integer data).
+    pub fn domain_failures(&self) -> usize {
+        self.tried
+            .iter()
+            .filter(|(_, r)| matches!(r, Err(FitError::Domain { .. })))
+            .count()
+    }
+}
+
+/// Fits every family in `candidates` and ranks the successful fits by AIC.
+///
+/// Families whose support does not contain the data are skipped (recorded in
+/// [`Selection::tried`] as [`FitError::Domain`]); so are families whose fit
+/// fails for other reasons. Ties in AIC go to the earlier candidate.
+/// Errors: [`FitError::TooFewValues`] for an empty sample,
+/// [`FitError::Degenerate`] when all values are equal,
+/// [`FitError::NoCandidate`] when nothing could be fitted.
+pub fn select(data: &[f64], candidates: &[Family]) -> Result<Selection, FitError> {
+    let sample = Sample::new(data)?;
+    let tried: Vec<(Family, Result<Fit, FitError>)> = candidates
+        .iter()
+        .map(|&family| (family, fit_sample(family, &sample)))
+        .collect();
+    let mut best: Option<&Fit> = None;
+    let mut runner_up: Option<&Fit> = None;
+    for fit in tried.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+        // Strict `<` keeps the earlier candidate on ties: deterministic in the candidate order.
+        if best.is_none_or(|b| fit.aic < b.aic) {
+            runner_up = best;
+            best = Some(fit);
+        } else if runner_up.is_none_or(|r| fit.aic < r.aic) {
+            runner_up = Some(fit);
+        }
+    }
+    let best = best.cloned().ok_or(FitError::NoCandidate)?;
+    let runner_up = runner_up.cloned();
+    Ok(Selection { best, runner_up, tried })
+}
