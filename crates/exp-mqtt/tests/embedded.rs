@@ -1,0 +1,123 @@
+//! Devices and a subscriber against the embedded rumqttd broker.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use common::{assert_delivered, collect, parse_payload, run_fleet, subscribe, Outcome};
+use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint};
+
+/// rumqttd cannot be stopped, so the tests in this binary share one broker.
+fn broker() -> Endpoint {
+    static BROKER: OnceLock<EmbeddedBroker> = OnceLock::new();
+    BROKER
+        .get_or_init(|| EmbeddedBroker::start(BrokerOptions::for_fleet(200, 20, 64 * 1024)).unwrap())
+        .endpoint()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qos1_fleet_every_message_acked_and_delivered() {
+    let endpoint = broker();
+    let (sub, mut rx) = subscribe(&endpoint, "q1-sub", "fleet/#").await;
+    let result = run_fleet(
+        &endpoint,
+        "q1",
+        50,
+        20,
+        1,
+        Duration::from_millis(5),
+        Duration::from_secs(10),
+    )
+    .await;
+
+    assert_eq!(result.published.len(), 1000);
+    result.assert_accounted();
+    let acked = result.acked();
+    assert_eq!(
+        acked.len(),
+        1000,
+        "every QoS 1 message is acked; lost: {:?}",
+        result.count(|o| matches!(o, Outcome::Lost(_)))
+    );
+    let latencies: Vec<Duration> = result
+        .outcomes
+        .values()
+        .flatten()
+        .filter_map(|o| match o {
+            Outcome::Acked { latency } => Some(*latency),
+            _ => None,
+        })
+        .collect();
+    assert!(latencies
+        .iter()
+        .all(|l| *l > Duration::ZERO && *l < Duration::from_secs(10)));
+
+    let mut received = Vec::new();
+    collect(&mut rx, &mut received, Duration::from_secs(10), |r| {
+        r.iter()
+            .filter_map(|m| parse_payload(&m.payload))
+            .collect::<HashSet<_>>()
+            .len()
+            >= 1000
+    })
+    .await;
+    assert_delivered(&result, &received);
+    assert!(received.iter().all(|m| m.topic.starts_with("fleet/") && m.qos == 1));
+    sub.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qos0_smoke() {
+    let endpoint = broker();
+    let result = run_fleet(
+        &endpoint,
+        "q0",
+        5,
+        10,
+        0,
+        Duration::from_millis(2),
+        Duration::from_secs(5),
+    )
+    .await;
+    result.assert_accounted();
+    assert_eq!(result.count(|o| *o == Outcome::Written), 50);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn qos2_smoke() {
+    let endpoint = broker();
+    let result = run_fleet(
+        &endpoint,
+        "q2",
+        5,
+        10,
+        2,
+        Duration::from_millis(2),
+        Duration::from_secs(10),
+    )
+    .await;
+    result.assert_accounted();
+    assert_eq!(result.acked().len(), 50);
+}
+
+#[test]
+fn second_broker_gets_its_own_port() {
+    let a = broker();
+    let b = EmbeddedBroker::start(BrokerOptions::default()).unwrap();
+    assert_ne!(a.port, b.addr().port());
+    assert!(b.addr().ip().is_loopback());
+}
+
+#[tokio::test]
+async fn mqtts_is_typed_unsupported() {
+    let endpoint = Endpoint::parse("mqtts://127.0.0.1:1").unwrap();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let err = exp_mqtt::Device::connect(0, &endpoint, common::options("tls".into()), tx, Duration::from_secs(1))
+        .await
+        .err()
+        .unwrap();
+    assert!(matches!(err, exp_mqtt::MqttError::Unsupported { .. }), "{err}");
+}

@@ -1,0 +1,188 @@
+//! Pacer timing accuracy, Pareto gaps, stopping and message limits.
+//! Run with `--nocapture` to see the measured gap statistics.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use exp_mqtt::{Fire, FleetSchedule, Pacer, PacerConfig, SendOutcome};
+use exp_plan::{Dist, DistValue, FirstSend, Unit};
+use exp_stats::{ks_one_sample, percentile, Sampler};
+use tokio::sync::mpsc;
+
+fn ns(dist: Dist) -> DistValue {
+    DistValue { unit: Unit::Ns, dist }
+}
+
+/// Runs `devices` devices with `gap` until `end_ns` and returns every fire.
+fn run(devices: u32, gap: &DistValue, end_ns: u64, seed: u64) -> (Vec<Fire>, exp_mqtt::PacerStats) {
+    let fleet = FleetSchedule::new(gap, &FirstSend::Uniform, seed).unwrap();
+    let schedules = (0..devices).map(|d| fleet.device(d)).collect();
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let config = PacerConfig {
+        end_ns: Some(end_ns),
+        ..PacerConfig::default()
+    };
+    let pacer = Pacer::start(Instant::now() + Duration::from_millis(10), schedules, tx, config).unwrap();
+    let mut fires = Vec::new();
+    // The pacer drops the sender when it ends, which ends this loop.
+    while let Some(f) = rx.blocking_recv() {
+        fires.push(f);
+    }
+    (fires, pacer.join().unwrap())
+}
+
+/// Gaps between consecutive fires of each device, in ns.
+fn achieved_gaps(fires: &[Fire]) -> Vec<f64> {
+    let mut last: HashMap<u32, u64> = HashMap::new();
+    let mut gaps = Vec::new();
+    for f in fires {
+        if let Some(prev) = last.insert(f.device, f.fired_ns) {
+            gaps.push(f.fired_ns as f64 - prev as f64);
+        }
+    }
+    gaps
+}
+
+fn median_sd(xs: &[f64]) -> (f64, f64) {
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (xs.len() - 1) as f64).sqrt();
+    (percentile(&sorted, 0.5).unwrap(), sd)
+}
+
+#[test]
+fn constant_gaps_are_accurate() {
+    let (fires, stats) = run(100, &ns(Dist::Constant { value: 100e6 }), 2_000_000_000, 1);
+    // 100 devices × 20 sends in 2 s (first sends uniform in the first 100 ms).
+    assert_eq!(fires.len(), 2000, "{stats:?}");
+    let gaps = achieved_gaps(&fires);
+    let (median, sd) = median_sd(&gaps);
+    let mut lateness: Vec<f64> = fires.iter().map(|f| f.lateness_ns() as f64).collect();
+    lateness.sort_by(f64::total_cmp);
+    println!(
+        "constant 100 ms × 100 devices: {} gaps, median {:.3} µs, sd {:.3} µs; lateness p50 {:.1} µs p99 {:.1} µs max {:.1} µs; {stats:?}",
+        gaps.len(),
+        median / 1e3,
+        sd / 1e3,
+        percentile(&lateness, 0.5).unwrap() / 1e3,
+        percentile(&lateness, 0.99).unwrap() / 1e3,
+        stats.max_lateness_ns as f64 / 1e3,
+    );
+    assert!((median - 100e6).abs() < 0.5e6, "median {median}");
+}
+
+#[test]
+fn pareto_gaps_pass_ks() {
+    let gap = ns(Dist::Pareto {
+        shape: 3.0,
+        scale: 100e6 / 2f64.powf(1.0 / 3.0),
+    });
+    let (fires, stats) = run(100, &gap, 3_000_000_000, 7);
+    let gaps = achieved_gaps(&fires);
+    let ks = ks_one_sample(&gaps, &Sampler::new(&gap).unwrap()).unwrap();
+    let (median, _) = median_sd(&gaps);
+    println!(
+        "pareto(3, median 100 ms): {} gaps, median {:.3} ms, {ks:?}; {stats:?}",
+        gaps.len(),
+        median / 1e6
+    );
+    assert!(gaps.len() > 1500, "{}", gaps.len());
+    assert!(!ks.rejects(0.01), "{ks:?}");
+}
+
+#[test]
+fn stop_is_prompt() {
+    let fleet = FleetSchedule::new(&ns(Dist::Constant { value: 1e9 }), &FirstSend::Lockstep, 1).unwrap();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    // First sends at 1 s, so the thread is in a long sleep when stopped.
+    let schedules = (0..10).map(|d| fleet.device(d)).collect();
+    let pacer = Pacer::start(
+        Instant::now() + Duration::from_secs(1),
+        schedules,
+        tx,
+        PacerConfig::default(),
+    )
+    .unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let t = Instant::now();
+    pacer.stop();
+    let stats = pacer.join().unwrap();
+    assert!(t.elapsed() < Duration::from_millis(20), "{:?}", t.elapsed());
+    assert_eq!(stats.fires, 0);
+
+    // The flag alone (no unpark) is noticed within one `max_sleep_ns`.
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let schedules = (0..10).map(|d| fleet.device(d)).collect();
+    let pacer = Pacer::start(
+        Instant::now() + Duration::from_secs(5),
+        schedules,
+        tx,
+        PacerConfig::default(),
+    )
+    .unwrap();
+    let flag = pacer.stop_flag();
+    std::thread::sleep(Duration::from_millis(20));
+    flag.store(true, std::sync::atomic::Ordering::Release);
+    let t = Instant::now();
+    while !pacer.is_finished() {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    assert!(t.elapsed() < Duration::from_millis(100), "{:?}", t.elapsed());
+}
+
+#[test]
+fn message_limit_and_closed_receivers() {
+    let fleet = FleetSchedule::new(&ns(Dist::Constant { value: 5e6 }), &FirstSend::Uniform, 3).unwrap();
+    let mut senders = Vec::new();
+    let mut receivers = Vec::new();
+    for _ in 0..20 {
+        let (tx, rx) = mpsc::unbounded_channel::<Fire>();
+        senders.push(tx);
+        receivers.push(rx);
+    }
+    // Device 19's handler is gone: it gets one attempt, then is dropped.
+    drop(receivers.pop());
+    let schedules = (0..20).map(|d| fleet.device(d)).collect();
+    let config = PacerConfig {
+        messages: Some(3),
+        ..PacerConfig::default()
+    };
+    let pacer = Pacer::start(Instant::now(), schedules, senders, config).unwrap();
+    // No end time: the pacer ends by itself once every device has sent its 3 messages.
+    let stats = pacer.join().unwrap();
+    assert_eq!((stats.fires, stats.closed), (19 * 3 + 1, 1), "{stats:?}");
+    for (device, mut rx) in receivers.into_iter().enumerate() {
+        let seqs: Vec<u64> = std::iter::from_fn(|| rx.try_recv().ok())
+            .inspect(|f| assert_eq!(f.device, device as u32))
+            .map(|f| f.seq)
+            .collect();
+        assert_eq!(seqs, [0, 1, 2]);
+    }
+}
+
+#[test]
+fn bounded_channels_count_overflows() {
+    let fleet = FleetSchedule::new(&ns(Dist::Constant { value: 1e6 }), &FirstSend::Lockstep, 3).unwrap();
+    let (tx, _rx) = mpsc::channel::<Fire>(2);
+    let config = PacerConfig {
+        messages: Some(5),
+        ..PacerConfig::default()
+    };
+    let stats = Pacer::start(Instant::now(), vec![fleet.device(0)], vec![tx], config)
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!((stats.fires, stats.overflows), (5, 3), "{stats:?}");
+    let sink = exp_mqtt::FnSink(|_slot, _fire| SendOutcome::Sent);
+    let config = PacerConfig {
+        messages: Some(4),
+        ..PacerConfig::default()
+    };
+    let stats = Pacer::start(Instant::now(), vec![fleet.device(1)], sink, config)
+        .unwrap()
+        .join()
+        .unwrap();
+    assert_eq!(stats.fires, 4);
+}
