@@ -505,6 +505,35 @@ The plan is valid; only running it is refused, before anything starts.
 Fix: remove the workload from the spec, or run a build of expc whose runtime
 supports it (`expc plan` shows the plan either way).
 ";
+    E1006 => "broker not usable",
+"Preflight: a fleet's broker cannot be used as written. An external broker's
+`url` must be `mqtt://host[:port]` (`mqtts://` needs TLS, which this build does
+not have yet); the environment variables named by `username_env` and
+`password_env` must be set (their values are never printed or stored); and the
+embedded broker (no `url`) is limited to 4,000 devices per fleet, because
+rumqttd drops connections when thousands connect in bursts (about 4,000 held at
+a 400/s connect ramp on a 2-core machine).
+
+Example:
+
+    broker { url = \"mqtts://hub.example:8883\" }
+
+Fix: `broker { url = \"mqtt://hub.example:1883\" }`, export the credential
+variables, or run large fleets against an external broker such as Mosquitto.
+";
+    E1007 => "fleet settings not usable",
+"Preflight: a fleet's payload or schedule cannot be generated. A JSON payload
+must be large enough for its header (device, sequence number, send time) and
+every field at its widest; `first_send = uniform` spreads first messages over
+one mean gap, so the gap distribution needs a finite mean.
+
+Example:
+
+    fleet \"plant\" { payload = json(size = 64B, fields = [temperature, humidity]) }
+
+Fix: `payload = json(size = 256B, fields = [temperature, humidity])`, or give
+`first_send` a distribution of its own.
+";
 }
 
 #[cfg(test)]

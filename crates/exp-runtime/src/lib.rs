@@ -9,6 +9,7 @@ pub mod cancel;
 pub mod clock;
 pub mod events;
 mod executor;
+mod fleet;
 mod monitor;
 pub mod preflight;
 mod repeat;

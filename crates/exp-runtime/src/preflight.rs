@@ -49,6 +49,18 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
                 diagnostic: Diagnostic::error(code, message),
                 origin: Some(workload.origin.clone()),
             };
+            if let WorkloadConfig::Fleet(fleet) = &workload.config {
+                for (key, diagnostic) in crate::fleet::check(&workload.name, fleet) {
+                    report(
+                        key,
+                        PreflightIssue {
+                            diagnostic,
+                            origin: Some(workload.origin.clone()),
+                        },
+                    );
+                }
+                continue;
+            }
             let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
                 let kind = kind_name(&workload.config);
                 report(

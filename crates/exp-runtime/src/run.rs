@@ -21,7 +21,7 @@ use crate::repeat::{merge, stop_rule_met};
 use crate::schedule::{intervals, scale};
 use crate::selection::TrialSelection;
 use crate::trials::{sweep_label, TrialRow, TrialsTable};
-use crate::{anomaly, monitor};
+use crate::{anomaly, fleet, monitor};
 
 pub struct RunOptions {
     /// Run directories go to `<out_root>/<experiment>/<run-id>/`.
@@ -87,6 +87,7 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
         return Err(RunError::Preflight(issues));
     }
 
+    fleet::size_for_plan(plan);
     let started = SystemTime::now();
     let plan_sha256 = exp_results::plan_sha256(plan)?;
     let run_id = exp_results::new_run_id(started, &plan_sha256);
@@ -293,18 +294,8 @@ async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result
         };
         let name = workload.name.clone();
         let stop = stop.clone();
-        workloads.push(tokio::task::spawn_blocking(move || {
-            let result = match &context.workload.config {
-                WorkloadConfig::Anomaly(a) => {
-                    let anomaly = a.as_ref().clone();
-                    anomaly::run(context, &anomaly)
-                }
-                // Preflight refuses plans with kinds this build cannot run.
-                other => Err(ExecError::Failed(format!(
-                    "no executor for {}",
-                    crate::preflight::kind_name(other)
-                ))),
-            };
+        workloads.push(tokio::spawn(async move {
+            let result = execute(context).await;
             if result.is_err() {
                 // One failed workload ends its trial: the others stop too.
                 stop.raise(Level::Stop);
@@ -346,6 +337,9 @@ async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result
         TrialStatus::Complete
     };
     let error = (!errors.is_empty()).then(|| errors.join("; "));
+    let contended = summaries
+        .iter()
+        .any(|(_, s)| s.metrics.get("contended").is_some_and(|v| *v > 0.0));
     let row = ctx.trials_table.row(&TrialRow {
         point,
         repetition: trial.repetition,
@@ -353,6 +347,7 @@ async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result
         start_unix_ns: clock.start_unix_ns,
         end_unix_ns: clock.unix_ns_at(end_ns),
         status: status.as_str(),
+        contended,
         error: error.as_deref(),
     });
     let mut batch = ctx.trials_table.schema().batch();
@@ -367,6 +362,22 @@ async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result
         start_unix_ns: clock.start_unix_ns,
         end_unix_ns: unix_ns(SystemTime::now()),
     })
+}
+
+/// Runs one workload with its kind's executor: anomalies supervise a child
+/// process on a blocking thread, fleets are async tasks.
+async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError> {
+    match context.workload.config.clone() {
+        WorkloadConfig::Anomaly(a) => tokio::task::spawn_blocking(move || anomaly::run(context, &a))
+            .await
+            .unwrap_or_else(|join| Err(ExecError::Failed(format!("the anomaly thread panicked: {join}")))),
+        WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
+        // Preflight refuses plans with kinds this build cannot run.
+        other => Err(ExecError::Failed(format!(
+            "no executor for {}",
+            crate::preflight::kind_name(&other)
+        ))),
+    }
 }
 
 /// Passes the run's cancellation on to one trial, level by level.

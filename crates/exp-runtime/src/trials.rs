@@ -25,6 +25,9 @@ pub struct TrialRow<'a> {
     pub start_unix_ns: u64,
     pub end_unix_ns: u64,
     pub status: &'a str,
+    /// A fleet's send lateness exceeded its bound: the runner, not the
+    /// system under test, may have shaped the results.
+    pub contended: bool,
     pub error: Option<&'a str>,
 }
 
@@ -64,6 +67,7 @@ impl TrialsTable {
             .column("end_unix_ns", DType::U64)
             .column("duration_ns", DType::U64)
             .column("status", DType::Str)
+            .column("contended", DType::Bool)
             .column("error", DType::Str);
         TrialsTable { schema, sweep }
     }
@@ -91,6 +95,7 @@ impl TrialsTable {
             trial.end_unix_ns.into(),
             trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into(),
             trial.status.into(),
+            trial.contended.into(),
             trial.error.into(),
         ]);
         row

@@ -381,14 +381,13 @@ experiment "from-plan" {
 
 #[test]
 fn workloads_without_an_executor_are_refused_before_anything_starts() {
-    let scratch = Scratch::new("fleet");
+    let scratch = Scratch::new("xml");
     let spec = scratch.spec(
         r#"
-experiment "fleet" {
+experiment "xml" {
   duration = 5s
-  fleet "plant" {
-    devices = 2
-    gap     = 1s
+  xml "docs" {
+    documents = 2
   }
 }
 "#,
@@ -396,6 +395,6 @@ experiment "fleet" {
     let output = expc_run(&spec, &scratch.out(), &[]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", output_text(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("E1005") && stderr.contains("`fleet`"), "{stderr}");
+    assert!(stderr.contains("E1005") && stderr.contains("`xml`"), "{stderr}");
     assert!(!scratch.out().exists());
 }

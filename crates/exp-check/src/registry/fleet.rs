@@ -29,7 +29,7 @@ pub const FLEET: BlockSchema = BlockSchema {
         Prop::with_default(
             "payload",
             Ty::OneOf(&[Ty::Ctor("json"), Ty::Ctor("raw")]),
-            "json(size = 100B, fields = [temperature, humidity])",
+            "json(size = 128B, fields = [temperature, humidity])",
             "Message body: a JSON sensor record padded to an exact size, or raw bytes.",
         ),
         Prop::optional("messages", Ty::Int, "Messages per device; without it devices publish until the window ends.").at_least(1.0),

@@ -1,0 +1,103 @@
+//! The embedded broker, shared by every trial of the process: rumqttd has no
+//! shutdown API, so starting one per trial would leak a broker each time.
+//! It is sized once for the largest fleet of the plan; a trial that needs
+//! more (another plan in the same process, or a fixed port) gets another.
+
+use std::sync::Mutex;
+
+use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint, MqttError};
+use exp_plan::{Fleet, Plan, WorkloadConfig};
+
+/// What a broker was started for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Size {
+    devices: u32,
+    max_inflight: u16,
+    max_packet_bytes: u64,
+}
+
+impl Size {
+    fn of(fleet: &Fleet) -> Size {
+        Size {
+            devices: fleet.devices,
+            max_inflight: fleet.broker.max_inflight,
+            max_packet_bytes: fleet.broker.max_packet_bytes,
+        }
+    }
+
+    fn max(self, other: Size) -> Size {
+        Size {
+            devices: self.devices.max(other.devices),
+            max_inflight: self.max_inflight.max(other.max_inflight),
+            max_packet_bytes: self.max_packet_bytes.max(other.max_packet_bytes),
+        }
+    }
+
+    fn covers(self, need: Size) -> bool {
+        self.max(need) == self
+    }
+}
+
+struct Started {
+    size: Size,
+    port: Option<u16>,
+    endpoint: Endpoint,
+}
+
+static PLAN_SIZE: Mutex<Size> = Mutex::new(Size {
+    devices: 0,
+    max_inflight: 0,
+    max_packet_bytes: 0,
+});
+static BROKERS: Mutex<Vec<Started>> = Mutex::new(Vec::new());
+
+/// Records the largest embedded-broker fleet of the plan, so the first
+/// broker started is big enough for every trial.
+pub fn size_for_plan(plan: &Plan) {
+    let size = plan
+        .points
+        .iter()
+        .flat_map(|p| &p.workloads)
+        .filter_map(|w| match &w.config {
+            WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
+            _ => None,
+        })
+        .fold(Size::default(), Size::max);
+    if let Ok(mut s) = PLAN_SIZE.lock() {
+        *s = s.max(size);
+    }
+}
+
+/// The endpoint of an embedded broker big enough for `fleet`, started if needed.
+pub async fn embedded(fleet: &Fleet) -> Result<Endpoint, MqttError> {
+    let need = Size::of(fleet);
+    let port = fleet.broker.port;
+    let planned = PLAN_SIZE.lock().map(|s| *s).unwrap_or_default();
+    // Starting blocks (it waits for the listener), so it runs off the async workers.
+    let started = tokio::task::spawn_blocking(move || {
+        let mut brokers = BROKERS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(b) = brokers
+            .iter()
+            .find(|b| b.port == port && (port.is_some() || b.size.covers(need)))
+        {
+            return Ok(b.endpoint.clone());
+        }
+        let size = need.max(planned);
+        let mut options = BrokerOptions::for_fleet(size.devices, size.max_inflight, size.max_packet_bytes);
+        options.port = port;
+        let broker = EmbeddedBroker::start(options)?;
+        let endpoint = broker.endpoint();
+        brokers.push(Started {
+            size,
+            port,
+            endpoint: endpoint.clone(),
+        });
+        Ok(endpoint)
+    })
+    .await;
+    started.unwrap_or_else(|e| {
+        Err(MqttError::BrokerThread(std::io::Error::other(format!(
+            "the thread starting it failed: {e}"
+        ))))
+    })
+}

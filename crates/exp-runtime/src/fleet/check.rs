@@ -1,0 +1,112 @@
+//! Preflight checks of a fleet (E1006, E1007): what would otherwise fail
+//! every trial, found before anything starts.
+
+use exp_diagnostics::{Code, Diagnostic};
+use exp_plan::Fleet;
+
+/// The most devices the embedded broker (rumqttd) is trusted with: it drops
+/// connections when many arrive in bursts, and ~4,000 devices connecting at
+/// 400/s were the most it held on the 2-core reference machine.
+pub const EMBEDDED_BROKER_MAX_DEVICES: u32 = 4000;
+
+/// The broker a fleet names must be usable: a URL this build can connect to,
+/// credentials that are set, and a fleet the embedded broker can hold.
+pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
+    let mut found = Vec::new();
+    match &fleet.broker.url {
+        Some(url) => match exp_mqtt::Endpoint::parse(url) {
+            Ok(endpoint) if endpoint.scheme == exp_mqtt::Scheme::Mqtts => found.push((
+                format!("tls {name}"),
+                Diagnostic::error(
+                    Code::E1006,
+                    format!("fleet `{name}` connects to `{url}`, but this build of expc has no TLS support"),
+                )
+                .help("use an `mqtt://` URL (plain TCP), or wait for TLS support"),
+            )),
+            Ok(_) => {}
+            Err(e) => found.push((
+                format!("url {name}"),
+                Diagnostic::error(Code::E1006, format!("fleet `{name}`: {e}"))
+                    .help("write the broker as `mqtt://host:port`"),
+            )),
+        },
+        None if fleet.devices > EMBEDDED_BROKER_MAX_DEVICES => found.push((
+            format!("embedded {name}"),
+            Diagnostic::error(
+                Code::E1006,
+                format!(
+                    "fleet `{name}` has {} devices, more than the embedded broker holds reliably ({EMBEDDED_BROKER_MAX_DEVICES})",
+                    fleet.devices
+                ),
+            )
+            .note("the embedded broker (rumqttd) drops connections when thousands connect in bursts")
+            .help("point the fleet at an external broker: `broker { url = \"mqtt://host:1883\" }`"),
+        )),
+        None => {}
+    }
+    // Settings the checker cannot see through (a JSON payload too small for its fields, a gap
+    // without a mean for uniform first sends) would otherwise fail every trial.
+    let settings = exp_mqtt::PayloadGenerator::new(&fleet.payload, 0)
+        .map(drop)
+        .and_then(|()| exp_mqtt::FleetSchedule::new(&fleet.gap, &fleet.first_send, 0).map(drop));
+    if let Err(e) = settings {
+        found.push((
+            format!("settings {name}"),
+            Diagnostic::error(Code::E1007, format!("fleet `{name}`: {e}"))
+                .help("e.g. `payload = json(size = 256B, fields = [temperature, humidity])`"),
+        ));
+    }
+    for var in [&fleet.broker.username_env, &fleet.broker.password_env]
+        .into_iter()
+        .flatten()
+    {
+        if std::env::var_os(var).is_none() {
+            // The name only: the value is a secret and never printed.
+            found.push((
+                format!("env {var}"),
+                Diagnostic::error(
+                    Code::E1006,
+                    format!("fleet `{name}` reads broker credentials from `{var}`, which is not set"),
+                )
+                .help(format!("export {var}=... before running")),
+            ));
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn fleet(url: Option<&str>, devices: u32) -> Fleet {
+        let mut f: Fleet = serde_json::from_value(serde_json::json!({
+            "devices": devices, "client_id": "{fleet}-{index}", "topic": "{fleet}/{device}/t",
+            "qos": 1, "keep_alive_ns": 60_000_000_000u64, "clean_session": true,
+            "gap": {"unit": "ns", "family": "constant", "value": 50_000_000.0}, "first_send": "uniform",
+            "payload": {"json": {"size_bytes": 256, "fields": ["temperature"]}},
+            "messages": null, "connect_rate_per_s": 400.0, "warmup_ratio": 0.0, "subscribe": false,
+            "ack_timeout_ns": 10_000_000_000u64, "lateness_bound_ns": 1_000_000,
+            "broker": {"url": null, "port": null, "ca_file": null, "client_cert": null, "client_key": null,
+                       "username_env": null, "password_env": null, "max_inflight": 100, "max_packet_bytes": 262144}
+        }))
+        .unwrap();
+        f.broker.url = url.map(str::to_string);
+        f
+    }
+
+    #[test]
+    fn brokers_are_checked() {
+        assert!(check("f", &fleet(None, 100)).is_empty());
+        assert!(check("f", &fleet(Some("mqtt://127.0.0.1:1883"), 100_000)).is_empty());
+        assert_eq!(check("f", &fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1)).len(), 1);
+        assert_eq!(check("f", &fleet(Some("mqtts://h:8883"), 10)).len(), 1);
+        assert_eq!(check("f", &fleet(Some("http://h"), 10)).len(), 1);
+        let mut f = fleet(None, 10);
+        f.broker.password_env = Some("EXPC_UNIT_TEST_UNSET_PASSWORD".into());
+        let found = check("f", &f);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1.code, Code::E1006);
+    }
+}

@@ -1,0 +1,251 @@
+//! Joins what happens to each message — sent, acknowledged or lost, and
+//! delivered to the subscriber — into one `messages` row.
+//!
+//! Everything arrives on one channel, and a device announces a message
+//! (`Msg::Sent`) before publishing it, so its acknowledgement and delivery
+//! are always seen after it. A row is flushed once its outcome is final and
+//! its delivery is in (or not expected, or waited for `delivery_wait`), so
+//! memory stays bounded however long the run.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use exp_mqtt::{parse_header, DeviceEvent, DeviceEventKind, LostReason, SubscriberEvent};
+use tokio::sync::{mpsc, oneshot};
+
+use super::tables::{MessageRow, Rows};
+
+/// Rows per batch handed to the writer thread.
+const BATCH_ROWS: usize = 4096;
+const FLUSH_EVERY: Duration = Duration::from_millis(250);
+
+pub enum Msg {
+    /// Announced just before the publish; `dseq` is the device client's sequence number.
+    Sent {
+        row: MessageRow,
+        dseq: u64,
+        at: Instant,
+    },
+    /// A fire that was not published (device not connected, publish refused).
+    Unsent(MessageRow),
+    Device(DeviceEvent),
+    Sub(SubscriberEvent),
+    /// Sent once every device is closed: the collector then reports when nothing waits for a delivery.
+    DevicesDone(oneshot::Sender<()>),
+}
+
+struct Pending {
+    row: MessageRow,
+    sent_at: Instant,
+    /// When the outcome (ack, written, lost) became final.
+    final_at: Option<Instant>,
+    delivered: bool,
+}
+
+/// Totals over non-warmup messages, for the summary.
+#[derive(Debug, Default, Clone)]
+pub struct Totals {
+    pub messages: u64,
+    pub completed: u64,
+    pub lost: u64,
+    pub ack_sum_ns: f64,
+    pub ack_count: u64,
+    pub delivery_sum_ns: f64,
+    pub delivery_count: u64,
+    pub lateness_sum_ns: f64,
+    /// Lateness of every fire, warmup included: the pacer's own quality.
+    pub lateness: Vec<u64>,
+    pub disconnects: HashMap<u32, u64>,
+    /// First and last send of a completed non-warmup message, ns since the trial's start.
+    pub span_ns: Option<(u64, u64)>,
+}
+
+pub struct Collector {
+    pending: HashMap<(u32, u64), Pending>,
+    ready: Vec<MessageRow>,
+    subscribed: bool,
+    delivery_wait: Duration,
+    totals: Totals,
+    done: Option<oneshot::Sender<()>>,
+}
+
+impl Collector {
+    pub fn new(subscribed: bool, delivery_wait: Duration) -> Self {
+        Collector {
+            pending: HashMap::new(),
+            ready: Vec::new(),
+            subscribed,
+            delivery_wait,
+            totals: Totals::default(),
+            done: None,
+        }
+    }
+
+    /// Runs until every sender is gone; returns the totals.
+    pub async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>, writer: Rows) -> Totals {
+        let mut tick = tokio::time::interval(FLUSH_EVERY);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                msg = rx.recv() => match msg {
+                    Some(msg) => self.handle(msg),
+                    None => break,
+                },
+                _ = tick.tick() => {
+                    self.expire(Instant::now());
+                    writer.send_messages(std::mem::take(&mut self.ready));
+                }
+            }
+            if self.ready.len() >= BATCH_ROWS {
+                writer.send_messages(std::mem::take(&mut self.ready));
+            }
+            if self.done.is_some()
+                && self
+                    .pending
+                    .values()
+                    .all(|p| !self.subscribed || p.delivered || p.final_at.is_none())
+            {
+                if let Some(done) = self.done.take() {
+                    let _ = done.send(());
+                }
+            }
+        }
+        // Whatever is still pending is final now: no more acks or deliveries can come.
+        let rest: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
+        for p in rest {
+            let mut row = p.row;
+            if p.final_at.is_none() {
+                row.status = "lost:unacked".into();
+            }
+            self.finish(row);
+        }
+        writer.send_messages(std::mem::take(&mut self.ready));
+        self.totals
+    }
+
+    fn handle(&mut self, msg: Msg) {
+        match msg {
+            Msg::Sent { row, dseq, at } => {
+                self.totals.lateness.push(row.lateness_ns);
+                self.pending.insert(
+                    (row.device, dseq),
+                    Pending {
+                        row,
+                        sent_at: at,
+                        final_at: None,
+                        delivered: false,
+                    },
+                );
+            }
+            Msg::Unsent(row) => {
+                self.totals.lateness.push(row.lateness_ns);
+                self.finish(row);
+            }
+            Msg::Device(event) => self.device_event(event),
+            Msg::Sub(SubscriberEvent::Message(received)) => {
+                let Some(header) = parse_header(&received.payload) else {
+                    return;
+                };
+                let key = (header.device, header.seq);
+                if let Some(p) = self.pending.get_mut(&key) {
+                    if !p.delivered {
+                        p.delivered = true;
+                        p.row.delivery_latency_ns = Some(ns(received.received_at.saturating_duration_since(p.sent_at)));
+                    }
+                    if p.final_at.is_some() {
+                        self.flush_key(key);
+                    }
+                }
+            }
+            Msg::Sub(_) => {}
+            Msg::DevicesDone(done) => self.done = Some(done),
+        }
+    }
+
+    fn device_event(&mut self, event: DeviceEvent) {
+        let device = event.device;
+        let (seq, status, ack) = match event.kind {
+            DeviceEventKind::Disconnected { .. } => {
+                *self.totals.disconnects.entry(device).or_default() += 1;
+                return;
+            }
+            DeviceEventKind::Connected { .. } => return,
+            DeviceEventKind::Written { seq, .. } => (seq, "written".to_string(), None),
+            DeviceEventKind::Acked { seq, acked_at, .. } => (seq, "acked".to_string(), Some(acked_at)),
+            DeviceEventKind::Lost { seq, reason, .. } => (seq, lost_status(&reason), None),
+        };
+        let key = (device, seq);
+        let subscribed = self.subscribed;
+        let Some(p) = self.pending.get_mut(&key) else {
+            return;
+        };
+        if p.final_at.is_some() {
+            return;
+        }
+        p.row.status = status;
+        p.row.ack_latency_ns = ack.map(|a| ns(a.saturating_duration_since(p.sent_at)));
+        p.final_at = Some(Instant::now());
+        let lost = p.row.status.starts_with("lost");
+        if !subscribed || p.delivered || lost {
+            self.flush_key(key);
+        }
+    }
+
+    /// Flushes final rows whose delivery did not come within `delivery_wait`.
+    fn expire(&mut self, now: Instant) {
+        let wait = self.delivery_wait;
+        let keys: Vec<(u32, u64)> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.final_at.is_some_and(|f| now.saturating_duration_since(f) >= wait))
+            .map(|(k, _)| *k)
+            .collect();
+        for key in keys {
+            self.flush_key(key);
+        }
+    }
+
+    fn flush_key(&mut self, key: (u32, u64)) {
+        if let Some(p) = self.pending.remove(&key) {
+            self.finish(p.row);
+        }
+    }
+
+    fn finish(&mut self, row: MessageRow) {
+        if !row.warmup {
+            let t = &mut self.totals;
+            t.messages += 1;
+            t.lateness_sum_ns += row.lateness_ns as f64;
+            if row.status == "acked" || row.status == "written" {
+                t.completed += 1;
+                if let Some(sent) = row.sent_ns {
+                    t.span_ns = Some(t.span_ns.map_or((sent, sent), |(a, b)| (a.min(sent), b.max(sent))));
+                }
+            } else {
+                t.lost += 1;
+            }
+            if let Some(a) = row.ack_latency_ns {
+                t.ack_sum_ns += a as f64;
+                t.ack_count += 1;
+            }
+            if let Some(d) = row.delivery_latency_ns {
+                t.delivery_sum_ns += d as f64;
+                t.delivery_count += 1;
+            }
+        }
+        self.ready.push(row);
+    }
+}
+
+fn lost_status(reason: &LostReason) -> String {
+    match reason {
+        LostReason::NotQueued(_) => "lost:not_queued",
+        LostReason::SessionLost => "lost:session_lost",
+        LostReason::Unacked => "lost:unacked",
+    }
+    .to_string()
+}
+
+pub fn ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
