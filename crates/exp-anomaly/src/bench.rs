@@ -95,16 +95,6 @@ pub fn stream_array_bytes(cpu: u32) -> u64 {
     largest.saturating_mul(4).clamp(64 << 20, 1 << 30)
 }
 
-/// Size of the data cache at `level` (1–3) seen by `cpu`, from sysfs.
-pub fn cache_size_bytes(level: u8, cpu: u32) -> Option<u64> {
-    exp_host::cache_size_bytes(level, cpu)
-}
-
-/// The CPUs that are online.
-pub fn online_cpus() -> Vec<u32> {
-    exp_host::online_cpus()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -63,7 +63,7 @@ enum What {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let online = bench::online_cpus();
+    let online = exp_host::online_cpus();
     let (What::Cpuoccupy { core, .. } | What::Memory { core, .. } | What::Interference { core, .. }) = &args.what;
     if !online.contains(core) {
         return Err(format!("core {core} is not online (online: {online:?})"));
@@ -87,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             seconds,
             array_bytes,
         } => {
-            let other = other_core.or_else(|| bench::online_cpus().into_iter().find(|&c| c != core));
+            let other = other_core.or_else(|| exp_host::online_cpus().into_iter().find(|&c| c != core));
             let other = other.ok_or("interference needs a second online core (--other-core)")?;
             let array = array_bytes.unwrap_or_else(|| bench::stream_array_bytes(core));
             if array == 0 {

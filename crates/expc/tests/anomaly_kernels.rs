@@ -58,7 +58,7 @@ impl Drop for Dirs {
 
 /// The last online core: core 0 usually carries more of the machine's other work.
 fn core() -> u32 {
-    exp_anomaly::bench::online_cpus().last().copied().unwrap_or(0)
+    exp_host::online_cpus().last().copied().unwrap_or(0)
 }
 
 fn config(name: &str, params: AnomalyParams, run_for: Duration) -> InstanceConfig {

@@ -2,30 +2,9 @@ use exp_syntax::units::Dimension::*;
 
 use super::types::*;
 
-/// A parameter of a function.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct DistParam {
-    pub name: &'static str,
-    pub ty: Ty,
-    pub default: Default,
-    /// Inclusive bounds in base units, checked like a property's.
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub doc: &'static str,
-}
-
-impl DistParam {
-    pub const fn range(mut self, min: f64, max: f64) -> DistParam {
-        self.min = Some(min);
-        self.max = Some(max);
-        self
-    }
-
-    pub const fn at_least(mut self, min: f64) -> DistParam {
-        self.min = Some(min);
-        self
-    }
-}
+/// A parameter of a function: described, defaulted and bounded exactly like
+/// a block's property.
+pub type DistParam = Prop;
 
 /// Distribution parameters are unit-polymorphic: `Value` parameters share the
 /// unit of the distribution, `Shape` ones are plain numbers.
@@ -48,36 +27,15 @@ pub struct FnSchema {
 }
 
 const fn p(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
-    DistParam {
-        name,
-        ty,
-        default: Default::Required,
-        min: None,
-        max: None,
-        doc,
-    }
+    Prop::required(name, ty, doc)
 }
 
 const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
-    DistParam {
-        name,
-        ty,
-        default: Default::Optional,
-        min: None,
-        max: None,
-        doc,
-    }
+    Prop::optional(name, ty, doc)
 }
 
 const fn def(name: &'static str, ty: Ty, default: &'static str, doc: &'static str) -> DistParam {
-    DistParam {
-        name,
-        ty,
-        default: Default::Value(default),
-        min: None,
-        max: None,
-        doc,
-    }
+    Prop::with_default(name, ty, default, doc)
 }
 
 const SENSORS: &[&str] = &[
