@@ -507,19 +507,24 @@ supports it (`expc plan` shows the plan either way).
 ";
     E1006 => "broker not usable",
 "Preflight: a fleet's broker cannot be used as written. An external broker's
-`url` must be `mqtt://host[:port]` (`mqtts://` needs TLS, which this build does
-not have yet); the environment variables named by `username_env` and
-`password_env` must be set (their values are never printed or stored); and the
-embedded broker (no `url`) is limited to 4,000 devices per fleet, because
-rumqttd drops connections when thousands connect in bursts (about 4,000 held at
-a 400/s connect ramp on a 2-core machine).
+`url` must be `mqtt://host[:port]` or `mqtts://host[:port]`. For `mqtts://`
+the TLS files are loaded as a trial would: `ca_file` (PEM CA certificates; without
+it the system's CA store) and, for mutual TLS, both `client_cert` and
+`client_key` (PEM) must exist, parse and belong together; TLS files with an
+`mqtt://` url or the embedded broker are refused rather than ignored. The
+environment variables named by `username_env` and `password_env` must be set
+(their values are never printed or stored); and the embedded broker (no `url`)
+is limited to 4,000 devices per fleet, because rumqttd drops connections when
+thousands connect in bursts (about 4,000 held at a 400/s connect ramp on a
+2-core machine).
 
 Example:
 
-    broker { url = \"mqtts://hub.example:8883\" }
+    broker { url = \"mqtts://hub.example:8883\"  ca_file = \"certs/missing.pem\" }
 
-Fix: `broker { url = \"mqtt://hub.example:1883\" }`, export the credential
-variables, or run large fleets against an external broker such as Mosquitto.
+Fix: point `ca_file` at the PEM file of the CA that signed the broker's
+certificate, export the credential variables, or run large fleets against an
+external broker such as Mosquitto.
 ";
     E1007 => "fleet settings not usable",
 "Preflight: a fleet's payload or schedule cannot be generated. A JSON payload

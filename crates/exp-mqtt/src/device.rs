@@ -16,7 +16,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, MqttOptions, NetworkOptions, Outgoing, Packet, QoS};
+use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, Outgoing, Packet, QoS};
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 use tokio::task::JoinHandle;
 
@@ -24,21 +24,10 @@ mod tracker;
 
 use tracker::Tracker;
 
-use crate::url::{Endpoint, Scheme};
+pub use crate::client::DeviceOptions;
+use crate::client::{mqtt_options, network_options, Refused, BACKOFF_MAX, BACKOFF_MIN};
+use crate::url::Endpoint;
 use crate::MqttError;
-
-/// Per-device client settings (from the plan's `fleet` block).
-#[derive(Debug, Clone)]
-pub struct DeviceOptions {
-    pub client_id: String,
-    /// Rounded down to whole seconds (MQTT's unit); zero disables keep-alive.
-    pub keep_alive: Duration,
-    pub clean_session: bool,
-    /// Username and password, already read from the environment.
-    pub credentials: Option<(String, String)>,
-    pub max_inflight: u16,
-    pub max_packet_bytes: usize,
-}
 
 /// What `publish` hands back: the message's number on this device and its send instant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,49 +101,6 @@ fn rumqttc_qos(qos: u8) -> Result<QoS, MqttError> {
     }
 }
 
-/// rumqttc options, checked first because rumqttc asserts on some invalid values.
-pub(crate) fn mqtt_options(endpoint: &Endpoint, o: &DeviceOptions) -> Result<MqttOptions, MqttError> {
-    let invalid = |reason| MqttError::InvalidClientOptions {
-        client_id: o.client_id.clone(),
-        reason,
-    };
-    if endpoint.scheme == Scheme::Mqtts {
-        return Err(MqttError::Unsupported {
-            what: "mqtts://",
-            why: "exp-mqtt is built without TLS (rumqttc's rustls pulls in aws-lc-rs or ring); use mqtt://",
-        });
-    }
-    if o.client_id.is_empty() {
-        return Err(invalid("the client id is empty"));
-    }
-    if o.max_inflight == 0 {
-        return Err(invalid("max_inflight must be at least 1"));
-    }
-    let mut opts = MqttOptions::new(o.client_id.clone(), endpoint.host.clone(), endpoint.port);
-    opts.set_keep_alive(Duration::from_secs(o.keep_alive.as_secs()));
-    opts.set_clean_session(o.clean_session);
-    opts.set_inflight(o.max_inflight);
-    // Incoming and outgoing; headers add a little on top of the payload.
-    let packet = o.max_packet_bytes.saturating_add(1024);
-    opts.set_max_packet_size(packet, packet);
-    if let Some((user, pass)) = &o.credentials {
-        opts.set_credentials(user.clone(), pass.clone());
-    }
-    Ok(opts)
-}
-
-pub(crate) fn network_options() -> NetworkOptions {
-    let mut net = NetworkOptions::new();
-    // Latency is what we measure: do not let Nagle hold small publishes back.
-    net.set_tcp_nodelay(true);
-    net.set_connection_timeout(5);
-    net
-}
-
-/// Reconnect backoff: quick first retries (a restarted broker is back within ~1 s), capped.
-pub(crate) const BACKOFF_MIN: Duration = Duration::from_millis(50);
-pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(2);
-
 impl Device {
     /// Connects and waits (at most `timeout`) for the first CONNACK.
     pub async fn connect(
@@ -182,9 +128,16 @@ impl Device {
                 events,
                 task,
             }),
-            Ok(Ok(Err(reason))) => {
+            Ok(Ok(Err(refused))) => {
                 task.abort();
-                Err(MqttError::ConnectRefused { client_id, reason })
+                Err(match refused {
+                    Refused::Broker(reason) => MqttError::ConnectRefused { client_id, reason },
+                    Refused::Tls(reason) => MqttError::TlsHandshake {
+                        client_id,
+                        endpoint: endpoint.to_string(),
+                        reason,
+                    },
+                })
             }
             Ok(Err(_)) | Err(_) => {
                 task.abort();
@@ -290,7 +243,7 @@ async fn drive(
     mut eventloop: EventLoop,
     tracker: Arc<Mutex<Tracker>>,
     events: UnboundedSender<DeviceEvent>,
-    ready: oneshot::Sender<Result<(), String>>,
+    ready: oneshot::Sender<Result<(), Refused>>,
 ) {
     let emit = |kind| {
         let _ = events.send(DeviceEvent { device: index, kind });
@@ -366,10 +319,15 @@ async fn drive(
                     if t.closed {
                         return;
                     }
-                    if let ConnectionError::ConnectionRefused(code) = &e {
-                        // Bad credentials or a rejected client id: fail the first connect instead of retrying.
+                    // Bad credentials, a rejected client id or an untrusted certificate:
+                    // fail the first connect instead of retrying until it times out.
+                    let refused = match &e {
+                        ConnectionError::ConnectionRefused(code) => Some(Refused::Broker(format!("{code:?}"))),
+                        e => crate::tls::rejection(e).map(Refused::Tls),
+                    };
+                    if let Some(refused) = refused {
                         if let Some(ready) = ready.take() {
-                            let _ = ready.send(Err(format!("{code:?}")));
+                            let _ = ready.send(Err(refused));
                             return;
                         }
                     }

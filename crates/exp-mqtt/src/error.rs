@@ -1,5 +1,7 @@
 //! Errors of the MQTT fleet building blocks.
 
+use std::path::PathBuf;
+
 use exp_stats::SampleError;
 
 /// Why a fleet component could not be built or run.
@@ -52,9 +54,9 @@ pub enum MqttError {
     /// A broker URL that is not `mqtt://host[:port]` or `mqtts://host[:port]`.
     #[error("broker url `{url}`: {reason}")]
     InvalidUrl { url: String, reason: &'static str },
-    /// A feature this build does not have (e.g. `mqtts://`, which needs TLS).
-    #[error("{what} is not supported by this build: {why}")]
-    Unsupported { what: &'static str, why: &'static str },
+    /// An `mqtts://` endpoint without a TLS configuration (see `Endpoint::with_tls`).
+    #[error("{endpoint}: TLS is not configured for this endpoint (build one with `Tls::load`)")]
+    TlsNotConfigured { endpoint: String },
     /// A client did not get a CONNACK in time.
     #[error("client `{client_id}`: no CONNACK from {endpoint} within {waited_ms} ms (last error: {last_error})")]
     ConnectTimeout {
@@ -62,6 +64,14 @@ pub enum MqttError {
         endpoint: String,
         waited_ms: u64,
         last_error: String,
+    },
+    /// The TLS handshake failed in a way retrying cannot fix (certificate not trusted,
+    /// client certificate missing or rejected).
+    #[error("client `{client_id}`: TLS with {endpoint} failed: {reason}")]
+    TlsHandshake {
+        client_id: String,
+        endpoint: String,
+        reason: String,
     },
     /// The broker refused the connection (bad credentials, client id rejected, ...).
     #[error("client `{client_id}`: connection refused by the broker: {reason}")]
@@ -82,4 +92,53 @@ pub enum MqttError {
         filter: String,
         reason: String,
     },
+
+    // ---- TLS files (tls.rs); `what` is the broker property naming the file ----
+    // Contents are never quoted: a key file is a secret.
+    /// A certificate or key file cannot be read.
+    #[error("{what} `{}`: cannot read it: {source}", path.display())]
+    TlsFile {
+        what: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file that is not well-formed PEM.
+    #[error("{what} `{}`: not valid PEM: {reason}", path.display())]
+    TlsPem {
+        what: &'static str,
+        path: PathBuf,
+        reason: &'static str,
+    },
+    /// A certificate file without any `CERTIFICATE` section.
+    #[error("{what} `{}`: no PEM certificate (`-----BEGIN CERTIFICATE-----`) in it; DER files must be converted to PEM first", path.display())]
+    TlsNoCertificate { what: &'static str, path: PathBuf },
+    /// A CA certificate that cannot be used as a trust anchor.
+    #[error("{what} `{}`: certificate {index} of the file cannot be trusted as a CA: {reason}", path.display())]
+    TlsBadCertificate {
+        what: &'static str,
+        path: PathBuf,
+        index: usize,
+        reason: String,
+    },
+    /// A key file without a private key section.
+    #[error("client_key `{}`: no PEM private key (PKCS#8 `PRIVATE KEY`, `RSA PRIVATE KEY` or `EC PRIVATE KEY`) in it", path.display())]
+    TlsNoKey { path: PathBuf },
+    /// The client certificate and key cannot be used together (unsupported or
+    /// malformed key, key not matching the certificate, ...).
+    #[error("client_cert `{}` with client_key `{}`: {reason}", cert.display(), key.display())]
+    TlsClientAuth {
+        cert: PathBuf,
+        key: PathBuf,
+        reason: String,
+    },
+    /// Only one of `client_cert` and `client_key` is given.
+    #[error("`{given}` is set but `{missing}` is not: mutual TLS needs both (or neither)")]
+    TlsHalfClientAuth { given: &'static str, missing: &'static str },
+    /// No `ca_file`, and no usable CA certificate in the system's store.
+    #[error("no `ca_file` is set and the system has no usable CA certificates ({detail})")]
+    TlsNoSystemRoots { detail: String },
+    /// The TLS configuration could not be built (should not happen with the ring provider).
+    #[error("TLS configuration: {0}")]
+    TlsConfig(String),
 }

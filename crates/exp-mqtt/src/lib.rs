@@ -3,12 +3,14 @@
 //! Building blocks of the fleet executor; each module owns one concern.
 
 pub mod broker;
+mod client;
 pub mod device;
 pub mod error;
 pub mod pacer;
 pub mod payload;
 pub mod schedule;
 pub mod subscriber;
+pub mod tls;
 pub mod url;
 
 pub use broker::{BrokerOptions, EmbeddedBroker};
@@ -18,4 +20,5 @@ pub use pacer::{Fire, FireSink, FnSink, Pacer, PacerConfig, PacerStats, SendOutc
 pub use payload::{parse_header, Header, PayloadGenerator};
 pub use schedule::{DeviceSchedule, FleetSchedule};
 pub use subscriber::{Received, Subscriber, SubscriberEvent};
+pub use tls::{Tls, TlsFiles};
 pub use url::{Endpoint, Scheme};

@@ -13,7 +13,7 @@ use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, Packet, QoS, Subsc
 use tokio::sync::{mpsc::UnboundedSender, oneshot};
 use tokio::task::JoinHandle;
 
-use crate::device::{mqtt_options, network_options, DeviceOptions, BACKOFF_MAX, BACKOFF_MIN};
+use crate::client::{mqtt_options, network_options, DeviceOptions, Refused, BACKOFF_MAX, BACKOFF_MIN};
 use crate::url::Endpoint;
 use crate::MqttError;
 
@@ -70,12 +70,19 @@ impl Subscriber {
                 client,
                 task: Some(task),
             }),
-            Ok(Ok(Err(reason))) => {
+            Ok(Ok(Err(refused))) => {
                 task.abort();
-                Err(MqttError::Subscribe {
-                    client_id,
-                    filter,
-                    reason,
+                Err(match refused {
+                    Refused::Broker(reason) => MqttError::Subscribe {
+                        client_id,
+                        filter,
+                        reason,
+                    },
+                    Refused::Tls(reason) => MqttError::TlsHandshake {
+                        client_id,
+                        endpoint: endpoint.to_string(),
+                        reason,
+                    },
                 })
             }
             Ok(Err(_)) | Err(_) => {
@@ -120,7 +127,7 @@ async fn drive(
     mut eventloop: EventLoop,
     filters: Vec<String>,
     events: UnboundedSender<SubscriberEvent>,
-    ready: oneshot::Sender<Result<(), String>>,
+    ready: oneshot::Sender<Result<(), Refused>>,
 ) {
     let emit = |e| {
         let _ = events.send(e);
@@ -147,7 +154,7 @@ async fn drive(
                     .map(|f| SubscribeFilter::new(f.clone(), QoS::AtLeastOnce));
                 if let Err(e) = client.try_subscribe_many(subs) {
                     if let Some(ready) = ready.take() {
-                        let _ = ready.send(Err(e.to_string()));
+                        let _ = ready.send(Err(Refused::Broker(e.to_string())));
                     }
                     return;
                 }
@@ -159,7 +166,7 @@ async fn drive(
                     .any(|c| matches!(c, SubscribeReasonCode::Failure))
                 {
                     if let Some(ready) = ready.take() {
-                        let _ = ready.send(Err("the broker refused the subscription".to_string()));
+                        let _ = ready.send(Err(Refused::Broker("the broker refused the subscription".to_string())));
                         return;
                     }
                 }
@@ -171,6 +178,13 @@ async fn drive(
             Ok(Event::Outgoing(rumqttc::Outgoing::Disconnect)) | Err(ConnectionError::RequestsDone) => return,
             Ok(_) => {}
             Err(e) => {
+                // As for devices: a TLS failure retrying cannot fix ends the first connect at once.
+                if let Some(reason) = crate::tls::rejection(&e) {
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(Err(Refused::Tls(reason)));
+                        return;
+                    }
+                }
                 if connected {
                     connected = false;
                     emit(SubscriberEvent::Disconnected {

@@ -7,6 +7,7 @@
 
 use std::fmt;
 
+use crate::tls::{check_server_name, Tls};
 use crate::MqttError;
 
 /// Plain TCP or TLS.
@@ -26,13 +27,17 @@ impl Scheme {
     }
 }
 
-/// Where a broker listens.
+/// Where a broker listens, and for `mqtts://` how to talk TLS to it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Endpoint {
     pub scheme: Scheme,
-    /// Host name or IP address, without brackets for IPv6.
+    /// Host name or IP address, without brackets for IPv6; also the name the
+    /// broker's certificate is verified against.
     pub host: String,
     pub port: u16,
+    /// Set by [`Endpoint::with_tls`]; an `mqtts://` endpoint cannot connect without it.
+    /// Carried here, not per device, so a fleet's devices share one configuration.
+    pub tls: Option<Tls>,
 }
 
 impl Endpoint {
@@ -42,7 +47,21 @@ impl Endpoint {
             scheme: Scheme::Mqtt,
             host: host.into(),
             port,
+            tls: None,
         }
+    }
+
+    /// Attaches the TLS configuration of an `mqtts://` endpoint.
+    pub fn with_tls(self, tls: Tls) -> Result<Self, MqttError> {
+        let bad = |reason| MqttError::InvalidUrl {
+            url: self.to_string(),
+            reason,
+        };
+        if self.scheme != Scheme::Mqtts {
+            return Err(bad("TLS settings need an mqtts:// URL"));
+        }
+        check_server_name(&self.host).map_err(bad)?;
+        Ok(Endpoint { tls: Some(tls), ..self })
     }
 
     /// Parses `mqtt://host[:port]` or `mqtts://host[:port]` (IPv6 as `[::1]`).
@@ -101,6 +120,7 @@ impl Endpoint {
             scheme,
             host: host.to_string(),
             port,
+            tls: None,
         })
     }
 

@@ -112,12 +112,12 @@ fn second_broker_gets_its_own_port() {
 }
 
 #[tokio::test]
-async fn mqtts_is_typed_unsupported() {
+async fn mqtts_without_tls_configuration_is_typed() {
     let endpoint = Endpoint::parse("mqtts://127.0.0.1:1").unwrap();
     let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
     let err = exp_mqtt::Device::connect(0, &endpoint, common::options("tls".into()), tx, Duration::from_secs(1))
         .await
         .err()
         .unwrap();
-    assert!(matches!(err, exp_mqtt::MqttError::Unsupported { .. }), "{err}");
+    assert!(matches!(err, exp_mqtt::MqttError::TlsNotConfigured { .. }), "{err}");
 }

@@ -61,9 +61,21 @@ pub const BROKER: BlockSchema = BlockSchema {
             "Port of the embedded broker; by default a free port is chosen.",
         )
         .range(1.0, 65535.0),
-        Prop::optional("ca_file", Ty::Path, "CA certificate for `mqtts://`."),
-        Prop::optional("client_cert", Ty::Path, "Client certificate for `mqtts://`."),
-        Prop::optional("client_key", Ty::Path, "Client key for `mqtts://`."),
+        Prop::optional(
+            "ca_file",
+            Ty::Path,
+            "`mqtts://`: PEM file of the CA certificates to trust; without it, the system's CA store.",
+        ),
+        Prop::optional(
+            "client_cert",
+            Ty::Path,
+            "`mqtts://` with mutual TLS: PEM client certificate chain, leaf first (needs `client_key`).",
+        ),
+        Prop::optional(
+            "client_key",
+            Ty::Path,
+            "`mqtts://` with mutual TLS: PEM private key of `client_cert` (PKCS#8, RSA or EC); never logged.",
+        ),
         Prop::optional(
             "username_env",
             Ty::Str,

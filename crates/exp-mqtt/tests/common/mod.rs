@@ -2,6 +2,7 @@
 #![allow(clippy::unwrap_used, dead_code)]
 
 pub mod mosquitto;
+pub mod pki;
 
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};

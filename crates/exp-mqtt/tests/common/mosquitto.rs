@@ -17,6 +17,11 @@ pub struct Mosquitto {
 impl Mosquitto {
     /// Starts Mosquitto on a free port; panics (failing the test) if it is not installed.
     pub fn start() -> Mosquitto {
+        Mosquitto::start_with("")
+    }
+
+    /// Like `start`, with `listener` lines (e.g. TLS files) added to the listener's settings.
+    pub fn start_with(listener: &str) -> Mosquitto {
         assert!(
             Path::new(BINARY).exists(),
             "{BINARY} not found: these tests need Mosquitto; install it with `apt-get install mosquitto`"
@@ -24,7 +29,7 @@ impl Mosquitto {
         let port = exp_mqtt::broker::free_port().unwrap();
         let dir = tempfile::tempdir().unwrap();
         let conf = format!(
-            "listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\nsys_interval 1\n\
+            "listener {port} 127.0.0.1\n{listener}allow_anonymous true\npersistence false\nsys_interval 1\n\
              max_queued_messages 0\nlog_dest none\n"
         );
         std::fs::write(dir.path().join("mosquitto.conf"), conf).unwrap();

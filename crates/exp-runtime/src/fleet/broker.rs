@@ -5,8 +5,10 @@
 
 use std::sync::Mutex;
 
-use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint, MqttError};
-use exp_plan::{Fleet, Plan, WorkloadConfig};
+use std::path::PathBuf;
+
+use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint, MqttError, Scheme, Tls, TlsFiles};
+use exp_plan::{Broker, Fleet, Plan, WorkloadConfig};
 
 /// What a broker was started for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -68,8 +70,46 @@ pub fn size_for_plan(plan: &Plan) {
     }
 }
 
+/// Where the fleet's devices connect: the URL the plan names, or an
+/// embedded broker.
+pub async fn endpoint(fleet: &Fleet) -> Result<Endpoint, MqttError> {
+    match &fleet.broker.url {
+        // Reads a few small files (and, without `ca_file`, the system's CA store):
+        // milliseconds, once per trial, so not worth a blocking thread.
+        Some(url) => external(url, &fleet.broker),
+        None => embedded(fleet).await,
+    }
+}
+
+/// The endpoint of an external broker; for `mqtts://` with its TLS
+/// configuration, loaded here once and shared by all the fleet's devices.
+/// Preflight calls it too, so unreadable or unusable files stop the run
+/// before anything starts.
+pub fn external(url: &str, broker: &Broker) -> Result<Endpoint, MqttError> {
+    let endpoint = Endpoint::parse(url)?;
+    let files = tls_files(broker);
+    match endpoint.scheme {
+        Scheme::Mqtts => endpoint.with_tls(Tls::load(&files)?),
+        // TLS files with a plain URL would silently not be used: refuse them.
+        Scheme::Mqtt if files != TlsFiles::default() => Err(MqttError::InvalidUrl {
+            url: url.to_string(),
+            reason: "`ca_file`, `client_cert` and `client_key` need an mqtts:// URL",
+        }),
+        Scheme::Mqtt => Ok(endpoint),
+    }
+}
+
+/// The broker's TLS files; the plan already holds them resolved against the spec's folder.
+pub fn tls_files(broker: &Broker) -> TlsFiles {
+    TlsFiles {
+        ca_file: broker.ca_file.as_ref().map(PathBuf::from),
+        client_cert: broker.client_cert.as_ref().map(PathBuf::from),
+        client_key: broker.client_key.as_ref().map(PathBuf::from),
+    }
+}
+
 /// The endpoint of an embedded broker big enough for `fleet`, started if needed.
-pub async fn embedded(fleet: &Fleet) -> Result<Endpoint, MqttError> {
+async fn embedded(fleet: &Fleet) -> Result<Endpoint, MqttError> {
     let need = Size::of(fleet);
     let port = fleet.broker.port;
     let planned = PLAN_SIZE.lock().map(|s| *s).unwrap_or_default();

@@ -2,6 +2,7 @@
 //! every trial, found before anything starts.
 
 use exp_diagnostics::{Code, Diagnostic};
+use exp_mqtt::MqttError;
 use exp_plan::Fleet;
 
 /// The most devices the embedded broker (rumqttd) is trusted with: it drops
@@ -9,27 +10,27 @@ use exp_plan::Fleet;
 /// 400/s were the most it held on the 2-core reference machine.
 pub const EMBEDDED_BROKER_MAX_DEVICES: u32 = 4000;
 
-/// The broker a fleet names must be usable: a URL this build can connect to,
-/// credentials that are set, and a fleet the embedded broker can hold.
+/// The broker a fleet names must be usable: a URL this build can connect to
+/// (with usable TLS files for `mqtts://`), credentials that are set, and a
+/// fleet the embedded broker can hold.
 pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
     let mut found = Vec::new();
     match &fleet.broker.url {
-        Some(url) => match exp_mqtt::Endpoint::parse(url) {
-            Ok(endpoint) if endpoint.scheme == exp_mqtt::Scheme::Mqtts => found.push((
-                format!("tls {name}"),
-                Diagnostic::error(
-                    Code::E1006,
-                    format!("fleet `{name}` connects to `{url}`, but this build of expc has no TLS support"),
-                )
-                .help("use an `mqtt://` URL (plain TCP), or wait for TLS support"),
-            )),
-            Ok(_) => {}
-            Err(e) => found.push((
-                format!("url {name}"),
-                Diagnostic::error(Code::E1006, format!("fleet `{name}`: {e}"))
-                    .help("write the broker as `mqtt://host:port`"),
-            )),
-        },
+        // Builds the endpoint as a trial would, TLS configuration included, so a
+        // missing or unusable certificate or key is reported here, naming the file.
+        Some(url) => {
+            if let Err(e) = super::broker::external(url, &fleet.broker) {
+                found.push(broker_error(name, &e));
+            }
+        }
+        None if super::broker::tls_files(&fleet.broker) != exp_mqtt::TlsFiles::default() => found.push((
+            format!("tls {name}"),
+            Diagnostic::error(
+                Code::E1006,
+                format!("fleet `{name}` names TLS files, but the embedded broker speaks plain MQTT only"),
+            )
+            .help("give the broker an `mqtts://` url, or remove `ca_file`, `client_cert` and `client_key`"),
+        )),
         None if fleet.devices > EMBEDDED_BROKER_MAX_DEVICES => found.push((
             format!("embedded {name}"),
             Diagnostic::error(
@@ -75,6 +76,33 @@ pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
     found
 }
 
+/// An external broker that cannot be used, with help for the kind of problem.
+fn broker_error(name: &str, e: &MqttError) -> (String, Diagnostic) {
+    let (key, help) = match e {
+        MqttError::InvalidUrl { .. } => (
+            "url",
+            "write the broker as `mqtt://host:port`, or `mqtts://host:port` for TLS (with `ca_file`, `client_cert`, `client_key`)",
+        ),
+        MqttError::TlsFile { .. } => ("tls", "in a spec, a relative path is resolved against the spec's folder"),
+        MqttError::TlsHalfClientAuth { .. } => (
+            "tls",
+            "for mutual TLS give both `client_cert` and `client_key`; otherwise neither",
+        ),
+        MqttError::TlsNoKey { .. } | MqttError::TlsClientAuth { .. } => (
+            "tls",
+            "`client_cert` is the PEM certificate chain of this client, `client_key` its PEM private key",
+        ),
+        _ => (
+            "tls",
+            "`ca_file` is a PEM file of the CA certificate(s) that signed the broker's certificate",
+        ),
+    };
+    (
+        format!("{key} {name}"),
+        Diagnostic::error(Code::E1006, format!("fleet `{name}`: {e}")).help(help),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -101,12 +129,33 @@ mod tests {
         assert!(check("f", &fleet(None, 100)).is_empty());
         assert!(check("f", &fleet(Some("mqtt://127.0.0.1:1883"), 100_000)).is_empty());
         assert_eq!(check("f", &fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1)).len(), 1);
-        assert_eq!(check("f", &fleet(Some("mqtts://h:8883"), 10)).len(), 1);
         assert_eq!(check("f", &fleet(Some("http://h"), 10)).len(), 1);
         let mut f = fleet(None, 10);
         f.broker.password_env = Some("EXPC_UNIT_TEST_UNSET_PASSWORD".into());
         let found = check("f", &f);
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.code, Code::E1006);
+    }
+
+    #[test]
+    fn tls_files_are_loaded_in_preflight() {
+        let missing = std::env::temp_dir().join("expc-unit-test-no-such-dir/missing-ca.pem");
+        let mut f = fleet(Some("mqtts://127.0.0.1:8883"), 10);
+        f.broker.ca_file = Some(missing.display().to_string());
+        let found = check("f", &f);
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].1.code, Code::E1006);
+        assert!(found[0].1.message.contains("missing-ca.pem"), "{}", found[0].1.message);
+        // Only one half of a client identity.
+        let mut f = fleet(Some("mqtts://127.0.0.1:8883"), 10);
+        f.broker.client_key = Some("key.pem".into());
+        assert!(check("f", &f)[0].1.message.contains("client_cert"));
+        // TLS files where no TLS is spoken.
+        let mut f = fleet(Some("mqtt://127.0.0.1:1883"), 10);
+        f.broker.ca_file = Some("ca.pem".into());
+        assert_eq!(check("f", &f).len(), 1);
+        let mut f = fleet(None, 10);
+        f.broker.ca_file = Some("ca.pem".into());
+        assert_eq!(check("f", &f).len(), 1);
     }
 }

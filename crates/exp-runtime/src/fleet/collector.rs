@@ -1,5 +1,5 @@
 //! Joins what happens to each message — sent, acknowledged or lost, and
-//! delivered to the subscriber — into one `messages` row.
+//! delivered to the subscriber — into one `mqtt_messages` row.
 //!
 //! Everything arrives on one channel, and a device announces a message
 //! (`Msg::Sent`) before publishing it, so its acknowledgement and delivery
@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use exp_mqtt::{parse_header, DeviceEvent, DeviceEventKind, LostReason, SubscriberEvent};
 use tokio::sync::{mpsc, oneshot};
 
-use super::tables::{MessageRow, Rows};
+use super::tables::{MessageRow, Rows, Status};
 
 /// Rows per batch handed to the writer thread.
 const BATCH_ROWS: usize = 4096;
@@ -55,27 +55,50 @@ pub struct Totals {
     pub lateness_sum_ns: f64,
     /// Lateness of every fire, warmup included: the pacer's own quality.
     pub lateness: Vec<u64>,
-    pub disconnects: HashMap<u32, u64>,
+    /// Over every interval (summed, resp. the longest), for the summary.
+    pub disconnects: u64,
+    pub longest_outage: Duration,
+    /// Resident memory the connected fleet added to the runner, per device.
+    pub rss_per_device: Option<f64>,
+    /// Per device, for the `mqtt_devices` table.
+    pub devices: HashMap<u32, DeviceCounts>,
     /// First and last send of a completed non-warmup message, ns since the trial's start.
     pub span_ns: Option<(u64, u64)>,
 }
 
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DeviceCounts {
+    pub disconnects: u64,
+    /// Connections after the first.
+    pub reconnects: u64,
+    /// Messages whose status is not `ok`, warm-up included.
+    pub errors: u64,
+    /// Time spent disconnected between a connection breaking and coming back.
+    pub outage: Duration,
+    connected_once: bool,
+    down_since: Option<Instant>,
+}
+
 pub struct Collector {
+    fleet: String,
     pending: HashMap<(u32, u64), Pending>,
     ready: Vec<MessageRow>,
     subscribed: bool,
     delivery_wait: Duration,
+    ack_timeout: Duration,
     totals: Totals,
     done: Option<oneshot::Sender<()>>,
 }
 
 impl Collector {
-    pub fn new(subscribed: bool, delivery_wait: Duration) -> Self {
+    pub fn new(fleet: &str, subscribed: bool, delivery_wait: Duration, ack_timeout: Duration) -> Self {
         Collector {
+            fleet: fleet.to_string(),
             pending: HashMap::new(),
             ready: Vec::new(),
             subscribed,
             delivery_wait,
+            ack_timeout,
             totals: Totals::default(),
             done: None,
         }
@@ -93,11 +116,11 @@ impl Collector {
                 },
                 _ = tick.tick() => {
                     self.expire(Instant::now());
-                    writer.send_messages(std::mem::take(&mut self.ready));
+                    writer.send_messages(&self.fleet, std::mem::take(&mut self.ready));
                 }
             }
             if self.ready.len() >= BATCH_ROWS {
-                writer.send_messages(std::mem::take(&mut self.ready));
+                writer.send_messages(&self.fleet, std::mem::take(&mut self.ready));
             }
             if self.done.is_some()
                 && self
@@ -110,16 +133,23 @@ impl Collector {
                 }
             }
         }
+        // A device still down at the end was down until now.
+        let now = Instant::now();
+        for counts in self.totals.devices.values_mut() {
+            if let Some(down) = counts.down_since.take() {
+                counts.outage += now.saturating_duration_since(down);
+            }
+        }
         // Whatever is still pending is final now: no more acks or deliveries can come.
         let rest: Vec<Pending> = self.pending.drain().map(|(_, p)| p).collect();
         for p in rest {
             let mut row = p.row;
             if p.final_at.is_none() {
-                row.status = "lost:unacked".into();
+                (row.status, row.reason) = (Status::Timeout, Some("unacked"));
             }
             self.finish(row);
         }
-        writer.send_messages(std::mem::take(&mut self.ready));
+        writer.send_messages(&self.fleet, std::mem::take(&mut self.ready));
         self.totals
     }
 
@@ -164,29 +194,42 @@ impl Collector {
 
     fn device_event(&mut self, event: DeviceEvent) {
         let device = event.device;
-        let (seq, status, ack) = match event.kind {
-            DeviceEventKind::Disconnected { .. } => {
-                *self.totals.disconnects.entry(device).or_default() += 1;
+        let counts = self.totals.devices.entry(device).or_default();
+        let (seq, (status, reason), ack) = match event.kind {
+            DeviceEventKind::Disconnected { at, .. } => {
+                counts.disconnects += 1;
+                counts.down_since = Some(at);
                 return;
             }
-            DeviceEventKind::Connected { .. } => return,
-            DeviceEventKind::Written { seq, .. } => (seq, "written".to_string(), None),
-            DeviceEventKind::Acked { seq, acked_at, .. } => (seq, "acked".to_string(), Some(acked_at)),
+            DeviceEventKind::Connected { at, .. } => {
+                counts.reconnects += u64::from(counts.connected_once);
+                counts.connected_once = true;
+                if let Some(down) = counts.down_since.take() {
+                    counts.outage += at.saturating_duration_since(down);
+                }
+                return;
+            }
+            DeviceEventKind::Written { seq, .. } => (seq, (Status::Ok, None), None),
+            DeviceEventKind::Acked { seq, acked_at, .. } => (seq, (Status::Ok, None), Some(acked_at)),
             DeviceEventKind::Lost { seq, reason, .. } => (seq, lost_status(&reason), None),
         };
         let key = (device, seq);
-        let subscribed = self.subscribed;
+        let (subscribed, ack_timeout) = (self.subscribed, self.ack_timeout);
         let Some(p) = self.pending.get_mut(&key) else {
             return;
         };
         if p.final_at.is_some() {
             return;
         }
-        p.row.status = status;
-        p.row.ack_latency_ns = ack.map(|a| ns(a.saturating_duration_since(p.sent_at)));
+        let latency = ack.map(|a| a.saturating_duration_since(p.sent_at));
+        (p.row.status, p.row.reason) = if latency.is_some_and(|l| l > ack_timeout) {
+            (Status::Timeout, Some("late_ack"))
+        } else {
+            (status, reason)
+        };
+        p.row.ack_latency_ns = latency.map(ns);
         p.final_at = Some(Instant::now());
-        let lost = p.row.status.starts_with("lost");
-        if !subscribed || p.delivered || lost {
+        if !subscribed || p.delivered || p.row.status != Status::Ok {
             self.flush_key(key);
         }
     }
@@ -212,11 +255,14 @@ impl Collector {
     }
 
     fn finish(&mut self, row: MessageRow) {
+        if row.status != Status::Ok {
+            self.totals.devices.entry(row.device).or_default().errors += 1;
+        }
         if !row.warmup {
             let t = &mut self.totals;
             t.messages += 1;
             t.lateness_sum_ns += row.lateness_ns as f64;
-            if row.status == "acked" || row.status == "written" {
+            if row.status == Status::Ok {
                 t.completed += 1;
                 if let Some(sent) = row.sent_ns {
                     t.span_ns = Some(t.span_ns.map_or((sent, sent), |(a, b)| (a.min(sent), b.max(sent))));
@@ -237,13 +283,12 @@ impl Collector {
     }
 }
 
-fn lost_status(reason: &LostReason) -> String {
+fn lost_status(reason: &LostReason) -> (Status, Option<&'static str>) {
     match reason {
-        LostReason::NotQueued(_) => "lost:not_queued",
-        LostReason::SessionLost => "lost:session_lost",
-        LostReason::Unacked => "lost:unacked",
+        LostReason::NotQueued(_) => (Status::Dropped, Some("not_queued")),
+        LostReason::SessionLost => (Status::Error, Some("session_lost")),
+        LostReason::Unacked => (Status::Timeout, Some("unacked")),
     }
-    .to_string()
 }
 
 pub fn ns(d: Duration) -> u64 {

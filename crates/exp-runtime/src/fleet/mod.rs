@@ -1,7 +1,7 @@
 //! The MQTT fleet executor: `devices` clients, each its own connection,
 //! publishing on a central pacer's schedule; every message's fate (ack,
-//! delivery, loss) goes to the `messages` table, every connection to
-//! `fleet_connections`.
+//! delivery, loss) goes to the `mqtt_messages` table, every device's
+//! connection to `mqtt_devices`.
 //!
 //! Runs as an async task on the runner's tokio runtime: device clients and
 //! the subscriber are tokio tasks, the pacer and the table writers are
@@ -11,9 +11,12 @@
 mod broker;
 mod check;
 mod collector;
+mod cpu;
 mod devices;
+mod metrics;
 mod tables;
 
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use exp_mqtt::{DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber};
@@ -24,8 +27,8 @@ use tokio::sync::{mpsc, oneshot};
 pub use broker::size_for_plan;
 pub use check::check;
 use collector::{Collector, Msg, Totals};
-use devices::{Connection, DeviceJob};
-use tables::{connections_schema, messages_schema, Writer};
+use devices::{Connection, DeviceJob, SendPhase};
+use tables::{device_row, devices_schema, messages_schema, Writer};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 use crate::schedule::Interval;
@@ -38,19 +41,14 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
     let failed = |what: &str, e: &dyn std::fmt::Display| {
         ExecError::Failed(format!("fleet `{}`: {what}: {e}", ctx.workload.name))
     };
-    let endpoint = match &fleet.broker.url {
-        Some(url) => Endpoint::parse(url).map_err(|e| failed("broker", &e))?,
-        None => broker::embedded(&fleet)
-            .await
-            .map_err(|e| failed("embedded broker", &e))?,
-    };
+    let endpoint = broker::endpoint(&fleet).await.map_err(|e| failed("broker", &e))?;
     let credentials = credentials(&fleet).map_err(|e| failed("credentials", &e))?;
     let schedule = FleetSchedule::new(&fleet.gap, &fleet.first_send, ctx.seed).map_err(|e| failed("schedule", &e))?;
     PayloadGenerator::new(&fleet.payload, ctx.seed).map_err(|e| failed("payload", &e))?;
 
     let messages = Writer::start(ctx.tables.sink(&messages_schema()), messages_schema())?;
-    let connections = Writer::start(ctx.tables.sink(&connections_schema()), connections_schema())?;
-    let cpu_start = (Instant::now(), self_cpu_ns());
+    let connections = Writer::start(ctx.tables.sink(&devices_schema()), devices_schema())?;
+    let cpu = cpu::CpuMeter::start();
     let mut totals = Totals::default();
     let mut failure = None;
     for interval in &ctx.intervals {
@@ -66,10 +64,9 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         };
         match run_interval(&setup, interval, &messages).await {
             Ok((t, conns)) => {
-                merge(&mut totals, t);
-                connections
-                    .rows()
-                    .send(conns.into_iter().map(|c| connection_row(c, &totals)).collect());
+                let rows = conns.into_iter().map(|c| device_row(&ctx.workload.name, c, &t));
+                connections.rows().send(rows.collect());
+                metrics::merge(&mut totals, t);
             }
             Err(e) => {
                 failure = Some(e);
@@ -84,9 +81,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         return Err(e);
     }
     written?;
-    let cpu_ratio =
-        self_cpu_ns().saturating_sub(cpu_start.1) as f64 / cpu_start.0.elapsed().as_secs_f64().max(1e-9) / 1e9;
-    Ok(summary(&fleet, &mut totals, cpu_ratio))
+    Ok(metrics::summary(&fleet, &mut totals, cpu.read()))
 }
 
 struct Setup<'a> {
@@ -105,9 +100,11 @@ async fn run_interval(
     let (ctx, fleet) = (s.ctx, s.fleet);
     let name = &ctx.workload.name;
     let end_ns = interval.end_ns.or(ctx.trial_end_ns);
-    let delivery_wait = Duration::from_nanos(fleet.ack_timeout_ns).min(MAX_DELIVERY_WAIT);
+    let ack_timeout = Duration::from_nanos(fleet.ack_timeout_ns);
+    let delivery_wait = ack_timeout.min(MAX_DELIVERY_WAIT);
     let (out_tx, out_rx) = mpsc::unbounded_channel();
-    let collector = tokio::spawn(Collector::new(fleet.subscribe, delivery_wait).run(out_rx, messages.rows()));
+    let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
+    let collector = tokio::spawn(collector.run(out_rx, messages.rows()));
 
     let options = |client_id: String| DeviceOptions {
         client_id,
@@ -139,10 +136,11 @@ async fn run_interval(
     } else {
         None
     };
-    // Setting up (the broker, the subscriber) takes time: the schedule starts
-    // once it is done, so the first sends are not counted late for it.
-    let offset_ns = interval.start_ns.max(ctx.clock.now_ns());
-    let start = ctx.clock.at(offset_ns);
+    // Connect phase: devices connect along the ramp; nothing is sent until
+    // every one has connected or failed, so connect work (TLS, CONNACKs, a
+    // broker busy accepting) never shows up as send lateness or latency.
+    let ramp_start = ctx.clock.at(interval.start_ns.max(ctx.clock.now_ns()));
+    let rss_before = cpu::rss_bytes();
     let (dev_tx, mut dev_rx) = mpsc::unbounded_channel();
     let out = out_tx.clone();
     tokio::spawn(async move {
@@ -150,19 +148,8 @@ async fn run_interval(
             let _ = out.send(Msg::Device(e));
         }
     });
-
-    // Warm-up is a share of the messages a device is expected to send in this interval.
-    let length_ns = end_ns.map(|e| e.saturating_sub(offset_ns));
-    let expected = match (
-        fleet.messages,
-        length_ns,
-        Sampler::new(&fleet.gap).ok().and_then(|g| g.mean()),
-    ) {
-        (Some(m), _, _) => m as f64,
-        (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
-        _ => 0.0,
-    };
-    let warmup_messages = (expected * fleet.warmup_ratio).ceil() as u64;
+    let phase = Arc::new(OnceLock::new());
+    let (settled_tx, mut settled_rx) = mpsc::unbounded_channel();
     let mut fire_senders = Vec::with_capacity(fleet.devices as usize);
     let mut tasks = Vec::with_capacity(fleet.devices as usize);
     for index in 0..fleet.devices {
@@ -181,12 +168,12 @@ async fn run_interval(
             options: options(fill(&fleet.client_id, name, Some(index))),
             topic: fill(&fleet.topic, name, Some(index)),
             qos: fleet.qos,
-            connect_at: start + ramp,
+            connect_at: ramp_start + ramp,
             clock: ctx.clock,
-            offset_ns,
-            warmup_messages,
+            phase: Arc::clone(&phase),
+            settled: settled_tx.clone(),
             payload,
-            grace: Duration::from_nanos(fleet.ack_timeout_ns),
+            grace: ack_timeout,
         };
         tasks.push(tokio::spawn(devices::run(
             job,
@@ -196,18 +183,51 @@ async fn run_interval(
             ctx.cancel.clone(),
         )));
     }
-    drop(dev_tx);
+    drop((dev_tx, settled_tx));
+    let end = end_ns.map(|e| ctx.clock.at(e));
+    let mut settled = 0;
+    while settled < fleet.devices {
+        let poll = end.map_or(Instant::now() + Duration::from_millis(50), |e| {
+            e.min(Instant::now() + Duration::from_millis(50))
+        });
+        tokio::select! {
+            got = settled_rx.recv() => match got {
+                Some(()) => settled += 1,
+                None => break,
+            },
+            ok = ctx.cancel.sleep_until_async(poll) => if !ok || end.is_some_and(|e| Instant::now() >= e) {
+                break;
+            },
+        }
+    }
+
+    // Send phase: the schedule starts now, on absolute deadlines.
+    let offset_ns = ctx.clock.now_ns();
+    let length_ns = end_ns.map(|e| e.saturating_sub(offset_ns));
+    // Warm-up is a share of the messages a device is expected to send in this interval.
+    let expected = match (
+        fleet.messages,
+        length_ns,
+        Sampler::new(&fleet.gap).ok().and_then(|g| g.mean()),
+    ) {
+        (Some(m), _, _) => m as f64,
+        (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
+        _ => 0.0,
+    };
+    let _ = phase.set(SendPhase {
+        offset_ns,
+        warmup_messages: (expected * fleet.warmup_ratio).ceil() as u64,
+    });
     let schedules = (0..fleet.devices).map(|d| s.schedule.device(d)).collect();
     let config = PacerConfig {
         end_ns: length_ns,
         messages: fleet.messages,
         ..PacerConfig::default()
     };
-    let pacer = Pacer::start(start, schedules, fire_senders, config)
+    let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, fire_senders, config)
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: {e}")))?;
 
     // Until the interval ends, the pacer runs out of messages, or the trial is stopped.
-    let end = end_ns.map(|e| ctx.clock.at(e));
     loop {
         let now = Instant::now();
         if pacer.is_finished() || end.is_some_and(|e| now >= e) {
@@ -221,6 +241,11 @@ async fn run_interval(
         }
     }
     pacer.stop();
+    // Measured while every device is still connected, before any closes.
+    let rss_per_device = rss_before
+        .zip(cpu::rss_bytes())
+        .filter(|_| fleet.devices > 0)
+        .map(|(before, now)| now.saturating_sub(before) as f64 / f64::from(fleet.devices));
     // Joining ends the pacer thread, which drops the fire channels: the device tasks then close.
     tokio::task::spawn_blocking(move || pacer.join())
         .await
@@ -241,9 +266,10 @@ async fn run_interval(
         sub.close().await;
     }
     drop(out_tx);
-    let totals = collector
+    let mut totals = collector
         .await
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: collector: {e}")))?;
+    totals.rss_per_device = rss_per_device;
     if fleet.devices > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
         let first = connections.first().map(|c| c.status.clone()).unwrap_or_default();
         return Err(ExecError::Failed(format!(
@@ -280,79 +306,6 @@ fn credentials(fleet: &Fleet) -> Result<Option<(String, String)>, String> {
     })
 }
 
-fn connection_row(c: Connection, totals: &Totals) -> Vec<exp_results::Cell> {
-    let reconnects = totals.disconnects.get(&c.device).copied().unwrap_or(0);
-    vec![
-        u64::from(c.device).into(),
-        c.client_id.into(),
-        c.connected_ns.into(),
-        c.connect_ms.into(),
-        reconnects.into(),
-        c.status.into(),
-    ]
-}
-
-fn merge(into: &mut Totals, t: Totals) {
-    into.messages += t.messages;
-    into.completed += t.completed;
-    into.lost += t.lost;
-    into.ack_sum_ns += t.ack_sum_ns;
-    into.ack_count += t.ack_count;
-    into.delivery_sum_ns += t.delivery_sum_ns;
-    into.delivery_count += t.delivery_count;
-    into.lateness_sum_ns += t.lateness_sum_ns;
-    into.lateness.extend(t.lateness);
-    into.disconnects = t.disconnects;
-    into.span_ns = match (into.span_ns, t.span_ns) {
-        (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
-        (a, b) => a.or(b),
-    };
-}
-
-fn summary(fleet: &Fleet, t: &mut Totals, cpu_ratio: f64) -> WorkloadSummary {
-    let mut s = WorkloadSummary::default();
-    let mut put = |k: &str, v: f64| {
-        s.metrics.insert(k.to_string(), v);
-    };
-    if t.ack_count > 0 {
-        put("ack_latency", t.ack_sum_ns / t.ack_count as f64);
-    }
-    if t.delivery_count > 0 {
-        put("delivery_latency", t.delivery_sum_ns / t.delivery_count as f64);
-    }
-    if t.messages > 0 {
-        put("send_lateness", t.lateness_sum_ns / t.messages as f64);
-    }
-    if let Some((first, last)) = t.span_ns.filter(|(a, b)| b > a) {
-        put(
-            "throughput",
-            t.completed.saturating_sub(1) as f64 / ((last - first) as f64 / 1e9),
-        );
-    }
-    put("messages_lost", t.lost as f64);
-    put("runner_cpu_ratio", cpu_ratio);
-    t.lateness.sort_unstable();
-    if let Some(p99) = p99(&t.lateness) {
-        put("send_lateness_p99", p99 as f64);
-        put("contended", if p99 > fleet.lateness_bound_ns { 1.0 } else { 0.0 });
-    }
-    s
-}
-
-/// The nearest-rank 99th percentile of sorted values.
-fn p99(sorted: &[u64]) -> Option<u64> {
-    let n = sorted.len();
-    sorted.get((n * 99).div_ceil(100).max(1) - 1).copied()
-}
-
-/// CPU time of this process (all threads), from /proc/self/stat.
-fn self_cpu_ns() -> u64 {
-    let ticks = exp_host::clock_ticks_per_s().max(1);
-    exp_host::pid_stat(std::process::id()).ok().flatten().map_or(0, |s| {
-        (s.utime_ticks + s.stime_ticks).saturating_mul(1_000_000_000 / ticks)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -361,13 +314,5 @@ mod tests {
     fn templates_are_filled() {
         assert_eq!(fill("{fleet}-{index}", "plant", Some(7)), "plant-7");
         assert_eq!(fill("{fleet}/{device}/telemetry", "plant", None), "plant/+/telemetry");
-    }
-
-    #[test]
-    fn p99_is_a_nearest_rank() {
-        assert_eq!(p99(&[]), None);
-        assert_eq!(p99(&[5]), Some(5));
-        let v: Vec<u64> = (1..=200).collect();
-        assert_eq!(p99(&v), Some(198));
     }
 }

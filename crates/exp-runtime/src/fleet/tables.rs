@@ -7,59 +7,103 @@ use std::thread::JoinHandle;
 
 use exp_results::{Batch, Cell, DType, Schema, TableSink};
 
+use super::collector::Totals;
+use super::devices::Connection;
 use crate::executor::ExecError;
 
 pub fn messages_schema() -> Schema {
-    Schema::new("messages")
-        .column("t_ns", DType::U64)
+    Schema::new("mqtt_messages")
+        .column("fleet", DType::Str)
         .column("device", DType::U64)
         .column("seq", DType::U64)
-        .column("lateness_ns", DType::U64)
+        .column("scheduled_ns", DType::U64)
         .column("sent_ns", DType::U64)
+        .column("acked_ns", DType::U64)
+        .column("delivered_ns", DType::U64)
+        .column("lateness_ns", DType::U64)
         .column("ack_latency_ns", DType::U64)
         .column("delivery_latency_ns", DType::U64)
         .column("bytes", DType::U64)
         .column("status", DType::Str)
+        .column("reason", DType::Str)
         .column("warmup", DType::Bool)
 }
 
-pub fn connections_schema() -> Schema {
-    Schema::new("fleet_connections")
+pub fn devices_schema() -> Schema {
+    Schema::new("mqtt_devices")
+        .column("fleet", DType::Str)
         .column("device", DType::U64)
         .column("client_id", DType::Str)
+        .column("connect_start_ns", DType::U64)
         .column("connected_ns", DType::U64)
-        .column("connect_ms", DType::F64)
+        .column("connect_latency_ns", DType::U64)
+        .column("disconnects", DType::U64)
         .column("reconnects", DType::U64)
+        .column("errors", DType::U64)
         .column("status", DType::Str)
 }
 
-/// One finished message, ready for the `messages` table.
+/// What became of a message, in the four words the report groups by; the
+/// `reason` column says why for everything but `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Announced to the collector, outcome not known yet (never written).
+    Pending,
+    /// Acknowledged (QoS 1/2) or written to the socket (QoS 0).
+    Ok,
+    /// No acknowledgement within `ack_timeout` (late acks keep their times).
+    Timeout,
+    /// Sent, but the broker lost it (a session that did not survive a reconnect).
+    Error,
+    /// Never sent: the device was not connected, or its client refused the message.
+    Dropped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Ok => "ok",
+            Status::Timeout => "timeout",
+            Status::Error => "error",
+            Status::Dropped => "dropped",
+        }
+    }
+}
+
+/// One message, ready for the `mqtt_messages` table. Times are on the trial clock.
 #[derive(Debug, Clone)]
 pub struct MessageRow {
-    pub t_ns: u64,
     pub device: u32,
     pub seq: u64,
-    pub lateness_ns: u64,
+    pub scheduled_ns: u64,
     pub sent_ns: Option<u64>,
+    pub lateness_ns: u64,
     pub ack_latency_ns: Option<u64>,
     pub delivery_latency_ns: Option<u64>,
     pub bytes: u64,
-    pub status: String,
+    pub status: Status,
+    pub reason: Option<&'static str>,
     pub warmup: bool,
 }
 
 impl MessageRow {
-    fn cells(self) -> Vec<Cell> {
+    fn cells(self, fleet: &str) -> Vec<Cell> {
+        let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
         vec![
-            self.t_ns.into(),
+            fleet.into(),
             u64::from(self.device).into(),
             self.seq.into(),
-            self.lateness_ns.into(),
+            self.scheduled_ns.into(),
             self.sent_ns.into(),
+            after_send(self.ack_latency_ns).into(),
+            after_send(self.delivery_latency_ns).into(),
+            self.lateness_ns.into(),
             self.ack_latency_ns.into(),
             self.delivery_latency_ns.into(),
             self.bytes.into(),
-            self.status.into(),
+            self.status.as_str().into(),
+            self.reason.into(),
             self.warmup.into(),
         ]
     }
@@ -77,9 +121,26 @@ impl Rows {
         }
     }
 
-    pub fn send_messages(&self, rows: Vec<MessageRow>) {
-        self.send(rows.into_iter().map(MessageRow::cells).collect());
+    pub fn send_messages(&self, fleet: &str, rows: Vec<MessageRow>) {
+        self.send(rows.into_iter().map(|r| r.cells(fleet)).collect());
     }
+}
+
+/// The `mqtt_devices` row of one device in one interval.
+pub fn device_row(fleet: &str, c: Connection, totals: &Totals) -> Vec<exp_results::Cell> {
+    let counts = totals.devices.get(&c.device).copied().unwrap_or_default();
+    vec![
+        fleet.into(),
+        u64::from(c.device).into(),
+        c.client_id.into(),
+        c.connect_start_ns.into(),
+        c.connected_ns.into(),
+        c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
+        counts.disconnects.into(),
+        counts.reconnects.into(),
+        counts.errors.into(),
+        c.status.into(),
+    ]
 }
 
 /// A writer thread for one table: rows go in over a channel in batches.

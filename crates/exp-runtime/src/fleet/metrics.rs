@@ -1,0 +1,92 @@
+//! A fleet's summary metrics for the manifest and the trials table, from
+//! the collector's totals of each interval.
+
+use exp_plan::Fleet;
+
+use super::collector::{ns, Totals};
+use super::cpu::CpuUse;
+use crate::executor::WorkloadSummary;
+
+pub fn merge(into: &mut Totals, t: Totals) {
+    into.messages += t.messages;
+    into.completed += t.completed;
+    into.lost += t.lost;
+    into.ack_sum_ns += t.ack_sum_ns;
+    into.ack_count += t.ack_count;
+    into.delivery_sum_ns += t.delivery_sum_ns;
+    into.delivery_count += t.delivery_count;
+    into.lateness_sum_ns += t.lateness_sum_ns;
+    into.lateness.extend(t.lateness);
+    into.rss_per_device = match (into.rss_per_device, t.rss_per_device) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+    for d in t.devices.values() {
+        into.disconnects += d.disconnects;
+        into.longest_outage = into.longest_outage.max(d.outage);
+    }
+    into.span_ns = match (into.span_ns, t.span_ns) {
+        (Some((a, b)), Some((c, d))) => Some((a.min(c), b.max(d))),
+        (a, b) => a.or(b),
+    };
+}
+
+pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
+    let mut s = WorkloadSummary::default();
+    let mut put = |k: &str, v: f64| {
+        s.metrics.insert(k.to_string(), v);
+    };
+    if t.ack_count > 0 {
+        put("ack_latency", t.ack_sum_ns / t.ack_count as f64);
+    }
+    if t.delivery_count > 0 {
+        put("delivery_latency", t.delivery_sum_ns / t.delivery_count as f64);
+    }
+    if t.messages > 0 {
+        put("send_lateness", t.lateness_sum_ns / t.messages as f64);
+    }
+    if let Some((first, last)) = t.span_ns.filter(|(a, b)| b > a) {
+        put(
+            "throughput",
+            t.completed.saturating_sub(1) as f64 / ((last - first) as f64 / 1e9),
+        );
+    }
+    put("messages_lost", t.lost as f64);
+    put("disconnects", t.disconnects as f64);
+    put("outage", ns(t.longest_outage) as f64);
+    let wall = cpu.wall_s.max(1e-9);
+    put("runner_cpu_ratio", cpu.runner_s / wall);
+    put("others_cpu_ratio", cpu.others_s / wall);
+    let sent = t.lateness.len();
+    if sent > 0 {
+        put("runner_cpu_per_message", cpu.runner_s * 1e9 / sent as f64);
+    }
+    if let Some(rss) = t.rss_per_device {
+        put("runner_rss_per_device", rss);
+    }
+    t.lateness.sort_unstable();
+    if let Some(p99) = p99(&t.lateness) {
+        put("send_lateness_p99", p99 as f64);
+        put("contended", if p99 > fleet.lateness_bound_ns { 1.0 } else { 0.0 });
+    }
+    s
+}
+
+/// The nearest-rank 99th percentile of sorted values.
+fn p99(sorted: &[u64]) -> Option<u64> {
+    let n = sorted.len();
+    sorted.get((n * 99).div_ceil(100).max(1) - 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p99_is_a_nearest_rank() {
+        assert_eq!(p99(&[]), None);
+        assert_eq!(p99(&[5]), Some(5));
+        let v: Vec<u64> = (1..=200).collect();
+        assert_eq!(p99(&v), Some(198));
+    }
+}

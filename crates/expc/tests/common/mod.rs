@@ -1,0 +1,105 @@
+//! Helpers of the fleet tests: scratch directories and a Mosquitto process.
+
+#![allow(dead_code, clippy::unwrap_used)] // each test file uses some of these
+
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
+
+/// A scratch directory of one test, removed when dropped.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("expc-fleet-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Mosquitto on a free loopback port, killed when dropped.
+pub struct Mosquitto {
+    child: Child,
+    conf: PathBuf,
+    pub port: u16,
+}
+
+impl Mosquitto {
+    /// A plain listener on a free loopback port.
+    pub fn start(dir: &Path) -> Mosquitto {
+        Mosquitto::start_with(dir, "")
+    }
+
+    /// A listener on a free loopback port with `listener_options` (e.g. TLS
+    /// files) in its section of the configuration.
+    pub fn start_with(dir: &Path, listener_options: &str) -> Mosquitto {
+        assert!(
+            Path::new(MOSQUITTO).exists(),
+            "{MOSQUITTO} not found: apt-get install mosquitto"
+        );
+        let port = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let conf = dir.join("mosquitto.conf");
+        std::fs::write(
+            &conf,
+            format!(
+                "listener {port} 127.0.0.1\n{listener_options}allow_anonymous true\npersistence false\nlog_dest none\n"
+            ),
+        )
+        .unwrap();
+        Mosquitto {
+            child: spawn_mosquitto(&conf, port),
+            conf,
+            port,
+        }
+    }
+
+    /// Kills the broker (every session is lost) and starts it again on the same port.
+    pub fn restart_after(&mut self, down: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(down);
+        self.child = spawn_mosquitto(&self.conf, self.port);
+    }
+}
+
+fn spawn_mosquitto(conf: &Path, port: u16) -> Child {
+    let mut child = Command::new(MOSQUITTO)
+        .arg("-c")
+        .arg(conf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+    while TcpStream::connect_timeout(&addr, Duration::from_millis(100)).is_err() {
+        if child.try_wait().unwrap().is_some() || Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("mosquitto did not start on port {port}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child
+}
+
+impl Drop for Mosquitto {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

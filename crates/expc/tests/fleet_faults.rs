@@ -1,0 +1,130 @@
+//! A broker outage in the middle of a fleet run: Mosquitto is killed and
+//! restarted while devices publish. The run must finish on schedule, keep a
+//! row for every scheduled message, and say in the manifest that the
+//! connections broke.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::fs::File;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{Mosquitto, Scratch};
+use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
+use exp_results::open_run;
+use polars::prelude::{DataFrame, ParquetReader, SerReader};
+
+const DEVICES: u64 = 10;
+const MESSAGES: u64 = 120;
+
+fn read_table(dir: &std::path::Path, table: &str) -> DataFrame {
+    let view = open_run(dir).unwrap();
+    let parts = &view.tables[table].trials[&0];
+    assert_eq!(parts.len(), 1, "{parts:?}");
+    ParquetReader::new(File::open(&parts[0].path).unwrap())
+        .finish()
+        .unwrap()
+}
+
+#[test]
+fn a_broker_restart_mid_run_loses_no_row() {
+    let scratch = Scratch::new("faults");
+    let mut mosquitto = Mosquitto::start(&scratch.0);
+    // 120 messages 50 ms apart: 6 s of sending, with the broker down for about 1 s in the middle.
+    let spec = format!(
+        r#"
+experiment "outage" {{
+  fleet "plant" {{
+    devices     = {DEVICES}
+    gap         = constant(50ms)
+    messages    = {MESSAGES}
+    payload     = json(size = 128B, fields = [temperature])
+    qos         = 1
+    ack_timeout = 3s
+    broker {{
+      url = "mqtt://127.0.0.1:{}"
+    }}
+  }}
+}}
+"#,
+        mosquitto.port
+    );
+    let spec_path = scratch.0.join("spec.exp");
+    std::fs::write(&spec_path, spec).unwrap();
+    let out = scratch.0.join("runs");
+    let started = Instant::now();
+    let run = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .arg("run")
+        .arg(&spec_path)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    mosquitto.restart_after(Duration::from_secs(1));
+    let output = run.wait_with_output().unwrap();
+    let log = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(output.status.success(), "{log}");
+    // On schedule: the sends take 6 s, the ack timeout bounds the rest.
+    assert!(started.elapsed() < Duration::from_secs(30), "{log}");
+
+    let experiment = std::fs::read_dir(&out).unwrap().flatten().next().unwrap().path();
+    let dir = std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path();
+    let manifest = Manifest::read(&dir).unwrap();
+    assert_eq!(manifest.status, RunStatus::Complete, "{log}");
+    let trial = &manifest.trials[0];
+    assert_eq!(trial.status, TrialStatus::Complete, "{log}");
+    // The outage is in the manifest: every device lost its connection, for about a second.
+    assert!(trial.metrics["disconnects"] >= DEVICES as f64, "{:?}", trial.metrics);
+    let outage_s = trial.metrics["outage"] / 1e9;
+    assert!((0.5..10.0).contains(&outage_s), "outage {outage_s} s");
+
+    // Every scheduled message has exactly one row, whatever became of it.
+    let messages = read_table(&dir, "mqtt_messages");
+    assert_eq!(messages.height() as u64, DEVICES * MESSAGES);
+    let device = messages.column("device").unwrap().u64().unwrap();
+    let seq = messages.column("seq").unwrap().u64().unwrap();
+    let keys: BTreeSet<(u64, u64)> = device.into_no_null_iter().zip(seq.into_no_null_iter()).collect();
+    assert_eq!(keys.len() as u64, DEVICES * MESSAGES);
+    assert!(keys.iter().all(|&(d, s)| d < DEVICES && s < MESSAGES));
+
+    // The gap is recorded: some messages did not come through cleanly or were acked
+    // late, and the statuses are the documented ones.
+    let status = messages.column("status").unwrap().str().unwrap();
+    let statuses: Vec<&str> = status.iter().flatten().collect();
+    assert!(statuses
+        .iter()
+        .all(|s| ["ok", "timeout", "error", "dropped"].contains(s)));
+    let ack = messages.column("ack_latency_ns").unwrap().u64().unwrap();
+    let disturbed = statuses
+        .iter()
+        .zip(ack.iter())
+        .filter(|(s, a)| **s != "ok" || a.is_some_and(|a| a > 200_000_000))
+        .count();
+    assert!(disturbed >= DEVICES as usize, "{disturbed} messages show the outage");
+    // Most messages made it: the broker was down for 1 s of 6.
+    let ok = statuses.iter().filter(|s| **s == "ok").count();
+    let count = |want: &str| statuses.iter().filter(|s| **s == want).count();
+    eprintln!(
+        "outage {outage_s:.2} s, {} disconnects; messages: {ok} ok, {} timeout, {} error, {} dropped; {disturbed} disturbed",
+        trial.metrics["disconnects"],
+        count("timeout"),
+        count("error"),
+        count("dropped"),
+    );
+    assert!(ok as u64 >= DEVICES * MESSAGES / 2, "{ok} ok");
+
+    let devices = read_table(&dir, "mqtt_devices");
+    assert_eq!(devices.height() as u64, DEVICES);
+    let reconnects = devices.column("reconnects").unwrap().u64().unwrap();
+    assert!(reconnects.into_no_null_iter().all(|r| r >= 1), "{devices}");
+}
