@@ -34,6 +34,16 @@ pub enum ResultsError {
         #[source]
         source: polars::error::PolarsError,
     },
+    /// A table file without a column a reader needs (a run of another version).
+    #[error("{path}: no column `{column}`")]
+    MissingColumn { path: PathBuf, column: String },
+    #[error("{path}: column `{column}` holds {found}, expected {expected}")]
+    ColumnType {
+        path: PathBuf,
+        column: String,
+        expected: &'static str,
+        found: String,
+    },
     #[error("a run already exists at {path}")]
     RunExists { path: PathBuf },
     #[error("invalid {what} `{name}`: {why}")]

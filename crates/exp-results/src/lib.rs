@@ -9,11 +9,13 @@
 //! ```
 //!
 //! [`RunDir`] owns the directory, [`Store`] writes the tables through
-//! [`TableSink`]s, [`open_run`] and [`summarize`] read a run back.
+//! [`TableSink`]s, [`open_run`] and [`summarize`] read a run back, and
+//! [`mqtt_report`] reads its MQTT fleets' tables into fleet statistics.
 //! Nothing here prints; everything fallible returns [`ResultsError`].
 
 mod error;
 pub mod manifest;
+pub mod mqtt_report;
 mod read;
 mod rundir;
 mod store;
@@ -25,6 +27,7 @@ pub use manifest::{
     new_run_id, rfc3339, unix_ns, Manifest, PointRecord, RunOptions, RunStatus, SpecRecord, TableRecord, TrialRecord,
     TrialStatus, MANIFEST_VERSION,
 };
+pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, RunDir};
 pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};

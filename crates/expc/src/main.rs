@@ -1,6 +1,7 @@
 //! `expc`: the command line. The only crate that talks to the terminal.
 
 mod calibrate;
+mod mqtt_report;
 mod progress;
 mod report;
 mod run;
@@ -73,7 +74,7 @@ enum Command {
         after_help = "Examples:\n  expc run examples/quickstart.exp\n  expc run specs/anomaly/cpuoccupy-intensity.exp --trials 0,5 --time-scale 0.05\n  expc run plan.json --out /data/runs --dry-run"
     )]
     Run(run::Args),
-    /// Summarise a run directory: per-trial counts, means and percentiles of every table.
+    /// Summarise a run directory: MQTT fleet statistics, then per-trial counts, means and percentiles of every table.
     #[command(
         after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json"
     )]

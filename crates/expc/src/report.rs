@@ -1,10 +1,11 @@
-//! `expc report RUN_DIR`: per-trial summaries of every table of a run.
+//! `expc report RUN_DIR`: the MQTT fleet report, if the run has fleets,
+//! then per-trial summaries of every table of the run.
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use exp_results::{open_run, summarize, RunSummary};
+use exp_results::{mqtt_report, open_run, summarize, MqttReport, RunSummary, Warning};
 
 use crate::summary::number;
 
@@ -19,12 +20,16 @@ pub struct Args {
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
     let view = open_run(&args.dir).map_err(|e| e.to_string())?;
-    let summary = summarize(&view).map_err(|e| e.to_string())?;
+    let mut summary = summarize(&view).map_err(|e| e.to_string())?;
+    let mut mqtt_warnings = Vec::new();
+    let mqtt = mqtt_report(&view, &mut mqtt_warnings);
+    merge_warnings(&mut summary.warnings, mqtt_warnings);
     let mut out = std::io::stdout().lock();
     let text = if args.json {
-        serde_json::to_string_pretty(&summary).map_err(|e| e.to_string())? + "\n"
+        serde_json::to_string_pretty(&json(&summary, mqtt.as_ref())?).map_err(|e| e.to_string())? + "\n"
     } else {
-        render(&summary)
+        let mqtt_text = mqtt.as_ref().map(crate::mqtt_report::render).unwrap_or_default();
+        render(&summary, &mqtt_text)
     };
     // A closed pipe (`| head`) ends the output quietly.
     let _ = out.write_all(text.as_bytes());
@@ -34,7 +39,39 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn render(summary: &RunSummary) -> String {
+/// Both readers see a damaged `mqtt_messages` file: warn about each file once.
+fn merge_warnings(into: &mut Vec<Warning>, more: Vec<Warning>) {
+    for warning in more {
+        if !into.iter().any(|w| w.path == warning.path) {
+            into.push(warning);
+        }
+    }
+}
+
+/// The summary's JSON with the MQTT report as `mqtt`, before the tables
+/// as in the text (absent for a run without fleets).
+fn json(summary: &RunSummary, mqtt: Option<&MqttReport>) -> Result<serde_json::Value, String> {
+    let value = serde_json::to_value(summary).map_err(|e| e.to_string())?;
+    let (Some(mqtt), serde_json::Value::Object(fields)) = (mqtt, &value) else {
+        return Ok(value);
+    };
+    let mut mqtt = Some(serde_json::to_value(mqtt).map_err(|e| e.to_string())?);
+    let mut out = serde_json::Map::new();
+    for (key, field) in fields {
+        if key == "tables" {
+            if let Some(mqtt) = mqtt.take() {
+                out.insert("mqtt".into(), mqtt);
+            }
+        }
+        out.insert(key.clone(), field.clone());
+    }
+    if let Some(mqtt) = mqtt {
+        out.insert("mqtt".into(), mqtt);
+    }
+    Ok(serde_json::Value::Object(out))
+}
+
+fn render(summary: &RunSummary, mqtt: &str) -> String {
     let mut out = format!(
         "run {} of {:?}: {}\n{}\n",
         summary.run_id,
@@ -42,6 +79,7 @@ fn render(summary: &RunSummary) -> String {
         summary.status.as_str(),
         summary.dir.display()
     );
+    out.push_str(mqtt);
     for table in &summary.tables {
         out.push_str(&format!("\n== {}\n", table.table));
         for trial in &table.trials {

@@ -1,0 +1,251 @@
+//! The MQTT fleet report: per trial and fleet, what became of the messages,
+//! latency and lateness quantiles, and how closely the achieved gaps
+//! followed the plan's gap distribution.
+//!
+//! Reads `mqtt_messages` and `mqtt_devices` (written by the fleet executor,
+//! `exp-runtime/src/fleet/tables.rs`), the `trials` table's `contended`
+//! column, the manifest (trial → point, time scale) and `plan.json` (the
+//! gap distributions). Every statistic leaves out warm-up rows; the counts
+//! of those are kept apart.
+//!
+//! Files are read in bounded chunks, a few passes per trial (`passes.rs`,
+//! `gaps.rs`); a file that fails to read is left out of its trial, with a
+//! [`Warning`], and the trial is computed again without it, so every number
+//! of a trial covers the same files.
+
+mod gaps;
+mod passes;
+mod scan;
+mod stats;
+
+use std::path::{Path, PathBuf};
+
+use exp_plan::DistValue;
+use serde::{Deserialize, Serialize};
+
+pub use gaps::{GapAccuracy, GapStats, GapTarget, KsTest};
+pub use passes::{Connections, Counts, Loss};
+pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
+
+use crate::read::{PartFile, RunView, Warning};
+use crate::ResultsError;
+
+/// The fleet executor's table of messages, one row per fired message.
+pub const MESSAGES_TABLE: &str = "mqtt_messages";
+/// The fleet executor's table of device connections.
+pub const DEVICES_TABLE: &str = "mqtt_devices";
+/// The runtime's table of trials.
+pub const TRIALS_TABLE: &str = "trials";
+
+/// A file (by index in the list being read) and why it could not be read.
+type Failure = (usize, ResultsError);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MqttReport {
+    /// The run's `--time-scale`; fleet gaps are not scaled by it.
+    pub time_scale: f64,
+    pub trials: Vec<MqttTrial>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MqttTrial {
+    pub trial: u32,
+    /// From the manifest; `None` for a trial it does not list.
+    pub point: Option<u32>,
+    pub repetition: Option<u32>,
+    /// The `trials` table's flag: a fleet's send lateness exceeded its bound.
+    pub contended: Option<bool>,
+    /// `mqtt_messages` files read (unreadable ones are in the warnings).
+    pub files: u64,
+    /// By fleet name.
+    pub fleets: Vec<FleetReport>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FleetReport {
+    /// The fleet workload's name.
+    pub fleet: String,
+    /// Non-warm-up messages.
+    pub counts: Counts,
+    /// Warm-up messages, left out of every statistic.
+    pub warmup: Counts,
+    /// Completed non-warm-up messages per second of sending: (n − 1) over
+    /// the span from their first to their last `sent_ns`.
+    pub throughput_per_s: Option<f64>,
+    /// `ack_latency_ns` of completed non-warm-up messages.
+    pub ack_latency_ns: Option<Quantiles>,
+    /// `delivery_latency_ns` of completed non-warm-up messages.
+    pub delivery_latency_ns: Option<Quantiles>,
+    /// `lateness_ns` (sent − scheduled) of sent non-warm-up messages.
+    pub lateness_ns: Option<Quantiles>,
+    /// From `mqtt_devices`; `None` when the trial has no such rows.
+    pub connections: Option<Connections>,
+    pub gaps: GapAccuracy,
+}
+
+/// The MQTT report of a run, or `None` if it has no `mqtt_messages` table.
+/// Files that cannot be read are reported in `warnings` and left out.
+pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttReport> {
+    let messages = run.tables.get(MESSAGES_TABLE)?;
+    let plan = read_plan(&run.dir, warnings);
+    let mut trials = Vec::with_capacity(messages.trials.len());
+    for (&trial, parts) in &messages.trials {
+        let record = run.manifest.trials.iter().find(|t| t.trial == trial);
+        let point = record.map(|r| r.point);
+        let target = |fleet: &str| plan.as_ref().zip(point).and_then(|(p, pt)| gap_target(p, pt, fleet));
+        let (mut fleets, files) = retry(&paths(parts), warnings, |files| trial_fleets(files, &target));
+        let (mut connections, _) = retry(&trial_files(run, DEVICES_TABLE, trial), warnings, passes::connections);
+        for fleet in &mut fleets {
+            fleet.connections = connections.take(&fleet.fleet).map(passes::ConnectionsAcc::finish);
+        }
+        let (contended, _) = retry(&trial_files(run, TRIALS_TABLE, trial), warnings, passes::contended);
+        trials.push(MqttTrial {
+            trial,
+            point,
+            repetition: record.map(|r| r.repetition),
+            contended,
+            files: files as u64,
+            fleets,
+        });
+    }
+    Some(MqttReport {
+        time_scale: run.manifest.options.time_scale,
+        trials,
+    })
+}
+
+/// Every pass over one trial's `mqtt_messages` files; fleets sorted by name.
+fn trial_fleets(files: &[&Path], target: &dyn Fn(&str) -> Option<GapTarget>) -> Result<Vec<FleetReport>, Failure> {
+    let mut overview = passes::overview(files)?;
+    let mut names: Vec<String> = overview.names().map(str::to_string).collect();
+    names.sort();
+    let counts: Vec<(String, passes::OverviewResult)> = names
+        .iter()
+        .map(|n| (n.clone(), overview.take(n).unwrap_or_default().finish()))
+        .collect();
+    let count = |fleet: &str, of: fn(&passes::OverviewResult) -> u64| {
+        let o = counts.iter().find(|(n, _)| n == fleet).map(|(_, o)| o);
+        usize::try_from(o.map_or(0, of)).unwrap_or(usize::MAX)
+    };
+    // Each column's values are summarised as soon as they are read, so one
+    // column of the trial is held at a time.
+    let quantiles = |column: &str, taken, expected: &dyn Fn(&str) -> usize| {
+        let mut values = passes::values(files, column, taken, expected)?;
+        Ok::<_, Failure>(
+            names
+                .iter()
+                .map(|n| values.take(n).and_then(|mut v| Quantiles::of(&mut v)))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let acknowledged = |f: &str| count(f, |o| o.counts.acknowledged);
+    let ack = quantiles("ack_latency_ns", passes::Taken::Completed, &acknowledged)?;
+    let delivered = |f: &str| count(f, |o| o.counts.delivered);
+    let delivery = quantiles("delivery_latency_ns", passes::Taken::Completed, &delivered)?;
+    let sent = |f: &str| count(f, |o| o.counts.sent);
+    let lateness = quantiles("lateness_ns", passes::Taken::Sent, &sent)?;
+    let rows = |f: &str| count(f, |o| o.counts.scheduled + o.warmup.scheduled);
+    let total = counts
+        .iter()
+        .map(|(_, o)| o.counts.scheduled + o.warmup.scheduled)
+        .sum();
+    let mut achieved = gaps::achieved(files, total, &rows)?;
+    let per_fleet = counts.into_iter().zip(ack).zip(delivery).zip(lateness);
+    Ok(per_fleet
+        .map(|((((fleet, o), ack), delivery), lateness)| {
+            let mut gaps = achieved.take(&fleet).unwrap_or_default();
+            FleetReport {
+                counts: o.counts,
+                warmup: o.warmup,
+                throughput_per_s: o.throughput_per_s,
+                ack_latency_ns: ack,
+                delivery_latency_ns: delivery,
+                lateness_ns: lateness,
+                connections: None,
+                gaps: gaps::accuracy(target(&fleet), &mut gaps),
+                fleet,
+            }
+        })
+        .collect())
+}
+
+/// Runs `compute` over `files`; a file it fails on is dropped with a warning
+/// and the computation starts again, so the result covers the same files
+/// throughout. Returns the result and how many files it covers.
+fn retry<T: Default>(
+    files: &[PathBuf],
+    warnings: &mut Vec<Warning>,
+    mut compute: impl FnMut(&[&Path]) -> Result<T, Failure>,
+) -> (T, usize) {
+    let mut files: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+    loop {
+        match compute(&files) {
+            Ok(value) => return (value, files.len()),
+            // A failure always names one of the files; anything else would loop.
+            Err((index, _)) if index >= files.len() => return (T::default(), 0),
+            Err((index, error)) => warnings.push(Warning {
+                path: files.remove(index).to_path_buf(),
+                message: error.to_string(),
+            }),
+        }
+    }
+}
+
+fn paths(parts: &[PartFile]) -> Vec<PathBuf> {
+    parts.iter().map(|p| p.path.clone()).collect()
+}
+
+fn trial_files(run: &RunView, table: &str, trial: u32) -> Vec<PathBuf> {
+    run.tables
+        .get(table)
+        .and_then(|t| t.trials.get(&trial))
+        .map(|parts| paths(parts))
+        .unwrap_or_default()
+}
+
+/// The part of `plan.json` the report reads: each point's fleet gaps. Read
+/// leniently (unknown fields ignored, other workload kinds skipped), so runs
+/// made by other versions of expc still get their targets.
+#[derive(Deserialize)]
+struct PlanGaps {
+    points: Vec<PointGaps>,
+}
+
+#[derive(Deserialize)]
+struct PointGaps {
+    index: u32,
+    workloads: Vec<WorkloadGap>,
+}
+
+#[derive(Deserialize)]
+struct WorkloadGap {
+    name: String,
+    /// `{"fleet": {"gap": …, …}}` for a fleet.
+    config: serde_json::Value,
+}
+
+/// `plan.json`'s gaps, or `None` with a warning: the report then has no gap targets.
+fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanGaps> {
+    let path = dir.join("plan.json");
+    let parsed = std::fs::read(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|bytes| serde_json::from_slice::<PlanGaps>(&bytes).map_err(|e| e.to_string()));
+    match parsed {
+        Ok(plan) => Some(plan),
+        Err(e) => {
+            warnings.push(Warning {
+                path,
+                message: format!("cannot read the plan, so fleets have no gap targets: {e}"),
+            });
+            None
+        }
+    }
+}
+
+/// The gap distribution of fleet `fleet` at `point`.
+fn gap_target(plan: &PlanGaps, point: u32, fleet: &str) -> Option<GapTarget> {
+    let point = plan.points.iter().find(|p| p.index == point)?;
+    let workload = point.workloads.iter().find(|w| w.name == fleet)?;
+    let gap = workload.config.get("fleet")?.get("gap")?;
+    GapTarget::new(&DistValue::deserialize(gap).ok()?)
+}

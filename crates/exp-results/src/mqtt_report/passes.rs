@@ -1,0 +1,311 @@
+//! The passes over one trial's files that count and collect values, per
+//! fleet. Each pass reads only its columns, chunk by chunk, and keeps one
+//! value per counted row at most, so a trial's memory is bounded by one
+//! column of it (the latencies are collected in separate passes for that).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::scan::for_each_chunk;
+use super::stats::Quantiles;
+use super::Failure;
+
+/// The `status` of a message that reached its end: acknowledged (QoS 1/2)
+/// or written to the socket (QoS 0).
+pub(crate) const OK: &str = "ok";
+
+/// Per-fleet values, in the order fleets are first seen; a trial has a
+/// handful of fleets, so a linear search with a one-entry cache is fastest.
+#[derive(Debug)]
+pub(crate) struct Fleets<T> {
+    entries: Vec<(String, T)>,
+    last: usize,
+}
+
+impl<T> Default for Fleets<T> {
+    fn default() -> Self {
+        Fleets {
+            entries: Vec::new(),
+            last: 0,
+        }
+    }
+}
+
+impl<T: Default> Fleets<T> {
+    pub fn get(&mut self, fleet: &str) -> &mut T {
+        self.get_or(fleet, T::default)
+    }
+
+    /// The fleet's value, made by `init` when the fleet is new.
+    pub fn get_or(&mut self, fleet: &str, init: impl FnOnce() -> T) -> &mut T {
+        if self.entries.get(self.last).is_none_or(|(name, _)| name != fleet) {
+            self.last = match self.entries.iter().position(|(name, _)| name == fleet) {
+                Some(i) => i,
+                None => {
+                    self.entries.push((fleet.to_string(), init()));
+                    self.entries.len() - 1
+                }
+            };
+        }
+        &mut self.entries[self.last].1
+    }
+
+    pub fn take(&mut self, fleet: &str) -> Option<T> {
+        let i = self.entries.iter().position(|(name, _)| name == fleet)?;
+        Some(std::mem::take(&mut self.entries[i].1))
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|(name, _)| name.as_str())
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut T)> {
+        self.entries.iter_mut().map(|(name, value)| (name.as_str(), value))
+    }
+}
+
+/// What became of a fleet's messages.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Counts {
+    /// Rows: every message the pacer fired.
+    pub scheduled: u64,
+    /// `sent_ns` not null: handed to the client.
+    pub sent: u64,
+    /// `status` = `ok`: acknowledged (QoS 1/2) or written (QoS 0).
+    pub acknowledged: u64,
+    /// `delivered_ns` not null: the subscriber received it.
+    pub delivered: u64,
+    /// `status` ≠ `ok`.
+    pub lost: u64,
+    /// `lost` by status and reason, most frequent first.
+    pub losses: Vec<Loss>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Loss {
+    /// `timeout`, `error`, `dropped`, … (`null` if the row had none).
+    pub status: Option<String>,
+    pub reason: Option<String>,
+    pub count: u64,
+}
+
+#[derive(Debug, Default)]
+struct Tally {
+    counts: Counts,
+    losses: BTreeMap<(Option<String>, Option<String>), u64>,
+}
+
+impl Tally {
+    fn finish(mut self) -> Counts {
+        let mut losses: Vec<Loss> = self
+            .losses
+            .into_iter()
+            .map(|((status, reason), count)| Loss { status, reason, count })
+            .collect();
+        // Stable: equal counts stay in (status, reason) order.
+        losses.sort_by_key(|l| std::cmp::Reverse(l.count));
+        self.counts.losses = losses;
+        self.counts
+    }
+}
+
+/// The first pass: counts and the send span of completed messages.
+#[derive(Debug, Default)]
+pub(crate) struct Overview {
+    measured: Tally,
+    warmup: Tally,
+    /// Completed (ok) non-warm-up messages and their first and last `sent_ns`.
+    completed: u64,
+    span: Option<(u64, u64)>,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct OverviewResult {
+    pub counts: Counts,
+    pub warmup: Counts,
+    pub throughput_per_s: Option<f64>,
+}
+
+impl Overview {
+    pub fn finish(self) -> OverviewResult {
+        // (n − 1) / span, as the runtime's `throughput` metric: n sends delimit n − 1 gaps.
+        let throughput_per_s = match self.span {
+            Some((first, last)) if last > first && self.completed >= 2 => {
+                Some((self.completed - 1) as f64 / ((last - first) as f64 / 1e9))
+            }
+            _ => None,
+        };
+        OverviewResult {
+            counts: self.measured.finish(),
+            warmup: self.warmup.finish(),
+            throughput_per_s,
+        }
+    }
+}
+
+pub(crate) fn overview(files: &[&Path]) -> Result<Fleets<Overview>, Failure> {
+    let mut fleets = Fleets::<Overview>::default();
+    let required = ["fleet", "status", "warmup", "sent_ns", "delivered_ns"];
+    for (index, path) in files.iter().enumerate() {
+        for_each_chunk(path, &required, &["reason"], |chunk| {
+            let fleet = chunk.str("fleet")?;
+            let status = chunk.str("status")?;
+            let reason = chunk.str_or_null("reason")?;
+            let warmup = chunk.bool("warmup")?;
+            let sent = chunk.u64("sent_ns")?;
+            let delivered = chunk.u64("delivered_ns")?;
+            let rows = fleet.iter().zip(status.iter()).zip(reason.iter()).zip(warmup.iter());
+            for ((((fleet, status), reason), warmup), (sent, delivered)) in rows.zip(sent.iter().zip(delivered.iter()))
+            {
+                let o = fleets.get(fleet.unwrap_or_default());
+                // A missing flag counts as measured: the row is not known to be warm-up.
+                let warmup = warmup.unwrap_or(false);
+                let tally = if warmup { &mut o.warmup } else { &mut o.measured };
+                let c = &mut tally.counts;
+                c.scheduled += 1;
+                c.sent += u64::from(sent.is_some());
+                c.delivered += u64::from(delivered.is_some());
+                if status == Some(OK) {
+                    c.acknowledged += 1;
+                } else {
+                    c.lost += 1;
+                    let key = (status.map(str::to_string), reason.map(str::to_string));
+                    *tally.losses.entry(key).or_default() += 1;
+                }
+                if let (false, Some(OK), Some(sent)) = (warmup, status, sent) {
+                    o.completed += 1;
+                    o.span = Some(o.span.map_or((sent, sent), |(a, b)| (a.min(sent), b.max(sent))));
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| (index, e))?;
+    }
+    Ok(fleets)
+}
+
+/// Which non-warm-up rows a value pass takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Taken {
+    /// `status` is `ok`.
+    Completed,
+    /// `sent_ns` is not null.
+    Sent,
+}
+
+/// `column` of the non-warm-up rows `taken` that have it. `expected` (an
+/// upper bound of a fleet's values, from the counts) sizes each vector once:
+/// growing by doubling would hold up to three times the values while copying.
+pub(crate) fn values(
+    files: &[&Path],
+    column: &str,
+    taken: Taken,
+    expected: &dyn Fn(&str) -> usize,
+) -> Result<Fleets<Vec<f64>>, Failure> {
+    let mut fleets = Fleets::<Vec<f64>>::default();
+    let filter = match taken {
+        Taken::Completed => "status",
+        Taken::Sent => "sent_ns",
+    };
+    for (index, path) in files.iter().enumerate() {
+        for_each_chunk(path, &["fleet", "warmup", filter, column], &[], |chunk| {
+            let fleet = chunk.str("fleet")?;
+            let warmup = chunk.bool("warmup")?;
+            let values = chunk.u64(column)?;
+            let take: Vec<bool> = match taken {
+                Taken::Completed => chunk.str("status")?.iter().map(|s| s == Some(OK)).collect(),
+                Taken::Sent => chunk.u64("sent_ns")?.iter().map(|s| s.is_some()).collect(),
+            };
+            let rows = fleet.iter().zip(warmup.iter()).zip(values.iter()).zip(take);
+            for (((fleet, warmup), value), take) in rows {
+                if let (true, Some(false) | None, Some(v)) = (take, warmup, value) {
+                    let fleet = fleet.unwrap_or_default();
+                    fleets
+                        .get_or(fleet, || Vec::with_capacity(expected(fleet)))
+                        .push(v as f64);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| (index, e))?;
+    }
+    Ok(fleets)
+}
+
+/// How a fleet's devices connected (the `mqtt_devices` table).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Connections {
+    /// Rows: one per device and active interval.
+    pub devices: u64,
+    /// `connected_ns` not null.
+    pub connected: u64,
+    /// Time to CONNACK of the connected ones.
+    pub connect_latency_ns: Option<Quantiles>,
+    pub disconnects: u64,
+    pub reconnects: u64,
+}
+
+#[derive(Debug, Default)]
+pub(crate) struct ConnectionsAcc {
+    counts: Connections,
+    latency: Vec<f64>,
+}
+
+impl ConnectionsAcc {
+    pub fn finish(mut self) -> Connections {
+        self.counts.connect_latency_ns = Quantiles::of(&mut self.latency);
+        self.counts
+    }
+}
+
+pub(crate) fn connections(files: &[&Path]) -> Result<Fleets<ConnectionsAcc>, Failure> {
+    let mut fleets = Fleets::<ConnectionsAcc>::default();
+    let required = [
+        "fleet",
+        "connected_ns",
+        "connect_latency_ns",
+        "disconnects",
+        "reconnects",
+    ];
+    for (index, path) in files.iter().enumerate() {
+        for_each_chunk(path, &required, &[], |chunk| {
+            let fleet = chunk.str("fleet")?;
+            let connected = chunk.u64("connected_ns")?;
+            let latency = chunk.u64("connect_latency_ns")?;
+            let disconnects = chunk.u64("disconnects")?;
+            let reconnects = chunk.u64("reconnects")?;
+            let rows = fleet.iter().zip(connected.iter()).zip(latency.iter());
+            let more = disconnects.iter().zip(reconnects.iter());
+            for (((fleet, connected), latency), (disconnects, reconnects)) in rows.zip(more) {
+                let acc = fleets.get(fleet.unwrap_or_default());
+                acc.counts.devices += 1;
+                acc.counts.connected += u64::from(connected.is_some());
+                acc.counts.disconnects += disconnects.unwrap_or(0);
+                acc.counts.reconnects += reconnects.unwrap_or(0);
+                if let Some(l) = latency {
+                    acc.latency.push(l as f64);
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| (index, e))?;
+    }
+    Ok(fleets)
+}
+
+/// The trial's `contended` flag from the `trials` table (`None` if it has no such column).
+pub(crate) fn contended(files: &[&Path]) -> Result<Option<bool>, Failure> {
+    let mut flag = None;
+    for (index, path) in files.iter().enumerate() {
+        for_each_chunk(path, &[], &["contended"], |chunk| {
+            if chunk.has("contended") {
+                flag = flag.or(chunk.bool("contended")?.iter().flatten().next());
+            }
+            Ok(())
+        })
+        .map_err(|e| (index, e))?;
+    }
+    Ok(flag)
+}

@@ -1,0 +1,111 @@
+//! Fixtures of the MQTT report tests: the fleet executor's schemas, message
+//! rows, and a minimal `plan.json`.
+#![allow(dead_code, clippy::unwrap_used)]
+
+use std::fs;
+use std::path::Path;
+
+use exp_plan::{Dist, DistValue, Unit};
+use exp_results::mqtt_report::FleetReport;
+use exp_results::*;
+
+/// The fleet executor's schemas (exp-runtime/src/fleet/tables.rs).
+pub fn messages_schema() -> Schema {
+    Schema::new("mqtt_messages")
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("seq", DType::U64)
+        .column("scheduled_ns", DType::U64)
+        .column("sent_ns", DType::U64)
+        .column("acked_ns", DType::U64)
+        .column("delivered_ns", DType::U64)
+        .column("lateness_ns", DType::U64)
+        .column("ack_latency_ns", DType::U64)
+        .column("delivery_latency_ns", DType::U64)
+        .column("bytes", DType::U64)
+        .column("status", DType::Str)
+        .column("reason", DType::Str)
+        .column("warmup", DType::Bool)
+}
+
+pub fn devices_schema() -> Schema {
+    Schema::new("mqtt_devices")
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("client_id", DType::Str)
+        .column("connect_start_ns", DType::U64)
+        .column("connected_ns", DType::U64)
+        .column("connect_latency_ns", DType::U64)
+        .column("disconnects", DType::U64)
+        .column("reconnects", DType::U64)
+        .column("errors", DType::U64)
+        .column("status", DType::Str)
+}
+
+/// One message row. `ack`/`delivery` are latencies; the absolute times follow from `sent`.
+pub struct Msg<'a> {
+    pub fleet: &'a str,
+    pub device: u64,
+    pub seq: u64,
+    pub scheduled: u64,
+    pub sent: Option<u64>,
+    pub ack: Option<u64>,
+    pub delivery: Option<u64>,
+    pub status: &'a str,
+    pub reason: Option<&'a str>,
+    pub warmup: bool,
+}
+
+impl Msg<'_> {
+    pub fn cells(&self) -> Vec<Cell> {
+        let after = |l: Option<u64>| self.sent.zip(l).map(|(s, l)| s + l);
+        let lateness = self.sent.map_or(0, |s| s - self.scheduled);
+        vec![
+            self.fleet.into(),
+            self.device.into(),
+            self.seq.into(),
+            self.scheduled.into(),
+            self.sent.into(),
+            after(self.ack).into(),
+            after(self.delivery).into(),
+            lateness.into(),
+            self.ack.into(),
+            self.delivery.into(),
+            64u64.into(),
+            self.status.into(),
+            self.reason.into(),
+            self.warmup.into(),
+        ]
+    }
+}
+
+pub fn write(store: &Store, schema: &Schema, trial: u32, shard: u32, rows: Vec<Vec<Cell>>) {
+    let mut batch = schema.batch();
+    for row in rows {
+        batch.push_row(row).unwrap();
+    }
+    store.sink(schema, trial, shard).write(batch).unwrap();
+}
+
+pub fn ns(dist: Dist) -> serde_json::Value {
+    serde_json::to_value(DistValue { unit: Unit::Ns, dist }).unwrap()
+}
+
+/// A minimal `plan.json`: point 0 with fleets of the given gaps (the report reads no more).
+pub fn write_plan(dir: &Path, fleets: &[(&str, serde_json::Value)]) {
+    let workloads: Vec<serde_json::Value> = fleets
+        .iter()
+        .map(|(name, gap)| serde_json::json!({"name": name, "config": {"fleet": {"gap": gap}}}))
+        .collect();
+    let plan = serde_json::json!({"points": [{"index": 0, "workloads": workloads}]});
+    fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+}
+
+pub fn fleet<'a>(report: &'a MqttReport, trial: u32, name: &str) -> &'a FleetReport {
+    let trial = report.trials.iter().find(|t| t.trial == trial).unwrap();
+    trial.fleets.iter().find(|f| f.fleet == name).unwrap()
+}
+
+pub fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1.0)
+}

@@ -1,0 +1,230 @@
+//! The text rendering of the MQTT fleet report (`expc report`); the
+//! numbers and their definitions are exp-results' (`mqtt_report`).
+
+use std::fmt::Write;
+
+use exp_plan::{Dist, DistValue, Unit};
+use exp_results::mqtt_report::{Counts, GapAccuracy, Quantiles};
+use exp_results::{FleetReport, MqttReport};
+
+use crate::summary::number;
+
+pub fn render(report: &MqttReport) -> String {
+    let mut out = String::from("\n== MQTT fleets\n");
+    if report.time_scale != 1.0 {
+        let _ = writeln!(
+            out,
+            "time scale {}: trial times are scaled, fleet gaps are not",
+            report.time_scale
+        );
+    }
+    for trial in &report.trials {
+        let at = match (trial.point, trial.repetition) {
+            (Some(p), Some(r)) => format!(" (point {p}, repetition {r})"),
+            _ => String::new(),
+        };
+        let contended = match trial.contended {
+            Some(true) => "contended: send lateness exceeded its bound",
+            Some(false) => "not contended",
+            None => "contended: unknown",
+        };
+        let _ = writeln!(out, "trial {}{at}: {contended}", trial.trial);
+        for fleet in &trial.fleets {
+            fleet_section(&mut out, fleet);
+        }
+    }
+    out
+}
+
+fn fleet_section(out: &mut String, f: &FleetReport) {
+    let c = &f.counts;
+    let _ = writeln!(
+        out,
+        "  fleet {:?}: {} messages, {} warm-up left out",
+        f.fleet, c.scheduled, f.warmup.scheduled
+    );
+    let _ = writeln!(
+        out,
+        "    sent {}  acknowledged {}  delivered {}  lost {}",
+        c.sent, c.acknowledged, c.delivered, c.lost
+    );
+    if let Some(losses) = losses(c) {
+        let _ = writeln!(out, "    lost         {losses}");
+    }
+    if let Some(t) = f.throughput_per_s {
+        let _ = writeln!(out, "    throughput   {} msg/s", number(t));
+    }
+    let rows = [
+        ("ack", &f.ack_latency_ns),
+        ("delivery", &f.delivery_latency_ns),
+        ("lateness", &f.lateness_ns),
+    ];
+    if rows.iter().any(|(_, q)| q.is_some()) {
+        let _ = writeln!(
+            out,
+            "    {:<12} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            "", "n", "p50", "p90", "p95", "p99", "max"
+        );
+    }
+    for (name, q) in rows {
+        if let Some(q) = q {
+            let _ = writeln!(
+                out,
+                "    {name:<12} {:>8} {:>10} {:>10} {:>10} {:>10} {:>10}",
+                q.n,
+                time(q.p50),
+                time(q.p90),
+                time(q.p95),
+                time(q.p99),
+                time(q.max)
+            );
+        }
+    }
+    if let Some(q) = &f.ack_latency_ns {
+        let _ = writeln!(out, "    ack cdf      {}", cdf(q));
+    }
+    if let Some(d) = &f.connections {
+        let latency = d.connect_latency_ns.as_ref().map_or(String::new(), |q| {
+            format!(", connect p50 {} max {}", time(q.p50), time(q.max))
+        });
+        let _ = writeln!(
+            out,
+            "    devices      {} of {} connected{latency}, {} disconnects, {} reconnects",
+            d.connected, d.devices, d.disconnects, d.reconnects
+        );
+    }
+    gaps(out, &f.gaps);
+}
+
+fn losses(c: &Counts) -> Option<String> {
+    let parts: Vec<String> = c
+        .losses
+        .iter()
+        .map(|l| {
+            let status = l.status.as_deref().unwrap_or("(no status)");
+            match &l.reason {
+                Some(reason) => format!("{status}/{reason} {}", l.count),
+                None => format!("{status} {}", l.count),
+            }
+        })
+        .collect();
+    (!parts.is_empty()).then(|| parts.join(", "))
+}
+
+fn cdf(q: &Quantiles) -> String {
+    let points: Vec<String> = q
+        .cdf
+        .iter()
+        .map(|p| format!("{}% {}", p.percent, time(p.value)))
+        .collect();
+    points.join("  ")
+}
+
+fn gaps(out: &mut String, g: &GapAccuracy) {
+    match &g.target {
+        Some(t) if t.constant => {
+            let _ = writeln!(out, "    gap target   {}", describe(&t.gap));
+        }
+        Some(t) => {
+            let _ = writeln!(
+                out,
+                "    gap target   {}: median {}, mean {}",
+                describe(&t.gap),
+                t.median.map_or("-".into(), time),
+                t.mean.map_or("infinite".into(), time)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "    gap target   unknown (plan.json unreadable or without this fleet)"
+            );
+        }
+    }
+    let Some(a) = &g.achieved else {
+        let _ = writeln!(out, "    gap achieved no consecutive sends");
+        return;
+    };
+    let error = g
+        .median_error
+        .map_or(String::new(), |e| format!(" ({:+.1} %)", e * 100.0));
+    let _ = writeln!(
+        out,
+        "    gap achieved n {}  median {}{error}  sd {}  min {}  max {}",
+        a.n,
+        time(a.median),
+        a.sd.map_or("-".into(), time),
+        time(a.min),
+        time(a.max)
+    );
+    if let Some(ks) = &g.ks {
+        let _ = writeln!(
+            out,
+            "    gap KS       D {:.4}  p {}  (n {})",
+            ks.statistic,
+            number(ks.p_value),
+            ks.n
+        );
+    }
+}
+
+/// `pareto(shape = 3, scale = 79.37ms)`: parameters in the distribution's unit.
+pub fn describe(d: &DistValue) -> String {
+    let v = |x: f64| match d.unit {
+        Unit::Ns => time(x),
+        _ => number(x),
+    };
+    match &d.dist {
+        Dist::Constant { value } => format!("constant({})", v(*value)),
+        Dist::Uniform { min, max } => format!("uniform(min = {}, max = {})", v(*min), v(*max)),
+        Dist::Normal { mean, sd } => format!("normal(mean = {}, sd = {})", v(*mean), v(*sd)),
+        Dist::Lognormal { shape, scale, location } => format!(
+            "lognormal(shape = {}, scale = {}, location = {})",
+            shape,
+            v(*scale),
+            v(*location)
+        ),
+        Dist::Exponential { mean } => format!("exponential(mean = {})", v(*mean)),
+        Dist::Pareto { shape, scale } => format!("pareto(shape = {}, scale = {})", shape, v(*scale)),
+        Dist::Weibull { shape, scale } => format!("weibull(shape = {}, scale = {})", shape, v(*scale)),
+        Dist::Gamma { shape, scale } => format!("gamma(shape = {}, scale = {})", shape, v(*scale)),
+        Dist::Poisson { mean } => format!("poisson(mean = {mean})"),
+        Dist::Geometric { p } => format!("geometric(p = {p})"),
+        Dist::Empirical { file, values, .. } => format!("empirical({file:?}, {} values)", values.len()),
+    }
+}
+
+/// Nanoseconds with a unit that keeps three or four significant digits.
+pub fn time(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3}s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}ms", ns / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1}µs", ns / 1e3)
+    } else {
+        format!("{ns:.0}ns")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_and_distributions() {
+        assert_eq!(time(739_004.6), "739.0µs");
+        assert_eq!(time(100_400_000.0), "100.40ms");
+        assert_eq!(time(1.2e9), "1.200s");
+        assert_eq!(time(12.0), "12ns");
+        let pareto = DistValue {
+            unit: Unit::Ns,
+            dist: Dist::Pareto {
+                shape: 3.0,
+                scale: 79_370_052.6,
+            },
+        };
+        assert_eq!(describe(&pareto), "pareto(shape = 3, scale = 79.37ms)");
+    }
+}
