@@ -1,0 +1,95 @@
+//! Timing accuracy of a whole fleet, end to end through `expc run` and
+//! `expc report`: 100 devices on the embedded broker, constant 100 ms gaps,
+//! then Pareto gaps (shape 3, median 100 ms). The achieved gaps are the
+//! differences of each device's send times as recorded in `mqtt_messages`.
+//!
+//! Asserted loosely (debug build, shared CI machine), reported exactly: run
+//! with `--nocapture` to see the validation table.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::Scratch;
+use serde_json::Value;
+
+const DEVICES: u64 = 100;
+const MESSAGES: u64 = 31;
+
+fn expc(args: &[&std::ffi::OsStr]) -> Output {
+    let output = Command::new(env!("CARGO_BIN_EXE_expc")).args(args).output().unwrap();
+    assert!(
+        output.status.success(),
+        "expc {args:?}:\n{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output
+}
+
+/// Runs `gap` for 100 devices × 31 messages and returns the fleet's report.
+fn run_gaps(name: &str, gap: &str) -> Value {
+    let scratch = Scratch::new(&format!("timing-{name}"));
+    let spec = scratch.0.join("spec.exp");
+    std::fs::write(
+        &spec,
+        format!(
+            r#"
+experiment "timing" {{
+  fleet "sensors" {{
+    devices  = {DEVICES}
+    gap      = {gap}
+    messages = {MESSAGES}
+    payload  = json(size = 128B, fields = [temperature])
+    qos      = 1
+  }}
+}}
+"#
+        ),
+    )
+    .unwrap();
+    let out = scratch.0.join("runs");
+    expc(&["run".as_ref(), spec.as_os_str(), "--out".as_ref(), out.as_os_str()]);
+    let dir = std::fs::read_dir(out.join("timing")).unwrap().next().unwrap().unwrap().path();
+    let json = expc(&["report".as_ref(), dir.as_os_str(), "--json".as_ref()]);
+    let report: Value = serde_json::from_slice(&json.stdout).unwrap();
+    let fleet = report["mqtt"]["trials"][0]["fleets"][0].clone();
+    let (gaps, lateness) = (&fleet["gaps"]["achieved"], &fleet["lateness_ns"]);
+    eprintln!(
+        "{name:>8}: {} gaps, median {:.3} ms, sd {:.3} ms, min {:.3} ms, max {:.3} ms; \
+         lateness p50 {:.1} µs, p99 {:.1} µs; KS {}",
+        gaps["n"],
+        gaps["median"].as_f64().unwrap() / 1e6,
+        gaps["sd"].as_f64().unwrap() / 1e6,
+        gaps["min"].as_f64().unwrap() / 1e6,
+        gaps["max"].as_f64().unwrap() / 1e6,
+        lateness["p50"].as_f64().unwrap() / 1e3,
+        lateness["p99"].as_f64().unwrap() / 1e3,
+        fleet["gaps"]["ks"],
+    );
+    fleet
+}
+
+#[test]
+fn constant_gaps_are_kept() {
+    let fleet = run_gaps("constant", "constant(100ms)");
+    let gaps = &fleet["gaps"]["achieved"];
+    assert_eq!(gaps["n"].as_u64().unwrap(), DEVICES * (MESSAGES - 1));
+    // Deadlines are absolute: lateness never accumulates, so the median gap
+    // is the target to well within a millisecond even on a busy machine.
+    let median = gaps["median"].as_f64().unwrap();
+    assert!((median - 100e6).abs() < 1e6, "median {median} ns");
+    assert!(gaps["sd"].as_f64().unwrap() < 10e6, "{gaps}");
+    assert!(fleet["gaps"]["ks"].is_null(), "no KS test for a constant");
+}
+
+#[test]
+fn pareto_gaps_follow_their_distribution() {
+    let fleet = run_gaps("pareto", "pareto(shape = 3, median = 100ms)");
+    let ks = &fleet["gaps"]["ks"];
+    assert_eq!(ks["n"].as_u64().unwrap(), DEVICES * (MESSAGES - 1));
+    let p = ks["p_value"].as_f64().unwrap();
+    assert!(p >= 0.01, "KS rejects the configured Pareto at α = 0.01: {ks}");
+}
