@@ -7,7 +7,12 @@
 //! next deadline (the kernel's sleep overshoot, ~50–100 µs with the default
 //! timer slack, stays inside that margin) and spins for the final stretch, so
 //! the deadline is hit to within a microsecond or so while the thread only
-//! burns CPU for the last `spin_ns` of each wait. Everything due is fired in
+//! burns CPU for the last `spin_ns` of each wait. At high fleet rates the
+//! deadlines are closer together than `spin_ns` and the thread would spin
+//! all the time, taking a core from the system under test; spinning is
+//! therefore capped at `spin_share` of a core, and beyond that the thread
+//! sleeps all the way, with its timer slack set to 1 ns so the kernel wakes
+//! it at the deadline rather than up to 50 µs after. Everything due is fired in
 //! one pass: a `Fire` goes to the device's handler over a channel and the
 //! device's next deadline is pushed from its [`DeviceSchedule`].
 //!
@@ -109,6 +114,9 @@ pub struct PacerConfig {
     /// slack under moderate load (see `PacerStats::max_oversleep_ns`); 0
     /// sleeps all the way (no spinning: less CPU, ~60–100 µs lateness).
     pub spin_ns: u64,
+    /// The most CPU spinning may take, as a share of one core (per second of
+    /// wall time); past it the pacer sleeps all the way until the window ends.
+    pub spin_share: f64,
     /// Deadlines at or after this offset are not fired; the pacer then ends.
     pub end_ns: Option<u64>,
     /// Per-device message limit (`Fleet.messages`).
@@ -125,6 +133,7 @@ impl Default for PacerConfig {
     fn default() -> Self {
         PacerConfig {
             spin_ns: 200_000,
+            spin_share: 0.05,
             end_ns: None,
             messages: None,
             max_batch: 4096,
@@ -221,6 +230,50 @@ impl Drop for Pacer {
     }
 }
 
+/// How much spinning the pacer may still do in the current one-second window.
+struct SpinBudget {
+    share: f64,
+    window_start: Instant,
+    spent: Duration,
+}
+
+impl SpinBudget {
+    const WINDOW: Duration = Duration::from_secs(1);
+
+    fn new(share: f64) -> Self {
+        SpinBudget {
+            share: share.clamp(0.0, 1.0),
+            window_start: Instant::now(),
+            spent: Duration::ZERO,
+        }
+    }
+
+    /// `spin` while the window's budget lasts, else zero (sleep all the way).
+    fn allowed(&mut self, now: Instant, spin: Duration) -> Duration {
+        if now.saturating_duration_since(self.window_start) >= Self::WINDOW {
+            self.window_start = now;
+            self.spent = Duration::ZERO;
+        }
+        if self.spent.as_secs_f64() < self.share * Self::WINDOW.as_secs_f64() {
+            spin
+        } else {
+            Duration::ZERO
+        }
+    }
+}
+
+/// A sleeping thread is woken up to its timer slack (50 µs by default) after
+/// its deadline; 1 ns makes the kernel wake the pacer on time. Best effort:
+/// without it sleeps are only less exact.
+#[allow(unsafe_code)]
+fn set_timer_slack_1ns() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and touches only the calling thread's slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
 /// ns since `start`, 0 before it.
 fn since(start: Instant, now: Instant) -> u64 {
     u64::try_from(now.saturating_duration_since(start).as_nanos()).unwrap_or(u64::MAX)
@@ -243,7 +296,8 @@ fn run<S: FireSink>(
             heap.push(Reverse((deadline, slot)));
         }
     }
-    let spin = Duration::from_nanos(config.spin_ns);
+    set_timer_slack_1ns();
+    let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
 
     while !stop.load(Ordering::Acquire) {
@@ -253,6 +307,7 @@ fn run<S: FireSink>(
         let target = start + Duration::from_nanos(deadline);
         let now = Instant::now();
         let remaining = target.saturating_duration_since(now);
+        let spin = budget.allowed(now, Duration::from_nanos(config.spin_ns));
         if remaining > spin {
             // Coarse phase: park (not sleep) so `Pacer::stop` can wake us at once.
             let planned = (remaining - spin).min(max_sleep);
@@ -272,7 +327,9 @@ fn run<S: FireSink>(
             while Instant::now() < target {
                 std::hint::spin_loop();
             }
-            stats.spin_ns += u64::try_from(now.elapsed().as_nanos()).unwrap_or(u64::MAX);
+            let spun = now.elapsed();
+            budget.spent += spun;
+            stats.spin_ns += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
         }
         fire_due(
             start,

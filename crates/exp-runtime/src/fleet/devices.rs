@@ -1,11 +1,20 @@
-//! One task per device: connect at its place in the ramp, then publish on
-//! every fire of the pacer until the pacer ends, then close with a grace.
+//! A fleet's devices in one interval: each connects at its place in the
+//! ramp (one task per device); once all have connected or failed, the pacer
+//! thread publishes every fire itself through [`Publishers`].
+//!
+//! Why the pacer publishes: handing each fire to a per-device task cost a
+//! task wake-up per message, and under load the wake waited behind socket
+//! work on the runtime's workers, which showed up as milliseconds of send
+//! lateness. `Device::publish` only queues the message for the device's
+//! event loop and never blocks, so calling it on the pacer thread keeps
+//! sends on their deadlines and saves a hop.
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use exp_mqtt::{Device, DeviceEvent, DeviceOptions, Endpoint, Fire, PayloadGenerator};
+use exp_mqtt::{Device, DeviceEvent, DeviceEventKind, DeviceOptions, Endpoint, Fire, FireSink, LostReason};
+use exp_mqtt::{PayloadGenerator, SendOutcome};
 use tokio::sync::mpsc;
 
 use super::collector::Msg;
@@ -15,31 +24,14 @@ use crate::clock::TrialClock;
 /// How long one device waits for its CONNACK.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// What a device task needs to know; shared parts are cloned per device.
+/// What a device needs to connect.
 pub struct DeviceJob {
     pub index: u32,
     pub endpoint: Endpoint,
     pub options: DeviceOptions,
-    pub topic: String,
-    pub qos: u8,
     /// When to start connecting (the connect ramp).
     pub connect_at: Instant,
     pub clock: TrialClock,
-    /// Set before the first fire: when the schedule started.
-    pub phase: Arc<OnceLock<SendPhase>>,
-    /// Told once this device's connect attempt is over (connected or failed).
-    pub settled: mpsc::UnboundedSender<()>,
-    pub payload: PayloadGenerator,
-    pub grace: Duration,
-}
-
-/// Fixed when the fleet's send phase starts, after the connect ramp.
-#[derive(Debug, Clone, Copy)]
-pub struct SendPhase {
-    /// The schedule's start on the trial clock: pacer deadlines are relative to it.
-    pub offset_ns: u64,
-    /// Messages with a lower pacer `seq` are warm-up.
-    pub warmup_messages: u64,
 }
 
 /// How one device's connection went, for the `mqtt_devices` table.
@@ -51,49 +43,55 @@ pub struct Connection {
     pub status: String,
 }
 
-pub async fn run(
-    mut job: DeviceJob,
-    mut fires: mpsc::UnboundedReceiver<Fire>,
-    events: mpsc::UnboundedSender<DeviceEvent>,
-    out: mpsc::UnboundedSender<Msg>,
-    kill: crate::cancel::Cancel,
-) -> Connection {
+/// Connects one device at its place in the ramp.
+pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>) -> (Option<Device>, Connection) {
     tokio::time::sleep_until(tokio::time::Instant::from_std(job.connect_at)).await;
     let connect_start_ns = job.clock.now_ns();
     let client_id = job.options.client_id.clone();
-    let connected = Device::connect(job.index, &job.endpoint, job.options.clone(), events, CONNECT_TIMEOUT).await;
-    let (device, connection) = match connected {
-        Ok(device) => (
-            Some(device),
-            Connection {
-                device: job.index,
-                client_id,
-                connect_start_ns,
-                connected_ns: Some(job.clock.now_ns()),
-                status: "connected".into(),
-            },
-        ),
-        Err(e) => (
-            None,
-            Connection {
-                device: job.index,
-                client_id,
-                connect_start_ns,
-                connected_ns: None,
-                status: format!("failed: {e}"),
-            },
-        ),
+    let connected = Device::connect(job.index, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await;
+    let (device, connected_ns, status) = match connected {
+        Ok(device) => (Some(device), Some(job.clock.now_ns()), "connected".to_string()),
+        Err(e) => (None, None, format!("failed: {e}")),
     };
-    let _ = job.settled.send(());
-    drop(job.settled);
-    let mut buffer = Vec::new();
-    let mut dseq = 0u64;
-    while let Some(fire) = fires.recv().await {
-        let phase = job.phase.get().copied().unwrap_or(SendPhase {
-            offset_ns: 0,
-            warmup_messages: 0,
-        });
-        let scheduled_ns = phase.offset_ns.saturating_add(fire.deadline_ns);
+    let connection = Connection {
+        device: job.index,
+        client_id,
+        connect_start_ns,
+        connected_ns,
+        status,
+    };
+    (device, connection)
+}
+
+/// One device as the pacer sees it: `None` if it never connected.
+pub struct Slot {
+    pub device: Option<Arc<Device>>,
+    pub topic: String,
+    pub payload: PayloadGenerator,
+    /// The device client's next sequence number, which acks and deliveries are keyed by.
+    pub dseq: u64,
+}
+
+/// The pacer's sink: builds each due message, announces it to the collector
+/// and publishes it, on the pacer thread.
+pub struct Publishers {
+    pub slots: Vec<Slot>,
+    pub qos: u8,
+    pub clock: TrialClock,
+    /// The schedule's start on the trial clock: pacer deadlines are relative to it.
+    pub offset_ns: u64,
+    /// Messages with a lower pacer `seq` are warm-up.
+    pub warmup_messages: u64,
+    pub out: mpsc::UnboundedSender<Msg>,
+    pub buffer: Vec<u8>,
+}
+
+impl FireSink for Publishers {
+    fn send(&mut self, slot: usize, fire: Fire) -> SendOutcome {
+        let Some(s) = self.slots.get_mut(slot) else {
+            return SendOutcome::Closed;
+        };
+        let scheduled_ns = self.offset_ns.saturating_add(fire.deadline_ns);
         let mut row = MessageRow {
             device: fire.device,
             seq: fire.seq,
@@ -105,51 +103,55 @@ pub async fn run(
             bytes: 0,
             status: Status::Dropped,
             reason: Some("not_connected"),
-            warmup: fire.seq < phase.warmup_messages,
+            warmup: fire.seq < self.warmup_messages,
         };
-        let Some(device) = &device else {
-            let _ = out.send(Msg::Unsent(row));
-            continue;
+        let Some(device) = &s.device else {
+            let _ = self.out.send(Msg::Unsent(row));
+            return SendOutcome::Sent;
         };
-        let sent_ns = job.clock.now_ns();
-        // The payload carries the client's sequence number, which acks and deliveries are keyed by.
-        job.payload
-            .build(fire.device, dseq, job.clock.unix_ns_at(sent_ns), &mut buffer);
+        let sent_ns = self.clock.now_ns();
+        let dseq = s.dseq;
+        s.payload
+            .build(fire.device, dseq, self.clock.unix_ns_at(sent_ns), &mut self.buffer);
         row.sent_ns = Some(sent_ns);
-        // What a device sees: the pacer's lateness plus the hop to this task.
         row.lateness_ns = sent_ns.saturating_sub(scheduled_ns);
-        row.bytes = buffer.len() as u64;
-        row.status = Status::Pending;
-        row.reason = None;
-        let at = Instant::now();
-        let _ = out.send(Msg::Sent {
-            row: row.clone(),
+        row.bytes = self.buffer.len() as u64;
+        (row.status, row.reason) = (Status::Pending, None);
+        // Announced first: the collector must know the message before its ack can arrive.
+        let _ = self.out.send(Msg::Sent {
+            row,
             dseq,
-            at,
+            at: Instant::now(),
         });
-        match device.publish(&job.topic, job.qos, Bytes::copy_from_slice(&buffer)) {
-            Ok(_) => dseq += 1,
-            // Refused before it took a sequence number (closed client): the next message reuses it.
+        match device.publish(&s.topic, self.qos, Bytes::copy_from_slice(&self.buffer)) {
+            Ok(_) => s.dseq += 1,
+            // Refused before it took a sequence number (a closed client): the next message reuses it.
             Err(e) => {
-                // Nothing was queued: the announced message will never be acked.
-                let _ = out.send(Msg::Device(DeviceEvent {
-                    device: job.index,
-                    kind: exp_mqtt::DeviceEventKind::Lost {
-                        seq: dseq,
-                        at: Instant::now(),
-                        reason: exp_mqtt::LostReason::NotQueued(e.to_string()),
-                    },
+                let kind = DeviceEventKind::Lost {
+                    seq: dseq,
+                    at: Instant::now(),
+                    reason: LostReason::NotQueued(e.to_string()),
+                };
+                let _ = self.out.send(Msg::Device(DeviceEvent {
+                    device: fire.device,
+                    kind,
                 }));
             }
         }
+        SendOutcome::Sent
     }
-    if let Some(device) = device {
-        let grace = if kill.level() == crate::cancel::Level::Kill {
-            Duration::ZERO
-        } else {
-            job.grace
-        };
-        device.close(grace).await;
+}
+
+/// Closes every device once the pacer has let go of them, giving each
+/// `grace` (zero when the run is being killed) to collect its acknowledgements.
+pub async fn close_all(devices: Vec<Arc<Device>>, grace: Duration) {
+    let closing: Vec<_> = devices
+        .into_iter()
+        // The pacer thread has ended, so these are the last references.
+        .filter_map(|d| Arc::into_inner(d))
+        .map(|d| tokio::spawn(d.close(grace)))
+        .collect();
+    for c in closing {
+        let _ = c.await;
     }
-    connection
 }

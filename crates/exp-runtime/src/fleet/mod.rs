@@ -16,10 +16,10 @@ mod devices;
 mod metrics;
 mod tables;
 
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use exp_mqtt::{DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber};
+use exp_mqtt::{Device, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber};
 use exp_plan::Fleet;
 use exp_stats::Sampler;
 use tokio::sync::{mpsc, oneshot};
@@ -27,9 +27,10 @@ use tokio::sync::{mpsc, oneshot};
 pub use broker::size_for_plan;
 pub use check::check;
 use collector::{Collector, Msg, Totals};
-use devices::{Connection, DeviceJob, SendPhase};
+use devices::{Connection, DeviceJob, Publishers, Slot};
 use tables::{device_row, devices_schema, messages_schema, Writer};
 
+use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 use crate::schedule::Interval;
 
@@ -148,58 +149,49 @@ async fn run_interval(
             let _ = out.send(Msg::Device(e));
         }
     });
-    let phase = Arc::new(OnceLock::new());
-    let (settled_tx, mut settled_rx) = mpsc::unbounded_channel();
-    let mut fire_senders = Vec::with_capacity(fleet.devices as usize);
-    let mut tasks = Vec::with_capacity(fleet.devices as usize);
+    let mut connecting = Vec::with_capacity(fleet.devices as usize);
     for index in 0..fleet.devices {
-        let (tx, rx) = mpsc::unbounded_channel();
-        fire_senders.push(tx);
         let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
             Duration::from_secs_f64(f64::from(index) / fleet.connect_rate_per_s)
         } else {
             Duration::ZERO
         };
-        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(index)))
-            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
         let job = DeviceJob {
             index,
             endpoint: s.endpoint.clone(),
             options: options(fill(&fleet.client_id, name, Some(index))),
-            topic: fill(&fleet.topic, name, Some(index)),
-            qos: fleet.qos,
             connect_at: ramp_start + ramp,
             clock: ctx.clock,
-            phase: Arc::clone(&phase),
-            settled: settled_tx.clone(),
-            payload,
-            grace: ack_timeout,
         };
-        tasks.push(tokio::spawn(devices::run(
-            job,
-            rx,
-            dev_tx.clone(),
-            out_tx.clone(),
-            ctx.cancel.clone(),
-        )));
+        connecting.push(tokio::spawn(devices::connect(job, dev_tx.clone())));
     }
-    drop((dev_tx, settled_tx));
+    drop(dev_tx);
     let end = end_ns.map(|e| ctx.clock.at(e));
-    let mut settled = 0;
-    while settled < fleet.devices {
-        let poll = end.map_or(Instant::now() + Duration::from_millis(50), |e| {
-            e.min(Instant::now() + Duration::from_millis(50))
-        });
-        tokio::select! {
-            got = settled_rx.recv() => match got {
-                Some(()) => settled += 1,
-                None => break,
-            },
-            ok = ctx.cancel.sleep_until_async(poll) => if !ok || end.is_some_and(|e| Instant::now() >= e) {
+    let mut slots = Vec::with_capacity(connecting.len());
+    let mut connections = Vec::with_capacity(connecting.len());
+    let mut pending = connecting.into_iter();
+    while let Some(mut task) = pending.next() {
+        let index = slots.len() as u32;
+        let (device, connection) = tokio::select! {
+            done = &mut task => done.map_err(|e| ExecError::Failed(format!("fleet `{name}`: a device task failed: {e}")))?,
+            () = stopped(ctx, end) => {
+                task.abort();
+                pending.for_each(|t| t.abort());
                 break;
-            },
-        }
+            }
+        };
+        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(index)))
+            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
+        slots.push(Slot {
+            device: device.map(Arc::new),
+            topic: fill(&fleet.topic, name, Some(index)),
+            payload,
+            dseq: 0,
+        });
+        connections.push(connection);
     }
+    // Devices still connecting when the interval ended or the trial stopped were aborted above.
+    let devices: Vec<Arc<Device>> = slots.iter().filter_map(|s| s.device.clone()).collect();
 
     // Send phase: the schedule starts now, on absolute deadlines.
     let offset_ns = ctx.clock.now_ns();
@@ -214,17 +206,22 @@ async fn run_interval(
         (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
         _ => 0.0,
     };
-    let _ = phase.set(SendPhase {
+    let schedules = (0..slots.len() as u32).map(|d| s.schedule.device(d)).collect();
+    let sink = Publishers {
+        slots,
+        qos: fleet.qos,
+        clock: ctx.clock,
         offset_ns,
         warmup_messages: (expected * fleet.warmup_ratio).ceil() as u64,
-    });
-    let schedules = (0..fleet.devices).map(|d| s.schedule.device(d)).collect();
+        out: out_tx.clone(),
+        buffer: Vec::new(),
+    };
     let config = PacerConfig {
         end_ns: length_ns,
         messages: fleet.messages,
         ..PacerConfig::default()
     };
-    let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, fire_senders, config)
+    let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, sink, config)
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: {e}")))?;
 
     // Until the interval ends, the pacer runs out of messages, or the trial is stopped.
@@ -246,18 +243,17 @@ async fn run_interval(
         .zip(cpu::rss_bytes())
         .filter(|_| fleet.devices > 0)
         .map(|(before, now)| now.saturating_sub(before) as f64 / f64::from(fleet.devices));
-    // Joining ends the pacer thread, which drops the fire channels: the device tasks then close.
+    // Joining ends the pacer thread, which drops its handles to the devices.
     tokio::task::spawn_blocking(move || pacer.join())
         .await
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: pacer: {e}")))?
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: {e}")))?;
-    let mut connections = Vec::with_capacity(tasks.len());
-    for task in tasks {
-        match task.await {
-            Ok(c) => connections.push(c),
-            Err(e) => return Err(ExecError::Failed(format!("fleet `{name}`: a device task failed: {e}"))),
-        }
-    }
+    let grace = if ctx.cancel.level() == Level::Kill {
+        Duration::ZERO
+    } else {
+        ack_timeout
+    };
+    devices::close_all(devices, grace).await;
     // Deliveries may trail the acks: wait for them, but not forever.
     let (done_tx, done_rx) = oneshot::channel();
     let _ = out_tx.send(Msg::DevicesDone(done_tx));
@@ -277,6 +273,16 @@ async fn run_interval(
         )));
     }
     Ok((totals, connections))
+}
+
+/// Resolves when the trial is stopped or the interval's end passes.
+async fn stopped(ctx: &WorkloadContext, end: Option<Instant>) {
+    match end {
+        Some(end) => {
+            ctx.cancel.sleep_until_async(end).await;
+        }
+        None => ctx.cancel.reached(Level::Stop).await,
+    }
 }
 
 /// Fills `{fleet}`, `{device}` and `{index}`; without an index, the MQTT wildcard `+`.
