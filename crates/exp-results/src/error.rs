@@ -37,6 +37,9 @@ pub enum ResultsError {
     /// A table file without a column a reader needs (a run of another version).
     #[error("{path}: no column `{column}`")]
     MissingColumn { path: PathBuf, column: String },
+    /// A null where a reader needs a value (e.g. an anomaly activation without its name).
+    #[error("{path}: column `{column}` is null where a value is required")]
+    NullValue { path: PathBuf, column: String },
     #[error("{path}: column `{column}` holds {found}, expected {expected}")]
     ColumnType {
         path: PathBuf,

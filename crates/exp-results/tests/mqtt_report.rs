@@ -12,7 +12,6 @@ use std::path::{Path, PathBuf};
 use exp_plan::{Dist, DistValue, Unit};
 use exp_results::mqtt_report::Loss;
 use exp_results::*;
-use exp_stats::{Rng, Sampler};
 use mqtt_fixtures::*;
 
 /// Fleet `a`: devices 0 and 1, seq 0..=10 (seq 0 is warm-up), a send every
@@ -244,8 +243,11 @@ fn counts_latencies_and_gaps_of_known_data() {
     let cg = c.gaps.achieved.as_ref().unwrap();
     assert_eq!((cg.n, cg.min, cg.max), (6, 10e6, 10e6));
 
+    assert!(a.phases.is_empty(), "no anomaly timeline: no phases");
+
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["trials"][0]["fleets"][0]["counts"]["acknowledged"], 18);
+    assert!(json["trials"][0]["fleets"][0].get("phases").is_none());
     assert_eq!(
         json["trials"][0]["fleets"][0]["gaps"]["target"]["gap"]["family"],
         "constant"
@@ -285,6 +287,79 @@ fn damaged_files_are_warned_about_and_left_out() {
 }
 
 #[test]
+fn latency_by_anomaly_phase_of_known_data() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = phases::build_run(root.path(), phases::write_timeline);
+    let mut warnings = Vec::new();
+    let report = mqtt_report(&open_run(&dir).unwrap(), &mut warnings).unwrap();
+    assert!(warnings.is_empty(), "{warnings:?}");
+    let f = fleet(&report, 0, "f");
+    let labels: Vec<&str> = f.phases.iter().map(|p| p.label.as_str()).collect();
+    assert_eq!(labels, ["none", "a", "a+b", "b"], "no phase of c: it never started");
+    assert_eq!(f.phases[2].anomalies, ["a", "b"]);
+    assert!(f.phases[0].anomalies.is_empty());
+    // Ack latencies in ms are k: none 2–9 and 40–49, a 10–19 but 15 and
+    // 50–59, a+b 20–29 but 25 (timed out), b 30–39. Lateness is k µs.
+    let expected = [
+        ("none", 18, 18, [40.5, 47.3, 48.83, 49.0]),
+        ("a", 19, 19, [50.0, 57.2, 58.82, 59.0]),
+        ("a+b", 10, 9, [24.0, 28.2, 28.92, 29.0]),
+        ("b", 10, 10, [34.5, 38.1, 38.91, 39.0]),
+    ];
+    for (phase, (label, n, ok, ms)) in f.phases.iter().zip(expected) {
+        assert_eq!((phase.n, phase.ok), (n, ok), "{label}");
+        let ack = phase.ack_latency_ns.as_ref().unwrap();
+        assert_eq!(ack.n, ok);
+        let got = [ack.p50, ack.p90, ack.p99, ack.max];
+        assert!(got.iter().zip(ms).all(|(&g, e)| close(g, e * 1e6)), "{label}: {got:?}");
+        let lateness = phase.lateness_ns.as_ref().unwrap();
+        assert_eq!(lateness.n, n, "{label}: every sent message has a lateness");
+        assert_eq!(
+            phase.delivery_latency_ns.as_ref().map(|q| q.n),
+            (label != "b").then_some(ok)
+        );
+    }
+    // a+b's lateness includes the timed-out message: 20–29 µs.
+    assert!(close(f.phases[2].lateness_ns.as_ref().unwrap().p50, 24.5e3));
+    assert!(close(f.phases[0].delivery_latency_ns.as_ref().unwrap().p50, 40.6e6));
+    let sent: u64 = f.phases.iter().map(|p| p.n).sum();
+    assert_eq!(sent, f.counts.sent, "every sent message has one phase");
+
+    let json = serde_json::to_value(&report).unwrap();
+    let phase = &json["trials"][0]["fleets"][0]["phases"][2];
+    assert_eq!(
+        (&phase["label"], &phase["n"], &phase["ok"]),
+        (&"a+b".into(), &10.into(), &9.into())
+    );
+}
+
+#[test]
+fn a_damaged_or_missing_anomaly_timeline_is_a_warning() {
+    // A file that is not Parquet, one without `actual_end_ns`, none at all.
+    let cases = [
+        ("part-1.parquet", phases::write_timeline as fn(&Store)),
+        ("part-0.parquet", phases::write_timeline_without_end),
+        ("", |_: &Store| {}),
+    ];
+    for (warned, timeline) in cases {
+        let root = tempfile::tempdir().unwrap();
+        let dir = phases::build_run(root.path(), timeline);
+        let timeline_dir = dir.join("tables/anomaly_timeline/trial=0");
+        if warned == "part-1.parquet" {
+            fs::write(timeline_dir.join(warned), b"not parquet").unwrap();
+        }
+        let mut warnings = Vec::new();
+        let report = mqtt_report(&open_run(&dir).unwrap(), &mut warnings).unwrap();
+        let paths: Vec<&Path> = warnings.iter().map(|w| w.path.as_path()).collect();
+        assert_eq!(paths, [timeline_dir.join(warned)], "{warnings:?}");
+        assert!(warnings[0].message.contains("no latency by phase"), "{warnings:?}");
+        let f = fleet(&report, 0, "f");
+        assert!(f.phases.is_empty(), "{warned}: no phases rather than wrong ones");
+        assert_eq!((f.counts.sent, f.ack_latency_ns.as_ref().unwrap().n), (57, 56));
+    }
+}
+
+#[test]
 fn a_run_without_fleets_has_no_mqtt_report() {
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "plain", "r").unwrap();
@@ -297,31 +372,6 @@ fn a_run_without_fleets_has_no_mqtt_report() {
     let mut warnings = Vec::new();
     assert_eq!(mqtt_report(&open_run(&dir).unwrap(), &mut warnings), None);
     assert!(warnings.is_empty());
-}
-
-/// One device sending `n` messages with gaps drawn from `gaps`.
-fn drawn(fleet: &str, gaps: &DistValue, n: u64, seed: u64) -> Vec<Vec<Cell>> {
-    let sampler = Sampler::new(gaps).unwrap();
-    let mut rng = Rng::new(seed);
-    let mut t = 0u64;
-    (0..n)
-        .map(|seq| {
-            let m = Msg {
-                fleet,
-                device: 0,
-                seq,
-                scheduled: t,
-                sent: Some(t),
-                ack: Some(1_000),
-                delivery: None,
-                status: "ok",
-                reason: None,
-                warmup: false,
-            };
-            t += sampler.sample_u64(&mut rng);
-            m.cells()
-        })
-        .collect()
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_results::mqtt_report::{Counts, GapAccuracy, Quantiles};
+use exp_results::mqtt_report::{Counts, GapAccuracy, PhaseStats, Quantiles};
 use exp_results::{FleetReport, MqttReport};
 
 use crate::summary::number;
@@ -83,6 +83,7 @@ fn fleet_section(out: &mut String, f: &FleetReport) {
     if let Some(q) = &f.ack_latency_ns {
         let _ = writeln!(out, "    ack cdf      {}", cdf(q));
     }
+    phases(out, &f.phases);
     if let Some(d) = &f.connections {
         let latency = d.connect_latency_ns.as_ref().map_or(String::new(), |q| {
             format!(", connect p50 {} max {}", time(q.p50), time(q.max))
@@ -94,6 +95,53 @@ fn fleet_section(out: &mut String, f: &FleetReport) {
         );
     }
     gaps(out, &f.gaps);
+}
+
+/// Ack latency by anomaly phase, one row each, with lateness (and delivery,
+/// when any phase has some) p50 / p99 and the messages not acknowledged.
+fn phases(out: &mut String, phases: &[PhaseStats]) {
+    if phases.is_empty() {
+        return;
+    }
+    let width = phases
+        .iter()
+        .map(|p| p.label.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(12);
+    let delivery = phases.iter().any(|p| p.delivery_latency_ns.is_some());
+    let _ = write!(
+        out,
+        "    {:<width$} {:>8} {:>10} {:>10} {:>10} {:>10}   {:<20}",
+        "by phase", "n", "p50", "p90", "p99", "max", "lateness p50/p99"
+    );
+    if delivery {
+        let _ = write!(out, " {:<20}", "delivery p50/p99");
+    }
+    let _ = writeln!(out, " not ok");
+    let dash = || "-".to_string();
+    let pair = |q: &Option<Quantiles>| {
+        q.as_ref()
+            .map_or_else(dash, |q| format!("{} / {}", time(q.p50), time(q.p99)))
+    };
+    for p in phases {
+        let ack = |f: fn(&Quantiles) -> f64| p.ack_latency_ns.as_ref().map_or_else(dash, |q| time(f(q)));
+        let _ = write!(
+            out,
+            "    {:<width$} {:>8} {:>10} {:>10} {:>10} {:>10}   {:<20}",
+            p.label,
+            p.n,
+            ack(|q| q.p50),
+            ack(|q| q.p90),
+            ack(|q| q.p99),
+            ack(|q| q.max),
+            pair(&p.lateness_ns)
+        );
+        if delivery {
+            let _ = write!(out, " {:<20}", pair(&p.delivery_latency_ns));
+        }
+        let _ = writeln!(out, " {}", p.n.saturating_sub(p.ok));
+    }
 }
 
 fn losses(c: &Counts) -> Option<String> {
@@ -226,5 +274,45 @@ mod tests {
             },
         };
         assert_eq!(describe(&pareto), "pareto(shape = 3, scale = 79.37ms)");
+    }
+
+    #[test]
+    fn phases_are_a_table_after_the_latencies() {
+        let q = |p50: f64| Quantiles {
+            n: 3,
+            min: p50,
+            mean: p50,
+            p50,
+            p90: 2.0 * p50,
+            p95: 2.0 * p50,
+            p99: 3.0 * p50,
+            max: 4.0 * p50,
+            cdf: Vec::new(),
+        };
+        let phase = |label: &str, n, ok, ack: Option<Quantiles>| PhaseStats {
+            label: label.into(),
+            anomalies: Vec::new(),
+            n,
+            ok,
+            ack_latency_ns: ack,
+            delivery_latency_ns: None,
+            lateness_ns: Some(q(41_000.0)),
+        };
+        let mut out = String::new();
+        phases(&mut out, &[]);
+        assert_eq!(out, "");
+        phases(
+            &mut out,
+            &[phase("none", 2400, 2400, Some(q(512_300.0))), phase("cpu", 7, 0, None)],
+        );
+        let lines: Vec<&str> = out.lines().map(str::trim_end).collect();
+        assert_eq!(
+            lines,
+            [
+                "    by phase            n        p50        p90        p99        max   lateness p50/p99     not ok",
+                "    none             2400    512.3µs     1.02ms     1.54ms     2.05ms   41.0µs / 123.0µs     0",
+                "    cpu                 7          -          -          -          -   41.0µs / 123.0µs     7",
+            ]
+        );
     }
 }

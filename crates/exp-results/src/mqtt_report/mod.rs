@@ -4,9 +4,10 @@
 //!
 //! Reads `mqtt_messages` and `mqtt_devices` (written by the fleet executor,
 //! `exp-runtime/src/fleet/tables.rs`), the `trials` table's `contended`
-//! column, the manifest (trial → point, time scale) and `plan.json` (the
-//! gap distributions). Every statistic leaves out warm-up rows; the counts
-//! of those are kept apart.
+//! column, `anomaly_timeline` (latency by anomaly phase, `phases.rs`), the
+//! manifest (trial → point, time scale) and `plan.json` (the gap
+//! distributions). Every statistic leaves out warm-up rows; the counts of
+//! those are kept apart.
 //!
 //! Files are read in bounded chunks, a few passes per trial (`passes.rs`,
 //! `gaps.rs`); a file that fails to read is left out of its trial, with a
@@ -15,6 +16,7 @@
 
 mod gaps;
 mod passes;
+mod phases;
 mod scan;
 mod stats;
 
@@ -25,6 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use gaps::{GapAccuracy, GapStats, GapTarget, KsTest};
 pub use passes::{Connections, Counts, Loss};
+pub use phases::{PhaseStats, NO_ANOMALY, TIMELINE_TABLE};
 pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
 
 use crate::read::{PartFile, RunView, Warning};
@@ -81,6 +84,11 @@ pub struct FleetReport {
     /// From `mqtt_devices`; `None` when the trial has no such rows.
     pub connections: Option<Connections>,
     pub gaps: GapAccuracy,
+    /// By the set of anomalies active at each message's `sent_ns`: no
+    /// anomaly first, then in order of first occurrence. Empty (and absent
+    /// from the JSON) when the trial has no anomaly activation that started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub phases: Vec<PhaseStats>,
 }
 
 /// The MQTT report of a run, or `None` if it has no `mqtt_messages` table.
@@ -93,7 +101,10 @@ pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttRep
         let record = run.manifest.trials.iter().find(|t| t.trial == trial);
         let point = record.map(|r| r.point);
         let target = |fleet: &str| plan.as_ref().zip(point).and_then(|(p, pt)| gap_target(p, pt, fleet));
-        let (mut fleets, files) = retry(&paths(parts), warnings, |files| trial_fleets(files, &target));
+        let phases = phases::read(run, trial, plan.as_ref().zip(point), warnings);
+        let (mut fleets, files) = retry(&paths(parts), warnings, |files| {
+            trial_fleets(files, &target, phases.as_ref())
+        });
         let (mut connections, _) = retry(&trial_files(run, DEVICES_TABLE, trial), warnings, passes::connections);
         for fleet in &mut fleets {
             fleet.connections = connections.take(&fleet.fleet).map(passes::ConnectionsAcc::finish);
@@ -115,8 +126,12 @@ pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttRep
 }
 
 /// Every pass over one trial's `mqtt_messages` files; fleets sorted by name.
-fn trial_fleets(files: &[&Path], target: &dyn Fn(&str) -> Option<GapTarget>) -> Result<Vec<FleetReport>, Failure> {
-    let mut overview = passes::overview(files)?;
+fn trial_fleets(
+    files: &[&Path],
+    target: &dyn Fn(&str) -> Option<GapTarget>,
+    phases: Option<&phases::Phases>,
+) -> Result<Vec<FleetReport>, Failure> {
+    let mut overview = passes::overview(files, phases)?;
     let mut names: Vec<String> = overview.names().map(str::to_string).collect();
     names.sort();
     let counts: Vec<(String, passes::OverviewResult)> = names
@@ -130,11 +145,11 @@ fn trial_fleets(files: &[&Path], target: &dyn Fn(&str) -> Option<GapTarget>) -> 
     // Each column's values are summarised as soon as they are read, so one
     // column of the trial is held at a time.
     let quantiles = |column: &str, taken, expected: &dyn Fn(&str) -> usize| {
-        let mut values = passes::values(files, column, taken, expected)?;
+        let mut values = passes::values(files, column, taken, None, &|fleet, _| expected(fleet))?;
         Ok::<_, Failure>(
             names
                 .iter()
-                .map(|n| values.take(n).and_then(|mut v| Quantiles::of(&mut v)))
+                .map(|n| values.take(n).and_then(|mut v| v.first_mut().and_then(Quantiles::of)))
                 .collect::<Vec<_>>(),
         )
     };
@@ -150,9 +165,16 @@ fn trial_fleets(files: &[&Path], target: &dyn Fn(&str) -> Option<GapTarget>) -> 
         .map(|(_, o)| o.counts.scheduled + o.warmup.scheduled)
         .sum();
     let mut achieved = gaps::achieved(files, total, &rows)?;
-    let per_fleet = counts.into_iter().zip(ack).zip(delivery).zip(lateness);
+    let by_phase = match phases {
+        Some(phases) => {
+            let phase_counts: Vec<&[phases::PhaseCount]> = counts.iter().map(|(_, o)| o.phases.as_slice()).collect();
+            phases::by_phase(files, phases, &names, &phase_counts)?
+        }
+        None => vec![Vec::new(); names.len()],
+    };
+    let per_fleet = counts.into_iter().zip(ack).zip(delivery).zip(lateness).zip(by_phase);
     Ok(per_fleet
-        .map(|((((fleet, o), ack), delivery), lateness)| {
+        .map(|(((((fleet, o), ack), delivery), lateness), phases)| {
             let mut gaps = achieved.take(&fleet).unwrap_or_default();
             FleetReport {
                 counts: o.counts,
@@ -163,6 +185,7 @@ fn trial_fleets(files: &[&Path], target: &dyn Fn(&str) -> Option<GapTarget>) -> 
                 lateness_ns: lateness,
                 connections: None,
                 gaps: gaps::accuracy(target(&fleet), &mut gaps),
+                phases,
                 fleet,
             }
         })
@@ -203,7 +226,8 @@ fn trial_files(run: &RunView, table: &str, trial: u32) -> Vec<PathBuf> {
         .unwrap_or_default()
 }
 
-/// The part of `plan.json` the report reads: each point's fleet gaps. Read
+/// The part of `plan.json` the report reads: each point's fleet gaps (and
+/// which workloads are anomalies). Read
 /// leniently (unknown fields ignored, other workload kinds skipped), so runs
 /// made by other versions of expc still get their targets.
 #[derive(Deserialize)]
@@ -239,6 +263,19 @@ fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanGaps> {
             });
             None
         }
+    }
+}
+
+impl PlanGaps {
+    /// The anomalies' names at `point`.
+    fn anomalies(&self, point: u32) -> Vec<String> {
+        let point = self.points.iter().find(|p| p.index == point);
+        let workloads = point.map_or(&[][..], |p| p.workloads.as_slice());
+        workloads
+            .iter()
+            .filter(|w| w.config.get("anomaly").is_some())
+            .map(|w| w.name.clone())
+            .collect()
     }
 }
 

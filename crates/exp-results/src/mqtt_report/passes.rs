@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use super::phases::{PhaseCount, Phases};
 use super::scan::for_each_chunk;
 use super::stats::Quantiles;
 use super::Failure;
@@ -119,6 +120,8 @@ pub(crate) struct Overview {
     /// Completed (ok) non-warm-up messages and their first and last `sent_ns`.
     completed: u64,
     span: Option<(u64, u64)>,
+    /// Sent non-warm-up messages by phase, when the trial has phases.
+    phases: Vec<PhaseCount>,
 }
 
 #[derive(Debug, Default)]
@@ -126,6 +129,8 @@ pub(crate) struct OverviewResult {
     pub counts: Counts,
     pub warmup: Counts,
     pub throughput_per_s: Option<f64>,
+    /// Indexed by phase; empty without phases.
+    pub phases: Vec<PhaseCount>,
 }
 
 impl Overview {
@@ -141,11 +146,13 @@ impl Overview {
             counts: self.measured.finish(),
             warmup: self.warmup.finish(),
             throughput_per_s,
+            phases: self.phases,
         }
     }
 }
 
-pub(crate) fn overview(files: &[&Path]) -> Result<Fleets<Overview>, Failure> {
+/// With `phases`, also counts each phase's sent non-warm-up messages.
+pub(crate) fn overview(files: &[&Path], phases: Option<&Phases>) -> Result<Fleets<Overview>, Failure> {
     let mut fleets = Fleets::<Overview>::default();
     let required = ["fleet", "status", "warmup", "sent_ns", "delivered_ns"];
     for (index, path) in files.iter().enumerate() {
@@ -178,6 +185,16 @@ pub(crate) fn overview(files: &[&Path]) -> Result<Fleets<Overview>, Failure> {
                     o.completed += 1;
                     o.span = Some(o.span.map_or((sent, sent), |(a, b)| (a.min(sent), b.max(sent))));
                 }
+                if let (false, Some(phases), Some(sent)) = (warmup, phases, sent) {
+                    if o.phases.is_empty() {
+                        o.phases = vec![PhaseCount::default(); phases.len()];
+                    }
+                    if let Some(c) = o.phases.get_mut(phases.of(sent)) {
+                        c.n += 1;
+                        c.ok += u64::from(status == Some(OK));
+                        c.delivered += u64::from(delivered.is_some());
+                    }
+                }
             }
             Ok(())
         })
@@ -195,36 +212,64 @@ pub(crate) enum Taken {
     Sent,
 }
 
-/// `column` of the non-warm-up rows `taken` that have it. `expected` (an
-/// upper bound of a fleet's values, from the counts) sizes each vector once:
-/// growing by doubling would hold up to three times the values while copying.
+/// `column` of the non-warm-up rows `taken` that have it, per fleet in one
+/// group, or with `phases` in one group per phase (by `sent_ns`; rows not
+/// sent are left out then). `expected` (an upper bound of a fleet's and
+/// group's values, from the counts) sizes each vector once: growing by
+/// doubling would hold up to three times the values while copying.
 pub(crate) fn values(
     files: &[&Path],
     column: &str,
     taken: Taken,
-    expected: &dyn Fn(&str) -> usize,
-) -> Result<Fleets<Vec<f64>>, Failure> {
-    let mut fleets = Fleets::<Vec<f64>>::default();
-    let filter = match taken {
-        Taken::Completed => "status",
-        Taken::Sent => "sent_ns",
-    };
+    phases: Option<&Phases>,
+    expected: &dyn Fn(&str, usize) -> usize,
+) -> Result<Fleets<Vec<Vec<f64>>>, Failure> {
+    let mut fleets = Fleets::<Vec<Vec<f64>>>::default();
+    let groups = phases.map_or(1, Phases::len);
+    let mut required = vec!["fleet", "warmup", column];
+    match taken {
+        Taken::Completed => required.push("status"),
+        Taken::Sent => required.push("sent_ns"),
+    }
+    let by_sent = phases.is_some() || taken == Taken::Sent;
+    if by_sent && !required.contains(&"sent_ns") {
+        required.push("sent_ns");
+    }
     for (index, path) in files.iter().enumerate() {
-        for_each_chunk(path, &["fleet", "warmup", filter, column], &[], |chunk| {
+        for_each_chunk(path, &required, &[], |chunk| {
             let fleet = chunk.str("fleet")?;
             let warmup = chunk.bool("warmup")?;
             let values = chunk.u64(column)?;
-            let take: Vec<bool> = match taken {
-                Taken::Completed => chunk.str("status")?.iter().map(|s| s == Some(OK)).collect(),
-                Taken::Sent => chunk.u64("sent_ns")?.iter().map(|s| s.is_some()).collect(),
-            };
-            let rows = fleet.iter().zip(warmup.iter()).zip(values.iter()).zip(take);
-            for (((fleet, warmup), value), take) in rows {
-                if let (true, Some(false) | None, Some(v)) = (take, warmup, value) {
+            // Each row's group, `None` for a row not taken.
+            let mut slots: Vec<Option<u32>> = vec![Some(0); fleet.len()];
+            if taken == Taken::Completed {
+                for (slot, status) in slots.iter_mut().zip(chunk.str("status")?.iter()) {
+                    if status != Some(OK) {
+                        *slot = None;
+                    }
+                }
+            }
+            if by_sent {
+                for (slot, sent) in slots.iter_mut().zip(chunk.u64("sent_ns")?.iter()) {
+                    *slot = match (sent, phases) {
+                        (None, _) => None,
+                        (Some(t), Some(p)) => slot.and_then(|_| u32::try_from(p.of(t)).ok()),
+                        (Some(_), None) => *slot,
+                    };
+                }
+            }
+            let rows = fleet.iter().zip(warmup.iter()).zip(values.iter()).zip(slots);
+            for (((fleet, warmup), value), slot) in rows {
+                if let (Some(false) | None, Some(v), Some(slot)) = (warmup, value, slot) {
                     let fleet = fleet.unwrap_or_default();
-                    fleets
-                        .get_or(fleet, || Vec::with_capacity(expected(fleet)))
-                        .push(v as f64);
+                    let slot = slot as usize;
+                    let of_fleet = fleets.get_or(fleet, || vec![Vec::new(); groups]);
+                    if let Some(group) = of_fleet.get_mut(slot) {
+                        if group.capacity() == 0 {
+                            group.reserve_exact(expected(fleet, slot));
+                        }
+                        group.push(v as f64);
+                    }
                 }
             }
             Ok(())

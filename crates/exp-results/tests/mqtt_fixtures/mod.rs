@@ -2,12 +2,15 @@
 //! rows, and a minimal `plan.json`.
 #![allow(dead_code, clippy::unwrap_used)]
 
+pub mod phases;
+
 use std::fs;
 use std::path::Path;
 
 use exp_plan::{Dist, DistValue, Unit};
 use exp_results::mqtt_report::FleetReport;
 use exp_results::*;
+use exp_stats::{Rng, Sampler};
 
 /// The fleet executor's schemas (exp-runtime/src/fleet/tables.rs).
 pub fn messages_schema() -> Schema {
@@ -79,6 +82,31 @@ impl Msg<'_> {
     }
 }
 
+/// One device sending `n` messages with gaps drawn from `gaps`.
+pub fn drawn(fleet: &str, gaps: &DistValue, n: u64, seed: u64) -> Vec<Vec<Cell>> {
+    let sampler = Sampler::new(gaps).unwrap();
+    let mut rng = Rng::new(seed);
+    let mut t = 0u64;
+    (0..n)
+        .map(|seq| {
+            let m = Msg {
+                fleet,
+                device: 0,
+                seq,
+                scheduled: t,
+                sent: Some(t),
+                ack: Some(1_000),
+                delivery: None,
+                status: "ok",
+                reason: None,
+                warmup: false,
+            };
+            t += sampler.sample_u64(&mut rng);
+            m.cells()
+        })
+        .collect()
+}
+
 pub fn write(store: &Store, schema: &Schema, trial: u32, shard: u32, rows: Vec<Vec<Cell>>) {
     let mut batch = schema.batch();
     for row in rows {
@@ -93,9 +121,20 @@ pub fn ns(dist: Dist) -> serde_json::Value {
 
 /// A minimal `plan.json`: point 0 with fleets of the given gaps (the report reads no more).
 pub fn write_plan(dir: &Path, fleets: &[(&str, serde_json::Value)]) {
+    write_plan_with_anomalies(dir, fleets, &[]);
+}
+
+/// [`write_plan`] with anomalies of the given names too.
+pub fn write_plan_with_anomalies(dir: &Path, fleets: &[(&str, serde_json::Value)], anomalies: &[&str]) {
+    let anomaly = serde_json::json!({"cpuoccupy": {"utilization_ratio": 1.0}});
     let workloads: Vec<serde_json::Value> = fleets
         .iter()
         .map(|(name, gap)| serde_json::json!({"name": name, "config": {"fleet": {"gap": gap}}}))
+        .chain(
+            anomalies
+                .iter()
+                .map(|name| serde_json::json!({"name": name, "config": {"anomaly": anomaly}})),
+        )
         .collect();
     let plan = serde_json::json!({"points": [{"index": 0, "workloads": workloads}]});
     fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();

@@ -148,7 +148,7 @@ pub async fn close_all(devices: Vec<Arc<Device>>, grace: Duration) {
     let closing: Vec<_> = devices
         .into_iter()
         // The pacer thread has ended, so these are the last references.
-        .filter_map(|d| Arc::into_inner(d))
+        .filter_map(Arc::into_inner)
         .map(|d| tokio::spawn(d.close(grace)))
         .collect();
     for c in closing {

@@ -1,0 +1,344 @@
+//! Latency by anomaly phase: each non-warm-up sent message is classified by
+//! the anomalies active at its `sent_ns`, from the trial's `anomaly_timeline`
+//! (the ground truth the anomaly executor writes, `exp-runtime/src/anomaly.rs`).
+//!
+//! The timeline is small (one row per activation), so it is read whole and
+//! cut into segments at every actual start and end; a message's phase is the
+//! segment holding its `sent_ns`, found by binary search, chunk by chunk.
+//! The values are collected by the same passes as the fleet's (`passes.rs`),
+//! one column per pass, grouped by phase.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use super::passes::{self, Taken};
+use super::scan::for_each_chunk;
+use super::stats::Quantiles;
+use super::{trial_files, Failure, PlanGaps};
+use crate::read::{RunView, Warning};
+use crate::ResultsError;
+
+/// The runtime's table of anomaly activations.
+pub const TIMELINE_TABLE: &str = "anomaly_timeline";
+/// The label of the phase without active anomalies.
+pub const NO_ANOMALY: &str = "none";
+
+/// One fleet's messages sent while the same set of anomalies was active.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseStats {
+    /// [`NO_ANOMALY`], or the active anomalies' names, sorted, joined by `+`.
+    pub label: String,
+    /// The active anomalies' names, sorted; empty for [`NO_ANOMALY`].
+    pub anomalies: Vec<String>,
+    /// Non-warm-up messages sent in the phase.
+    pub n: u64,
+    /// Of those, `status` = `ok` (as [`super::Counts::acknowledged`]).
+    pub ok: u64,
+    pub ack_latency_ns: Option<Quantiles>,
+    /// `None` when no message of the phase was delivered.
+    pub delivery_latency_ns: Option<Quantiles>,
+    pub lateness_ns: Option<Quantiles>,
+}
+
+/// Counts of one phase from the overview pass; `delivered` sizes the
+/// delivery pass's vectors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct PhaseCount {
+    pub n: u64,
+    pub ok: u64,
+    pub delivered: u64,
+}
+
+/// An activation that started: active on [start, end) of the trial clock.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Active {
+    instance: String,
+    start: u64,
+    end: u64,
+}
+
+/// The trial's timeline cut into segments, each with its phase.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Phases {
+    /// Phase index → the sorted names active (empty: no anomaly), in order of first occurrence.
+    phases: Vec<Vec<String>>,
+    /// Segment starts, ascending, the first 0; a segment lasts until the next start.
+    starts: Vec<u64>,
+    /// The phase of each segment.
+    segment_phase: Vec<usize>,
+}
+
+impl Phases {
+    /// `None` without an activation that started.
+    fn new(activations: &[Active]) -> Option<Phases> {
+        if activations.is_empty() {
+            return None;
+        }
+        // Every event of an instant is applied before the active set is
+        // read, so their order within the instant does not matter.
+        let mut events: Vec<(u64, bool, &str)> = Vec::with_capacity(activations.len() * 2);
+        for a in activations.iter().filter(|a| a.start < a.end) {
+            events.push((a.start, true, &a.instance));
+            // An open end (the trial's end) is never reached by a message.
+            if a.end < u64::MAX {
+                events.push((a.end, false, &a.instance));
+            }
+        }
+        events.sort_unstable();
+        let mut phases = Phases {
+            phases: Vec::new(),
+            starts: vec![0],
+            segment_phase: vec![0],
+        };
+        phases.phases.push(Vec::new());
+        let mut active: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut i = 0;
+        while i < events.len() {
+            let at = events[i].0;
+            while let Some(&(_, starts, name)) = events.get(i).filter(|e| e.0 == at) {
+                let count = active.entry(name).or_default();
+                *count = if starts { *count + 1 } else { count.saturating_sub(1) };
+                i += 1;
+            }
+            active.retain(|_, count| *count > 0);
+            let names: Vec<String> = active.keys().map(|n| n.to_string()).collect();
+            let phase = match phases.phases.iter().position(|p| *p == names) {
+                Some(p) => p,
+                None => {
+                    phases.phases.push(names);
+                    phases.phases.len() - 1
+                }
+            };
+            if at == 0 {
+                phases.segment_phase[0] = phase;
+            } else {
+                phases.starts.push(at);
+                phases.segment_phase.push(phase);
+            }
+        }
+        Some(phases)
+    }
+
+    pub fn len(&self) -> usize {
+        self.phases.len()
+    }
+
+    /// The phase at `t` (trial clock, ns).
+    pub fn of(&self, t: u64) -> usize {
+        let segment = self.starts.partition_point(|&s| s <= t).saturating_sub(1);
+        self.segment_phase.get(segment).copied().unwrap_or(0)
+    }
+
+    /// Phase indices in report order: no anomaly first, then by first occurrence.
+    fn order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.len()).filter(|&p| self.segment_phase.contains(&p)).collect();
+        order.sort_by_key(|&p| !self.phases[p].is_empty());
+        order
+    }
+}
+
+/// The phases of `trial`, or `None` when it has no activation that started.
+/// A timeline file that cannot be read is warned about and the trial gets
+/// no phases: without one anomaly's rows every message would be misclassified.
+/// So is a trial without timeline whose plan point has anomalies.
+pub(super) fn read(
+    run: &RunView,
+    trial: u32,
+    plan: Option<(&PlanGaps, u32)>,
+    warnings: &mut Vec<Warning>,
+) -> Option<Phases> {
+    let files = trial_files(run, TIMELINE_TABLE, trial);
+    if files.is_empty() {
+        let planned = plan.map(|(plan, point)| plan.anomalies(point)).unwrap_or_default();
+        if !planned.is_empty() {
+            warnings.push(Warning {
+                path: run
+                    .dir
+                    .join("tables")
+                    .join(TIMELINE_TABLE)
+                    .join(format!("trial={trial}")),
+                message: format!(
+                    "the plan runs anomalies ({}) in trial {trial} but it has no anomaly timeline, \
+                     so its fleets have no latency by phase",
+                    planned.join(", ")
+                ),
+            });
+        }
+        return None;
+    }
+    let mut activations = Vec::new();
+    for path in &files {
+        if let Err(error) = activations_of(path, &mut activations) {
+            warnings.push(Warning {
+                path: path.clone(),
+                message: format!("{error}; trial {trial}'s fleets have no latency by phase"),
+            });
+            return None;
+        }
+    }
+    Phases::new(&activations)
+}
+
+/// The activations of one timeline file that started; a null end is the trial's end.
+fn activations_of(path: &Path, into: &mut Vec<Active>) -> Result<(), ResultsError> {
+    let required = ["instance", "actual_start_ns", "actual_end_ns"];
+    for_each_chunk(path, &required, &[], |chunk| {
+        let instance = chunk.str("instance")?;
+        let start = chunk.u64("actual_start_ns")?;
+        let end = chunk.u64("actual_end_ns")?;
+        for ((instance, start), end) in instance.iter().zip(start.iter()).zip(end.iter()) {
+            let Some(start) = start else { continue };
+            let instance = instance.ok_or_else(|| ResultsError::NullValue {
+                path: path.to_path_buf(),
+                column: "instance".into(),
+            })?;
+            into.push(Active {
+                instance: instance.to_string(),
+                start,
+                end: end.unwrap_or(u64::MAX),
+            });
+        }
+        Ok(())
+    })
+}
+
+/// A value pass by phase: its column, rows, the count bounding a phase's
+/// values and where the quantiles go.
+struct Pass {
+    column: &'static str,
+    taken: Taken,
+    count: fn(&PhaseCount) -> u64,
+    field: fn(&mut PhaseStats) -> &mut Option<Quantiles>,
+}
+
+const PASSES: [Pass; 3] = [
+    Pass {
+        column: "ack_latency_ns",
+        taken: Taken::Completed,
+        count: |c| c.ok,
+        field: |s| &mut s.ack_latency_ns,
+    },
+    Pass {
+        column: "delivery_latency_ns",
+        taken: Taken::Completed,
+        count: |c| c.delivered,
+        field: |s| &mut s.delivery_latency_ns,
+    },
+    Pass {
+        column: "lateness_ns",
+        taken: Taken::Sent,
+        count: |c| c.n,
+        field: |s| &mut s.lateness_ns,
+    },
+];
+
+/// The phases of each fleet of `names`, whose counts from the overview pass
+/// are `counts` (in the same order); then one pass per column: ack latency,
+/// delivery latency and lateness.
+pub(super) fn by_phase(
+    files: &[&Path],
+    phases: &Phases,
+    names: &[String],
+    counts: &[&[PhaseCount]],
+) -> Result<Vec<Vec<PhaseStats>>, Failure> {
+    let order = phases.order();
+    let mut fleets: Vec<Vec<PhaseStats>> = counts
+        .iter()
+        .map(|counts| {
+            order
+                .iter()
+                .map(|&p| {
+                    let c = counts.get(p).copied().unwrap_or_default();
+                    let anomalies = phases.phases[p].clone();
+                    PhaseStats {
+                        label: label(&anomalies),
+                        anomalies,
+                        n: c.n,
+                        ok: c.ok,
+                        ack_latency_ns: None,
+                        delivery_latency_ns: None,
+                        lateness_ns: None,
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    for pass in PASSES {
+        let expected = |fleet: &str, phase: usize| {
+            let of_fleet = names.iter().position(|n| n == fleet).and_then(|i| counts.get(i));
+            let n = of_fleet.and_then(|c| c.get(phase)).map_or(0, pass.count);
+            usize::try_from(n).unwrap_or(usize::MAX)
+        };
+        let mut values = passes::values(files, pass.column, pass.taken, Some(phases), &expected)?;
+        for (fleet, stats) in names.iter().zip(&mut fleets) {
+            let mut groups = values.take(fleet).unwrap_or_default();
+            for (&p, stats) in order.iter().zip(stats.iter_mut()) {
+                *(pass.field)(stats) = groups.get_mut(p).and_then(Quantiles::of);
+            }
+        }
+    }
+    Ok(fleets)
+}
+
+fn label(anomalies: &[String]) -> String {
+    if anomalies.is_empty() {
+        NO_ANOMALY.to_string()
+    } else {
+        anomalies.join("+")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn active(instance: &str, start: u64, end: u64) -> Active {
+        Active {
+            instance: instance.into(),
+            start,
+            end,
+        }
+    }
+
+    #[test]
+    fn segments_of_overlapping_and_repeated_activations() {
+        assert_eq!(Phases::new(&[]), None);
+        let p = Phases::new(&[
+            active("b", 20, 40),
+            active("a", 10, 30),
+            active("a", 50, u64::MAX),
+            active("z", 45, 45),
+        ])
+        .unwrap();
+        let labels: Vec<String> = p.order().iter().map(|&i| label(&p.phases[i])).collect();
+        assert_eq!(labels, ["none", "a", "a+b", "b"]);
+        let expected = [
+            (0, "none"),
+            (9, "none"),
+            (10, "a"),
+            (20, "a+b"),
+            (29, "a+b"),
+            (30, "b"),
+            (40, "none"),
+            (45, "none"),
+            (50, "a"),
+            (u64::MAX, "a"),
+        ];
+        for (t, phase) in expected {
+            assert_eq!(at_label(&p, t), phase, "at {t}");
+        }
+        // An anomaly from the trial's start: no phase without one.
+        let p = Phases::new(&[active("a", 0, u64::MAX)]).unwrap();
+        let labels: Vec<String> = p.order().iter().map(|&i| label(&p.phases[i])).collect();
+        assert_eq!(labels, ["a"]);
+        // Two activations of one anomaly that touch stay one phase.
+        let p = Phases::new(&[active("a", 10, 20), active("a", 20, 30)]).unwrap();
+        assert_eq!((p.len(), at_label(&p, 20)), (2, "a".to_string()));
+    }
+
+    fn at_label(p: &Phases, t: u64) -> String {
+        label(&p.phases[p.of(t)])
+    }
+}
