@@ -19,6 +19,22 @@ use super::tables::{MessageRow, Rows, Status};
 const BATCH_ROWS: usize = 4096;
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
 
+/// Where the collector hears from: announcements and other runner messages,
+/// and the events of the device clients and of the subscriber, straight
+/// from the clients (no forwarding task, so no extra wake-up per event).
+pub struct Inputs {
+    pub announced: mpsc::UnboundedReceiver<Msg>,
+    pub devices: mpsc::UnboundedReceiver<DeviceEvent>,
+    pub subscriber: Option<mpsc::UnboundedReceiver<SubscriberEvent>>,
+}
+
+async fn recv_some<T>(rx: &mut Option<mpsc::UnboundedReceiver<T>>) -> Option<T> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => None,
+    }
+}
+
 pub enum Msg {
     /// Announced just before the publish; `dseq` is the device client's sequence number.
     Sent {
@@ -28,6 +44,7 @@ pub enum Msg {
     },
     /// A fire that was not published (device not connected, publish refused).
     Unsent(MessageRow),
+    /// A device event the runner makes itself (a publish refused before it was queued).
     Device(DeviceEvent),
     Sub(SubscriberEvent),
     /// Sent once every device is closed: the collector then reports when nothing waits for a delivery.
@@ -104,15 +121,32 @@ impl Collector {
         }
     }
 
-    /// Runs until every sender is gone; returns the totals.
-    pub async fn run(mut self, mut rx: mpsc::UnboundedReceiver<Msg>, writer: Rows) -> Totals {
+    /// Runs until every input is closed; returns the totals.
+    pub async fn run(mut self, mut inputs: Inputs, writer: Rows) -> Totals {
         let mut tick = tokio::time::interval(FLUSH_EVERY);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        loop {
+        let (mut announced_open, mut devices_open) = (true, true);
+        let mut subscriber_open = inputs.subscriber.is_some();
+        while announced_open || devices_open || subscriber_open {
             tokio::select! {
-                msg = rx.recv() => match msg {
+                biased;
+                msg = inputs.announced.recv(), if announced_open => match msg {
                     Some(msg) => self.handle(msg),
-                    None => break,
+                    None => announced_open = false,
+                },
+                event = inputs.devices.recv(), if devices_open => match event {
+                    Some(event) => {
+                        self.take_announcements(&mut inputs.announced);
+                        self.device_event(event);
+                    }
+                    None => devices_open = false,
+                },
+                event = recv_some(&mut inputs.subscriber), if subscriber_open => match event {
+                    Some(event) => {
+                        self.take_announcements(&mut inputs.announced);
+                        self.handle(Msg::Sub(event));
+                    }
+                    None => subscriber_open = false,
                 },
                 _ = tick.tick() => {
                     self.expire(Instant::now());
@@ -151,6 +185,15 @@ impl Collector {
         }
         writer.send_messages(&self.fleet, std::mem::take(&mut self.ready));
         self.totals
+    }
+
+    /// A message is announced before it is published, so before any event
+    /// about it exists; taking every announcement already queued before
+    /// handling an event means the event always finds its message.
+    fn take_announcements(&mut self, announced: &mut mpsc::UnboundedReceiver<Msg>) {
+        while let Ok(msg) = announced.try_recv() {
+            self.handle(msg);
+        }
     }
 
     fn handle(&mut self, msg: Msg) {

@@ -26,7 +26,7 @@ use tokio::sync::{mpsc, oneshot};
 
 pub use broker::size_for_plan;
 pub use check::check;
-use collector::{Collector, Msg, Totals};
+use collector::{Collector, Inputs, Msg, Totals};
 use devices::{Connection, DeviceJob, Publishers, Slot};
 use tables::{device_row, devices_schema, messages_schema, Writer};
 
@@ -104,8 +104,20 @@ async fn run_interval(
     let ack_timeout = Duration::from_nanos(fleet.ack_timeout_ns);
     let delivery_wait = ack_timeout.min(MAX_DELIVERY_WAIT);
     let (out_tx, out_rx) = mpsc::unbounded_channel();
+    let (dev_tx, dev_rx) = mpsc::unbounded_channel();
+    let (sub_tx, sub_rx) = if fleet.subscribe {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Some(tx), Some(rx))
+    } else {
+        (None, None)
+    };
+    let inputs = Inputs {
+        announced: out_rx,
+        devices: dev_rx,
+        subscriber: sub_rx,
+    };
     let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
-    let collector = tokio::spawn(collector.run(out_rx, messages.rows()));
+    let collector = tokio::spawn(collector.run(inputs, messages.rows()));
 
     let options = |client_id: String| DeviceOptions {
         client_id,
@@ -115,40 +127,25 @@ async fn run_interval(
         max_inflight: fleet.broker.max_inflight,
         max_packet_bytes: usize::try_from(fleet.broker.max_packet_bytes).unwrap_or(usize::MAX),
     };
-    let subscriber = if fleet.subscribe {
-        let (tx, mut rx) = mpsc::unbounded_channel();
-        let filter = fill(&fleet.topic, name, None);
-        let sub = Subscriber::connect(
-            s.endpoint,
-            options(format!("{name}-subscriber")),
-            vec![filter],
-            tx,
-            Duration::from_secs(10),
-        )
-        .await
-        .map_err(|e| ExecError::Failed(format!("fleet `{name}`: subscriber: {e}")))?;
-        let out = out_tx.clone();
-        tokio::spawn(async move {
-            while let Some(e) = rx.recv().await {
-                let _ = out.send(Msg::Sub(e));
-            }
-        });
-        Some(sub)
-    } else {
-        None
+    let subscriber = match sub_tx {
+        Some(tx) => Some(
+            Subscriber::connect(
+                s.endpoint,
+                options(format!("{name}-subscriber")),
+                vec![fill(&fleet.topic, name, None)],
+                tx,
+                Duration::from_secs(10),
+            )
+            .await
+            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: subscriber: {e}")))?,
+        ),
+        None => None,
     };
     // Connect phase: devices connect along the ramp; nothing is sent until
     // every one has connected or failed, so connect work (TLS, CONNACKs, a
     // broker busy accepting) never shows up as send lateness or latency.
     let ramp_start = ctx.clock.at(interval.start_ns.max(ctx.clock.now_ns()));
     let rss_before = cpu::rss_bytes();
-    let (dev_tx, mut dev_rx) = mpsc::unbounded_channel();
-    let out = out_tx.clone();
-    tokio::spawn(async move {
-        while let Some(e) = dev_rx.recv().await {
-            let _ = out.send(Msg::Device(e));
-        }
-    });
     let mut connecting = Vec::with_capacity(fleet.devices as usize);
     for index in 0..fleet.devices {
         let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
