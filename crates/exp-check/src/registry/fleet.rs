@@ -89,8 +89,8 @@ pub const BROKER: BlockSchema = BlockSchema {
         Prop::with_default(
             "max_inflight",
             Ty::Int,
-            "1000",
-            "Unacknowledged messages allowed per device.",
+            "128",
+            "Unacknowledged messages allowed per device (each slot costs the device ~70 bytes of memory).",
         )
         .range(1.0, 65535.0),
         Prop::with_default("max_packet", Ty::Quantity(Bytes), "1MiB", "Largest packet accepted.")
