@@ -29,9 +29,10 @@ if [ ${#specs[@]} -eq 0 ]; then
   $embedded || specs+=(bench/fleet-scale-10k.exp)
 fi
 
+# The build cache .ci/run and bench/mqtt-throughput.sh use, unless told otherwise.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/expc/target}"
 cargo build --release -p expc
-target=$(cargo metadata --format-version 1 --no-deps | sed -n 's/.*"target_directory":"\([^"]*\)".*/\1/p')
-expc="$target/release/expc"
+expc="$CARGO_TARGET_DIR/release/expc"
 
 # One socket per device on each side.
 ulimit -n "$(ulimit -Hn)"

@@ -115,7 +115,24 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
     if measured.len() > SHOWN {
         println!("  … and {} more trials (all in manifest.json)", measured.len() - SHOWN);
     }
+    print_fleets(dir, manifest);
     println!("details: expc report {}", dir.display());
+}
+
+/// The MQTT fleet report of a short run (at most [`FLEET_TRIALS_SHOWN`]
+/// trials), so that a run's latency percentiles are on screen when it ends.
+fn print_fleets(dir: &Path, manifest: &Manifest) {
+    const FLEET_TRIALS_SHOWN: usize = 4;
+    if manifest.trials.len() > FLEET_TRIALS_SHOWN {
+        return;
+    }
+    let Ok(view) = exp_results::open_run(dir) else {
+        return;
+    };
+    // Warnings are for `expc report`; a run that just ended has complete tables.
+    if let Some(report) = exp_results::mqtt_report(&view, &mut Vec::new()) {
+        print!("{}", crate::mqtt_report::render(&report));
+    }
 }
 
 fn kind(config: &WorkloadConfig) -> String {
