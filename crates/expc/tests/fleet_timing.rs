@@ -52,7 +52,12 @@ experiment "timing" {{
     .unwrap();
     let out = scratch.0.join("runs");
     expc(&["run".as_ref(), spec.as_os_str(), "--out".as_ref(), out.as_os_str()]);
-    let dir = std::fs::read_dir(out.join("timing")).unwrap().next().unwrap().unwrap().path();
+    let dir = std::fs::read_dir(out.join("timing"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let json = expc(&["report".as_ref(), dir.as_os_str(), "--json".as_ref()]);
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
     let fleet = report["mqtt"]["trials"][0]["fleets"][0].clone();

@@ -111,7 +111,12 @@ fn gap_sweep_runs() {
 /// to connect, and sending starts once they have.
 #[test]
 fn hub_throttling_runs() {
-    run_spec_with("specs/iot/hub-throttling.exp", "0.005", Some("0,5,10,15"), "mqtt_messages");
+    run_spec_with(
+        "specs/iot/hub-throttling.exp",
+        "0.005",
+        Some("0,5,10,15"),
+        "mqtt_messages",
+    );
 }
 
 /// 4 fleet sizes × 10 repetitions: the smallest fleet only (1,000 devices ×
