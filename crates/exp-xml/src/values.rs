@@ -1,0 +1,225 @@
+//! Value collection per path and the categorical/numeric classification.
+
+use std::collections::HashMap;
+
+/// How numeric values are written, so generated values can look alike.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NumberFormat {
+    /// `42`, `-7`
+    Integer,
+    /// `3.14`: the most decimals seen.
+    Fixed { decimals: u32 },
+    /// `1.5e-3`: at least one value used an exponent.
+    Exponent,
+}
+
+/// Parses a decimal number as written in data (`[+-]digits[.digits][e[+-]digits]`).
+/// Rejects what `f64::from_str` would also accept but data does not mean as
+/// a number: `inf`, `NaN`, hex, empty strings.
+pub(crate) fn parse_number(text: &str) -> Option<(f64, NumberFormat)> {
+    let bytes = text.as_bytes();
+    let mut i = usize::from(matches!(bytes.first(), Some(b'+' | b'-')));
+    let int_start = i;
+    while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    let mut digits = i - int_start;
+    let mut decimals = 0u32;
+    let mut fixed = false;
+    if bytes.get(i) == Some(&b'.') {
+        fixed = true;
+        i += 1;
+        let frac_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        decimals = u32::try_from(i - frac_start).unwrap_or(u32::MAX);
+        digits += i - frac_start;
+    }
+    if digits == 0 {
+        return None;
+    }
+    let mut exponent = false;
+    if matches!(bytes.get(i), Some(b'e' | b'E')) {
+        exponent = true;
+        i += 1;
+        if matches!(bytes.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        let exp_start = i;
+        while bytes.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        if i == exp_start {
+            return None;
+        }
+    }
+    if i != bytes.len() {
+        return None;
+    }
+    let value: f64 = text.parse().ok()?;
+    if !value.is_finite() {
+        return None;
+    }
+    let format = if exponent {
+        NumberFormat::Exponent
+    } else if fixed {
+        NumberFormat::Fixed { decimals }
+    } else {
+        NumberFormat::Integer
+    };
+    Some((value, format))
+}
+
+/// Running numeric state of a path while every value so far is a number.
+#[derive(Debug, Clone)]
+pub(crate) struct NumericAcc {
+    pub values: Vec<f64>,
+    pub all_integer_text: bool,
+    pub max_decimals: u32,
+    pub exponent: bool,
+}
+
+/// Values seen for one path.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ValueAcc {
+    /// Distinct value → count (values cut to `MAX_VALUE_LEN` are in
+    /// `truncated` instead).
+    pub counts: HashMap<String, u64>,
+    pub truncated: HashMap<String, u64>,
+    /// `None` once a non-numeric value was seen (or before any value).
+    pub numeric: Option<NumericAcc>,
+    pub non_numeric: bool,
+}
+
+impl ValueAcc {
+    pub fn add(&mut self, value: &str, truncated: bool) {
+        if truncated {
+            // A cut value is not a number we could trust.
+            self.non_numeric = true;
+            self.numeric = None;
+            bump(&mut self.truncated, value);
+            return;
+        }
+        bump(&mut self.counts, value);
+        if self.non_numeric {
+            return;
+        }
+        match parse_number(value) {
+            Some((v, format)) => {
+                let acc = self.numeric.get_or_insert_with(|| NumericAcc {
+                    values: Vec::new(),
+                    all_integer_text: true,
+                    max_decimals: 0,
+                    exponent: false,
+                });
+                acc.values.push(v);
+                match format {
+                    NumberFormat::Integer => {}
+                    NumberFormat::Fixed { decimals } => {
+                        acc.all_integer_text = false;
+                        acc.max_decimals = acc.max_decimals.max(decimals);
+                    }
+                    NumberFormat::Exponent => {
+                        acc.all_integer_text = false;
+                        acc.exponent = true;
+                    }
+                }
+            }
+            None => {
+                self.non_numeric = true;
+                self.numeric = None;
+            }
+        }
+    }
+
+    /// Distinct values (plain and truncated).
+    pub fn distinct(&self) -> usize {
+        self.counts.len() + self.truncated.len()
+    }
+}
+
+fn bump(map: &mut HashMap<String, u64>, value: &str) {
+    if let Some(n) = map.get_mut(value) {
+        *n += 1;
+    } else {
+        map.insert(value.to_owned(), 1);
+    }
+}
+
+/// Numeric summary of a path classified numeric.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NumericSummary {
+    pub path: crate::Md5Hash,
+    pub n: u64,
+    pub min: f64,
+    pub max: f64,
+    /// Every value was written as an integer.
+    pub is_integer: bool,
+    pub max_decimals: u32,
+    pub format: NumberFormat,
+    /// Every value, in document order.
+    pub values: Vec<f64>,
+}
+
+impl NumericAcc {
+    pub fn summarize(self, path: crate::Md5Hash) -> NumericSummary {
+        let (min, max) = self
+            .values
+            .iter()
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        let format = if self.exponent {
+            NumberFormat::Exponent
+        } else if self.all_integer_text {
+            NumberFormat::Integer
+        } else {
+            NumberFormat::Fixed {
+                decimals: self.max_decimals,
+            }
+        };
+        NumericSummary {
+            path,
+            n: self.values.len() as u64,
+            min,
+            max,
+            is_integer: self.all_integer_text,
+            max_decimals: self.max_decimals,
+            format,
+            values: self.values,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_and_formats() {
+        assert_eq!(parse_number("42"), Some((42.0, NumberFormat::Integer)));
+        assert_eq!(
+            parse_number("-0.250"),
+            Some((-0.25, NumberFormat::Fixed { decimals: 3 }))
+        );
+        assert_eq!(parse_number("1.5e-3"), Some((0.0015, NumberFormat::Exponent)));
+        assert_eq!(parse_number(".5"), Some((0.5, NumberFormat::Fixed { decimals: 1 })));
+        for bad in ["", "-", ".", "inf", "NaN", "0x10", "1e", "1.2.3", "12a", " 1"] {
+            assert_eq!(parse_number(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn one_word_makes_a_path_non_numeric() {
+        let mut acc = ValueAcc::default();
+        acc.add("1", false);
+        acc.add("2.5", false);
+        assert!(acc.numeric.is_some());
+        acc.add("n/a", false);
+        assert!(acc.numeric.is_none() && acc.non_numeric);
+        acc.add("3", false);
+        assert!(acc.numeric.is_none());
+        assert_eq!(acc.distinct(), 4);
+    }
+}
