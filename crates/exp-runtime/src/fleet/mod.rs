@@ -3,7 +3,9 @@
 //! delivery, loss) goes to the `mqtt_messages` table, every device's
 //! connection to `mqtt_devices`.
 //!
-//! Runs as an async task on the runner's tokio runtime: device clients and
+//! An interval has a connect phase (devices connect along the ramp) and a
+//! send phase (the pacer publishes on every device's schedule). Runs as an
+//! async task on the runner's tokio runtime: device clients and
 //! the subscriber are tokio tasks, the pacer and the table writers are
 //! threads of their own so neither timing nor a full results queue stalls
 //! the runtime.
@@ -19,7 +21,9 @@ mod tables;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use exp_mqtt::{Device, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber};
+use exp_mqtt::{
+    Device, DeviceEvent, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber,
+};
 use exp_plan::Fleet;
 use exp_stats::Sampler;
 use tokio::sync::{mpsc, oneshot};
@@ -93,6 +97,20 @@ struct Setup<'a> {
     schedule: &'a FleetSchedule,
 }
 
+impl Setup<'_> {
+    fn device_options(&self, client_id: String) -> DeviceOptions {
+        let fleet = self.fleet;
+        DeviceOptions {
+            client_id,
+            keep_alive: Duration::from_nanos(fleet.keep_alive_ns),
+            clean_session: fleet.clean_session,
+            credentials: self.credentials.clone(),
+            max_inflight: fleet.broker.max_inflight,
+            max_packet_bytes: usize::try_from(fleet.broker.max_packet_bytes).unwrap_or(usize::MAX),
+        }
+    }
+}
+
 async fn run_interval(
     s: &Setup<'_>,
     interval: &Interval,
@@ -119,19 +137,11 @@ async fn run_interval(
     let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
     let collector = tokio::spawn(collector.run(inputs, messages.rows()));
 
-    let options = |client_id: String| DeviceOptions {
-        client_id,
-        keep_alive: Duration::from_nanos(fleet.keep_alive_ns),
-        clean_session: fleet.clean_session,
-        credentials: s.credentials.clone(),
-        max_inflight: fleet.broker.max_inflight,
-        max_packet_bytes: usize::try_from(fleet.broker.max_packet_bytes).unwrap_or(usize::MAX),
-    };
     let subscriber = match sub_tx {
         Some(tx) => Some(
             Subscriber::connect(
                 s.endpoint,
-                options(format!("{name}-subscriber")),
+                s.device_options(format!("{name}-subscriber")),
                 vec![fill(&fleet.topic, name, None)],
                 tx,
                 Duration::from_secs(10),
@@ -141,75 +151,22 @@ async fn run_interval(
         ),
         None => None,
     };
-    // Connect phase: devices connect along the ramp; nothing is sent until
-    // every one has connected or failed, so connect work (TLS, CONNACKs, a
-    // broker busy accepting) never shows up as send lateness or latency.
     let ramp_start = ctx.clock.at(interval.start_ns.max(ctx.clock.now_ns()));
     let rss_before = cpu::rss_bytes();
-    let mut connecting = Vec::with_capacity(fleet.devices as usize);
-    for index in 0..fleet.devices {
-        let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
-            Duration::from_secs_f64(f64::from(index) / fleet.connect_rate_per_s)
-        } else {
-            Duration::ZERO
-        };
-        let job = DeviceJob {
-            index,
-            endpoint: s.endpoint.clone(),
-            options: options(fill(&fleet.client_id, name, Some(index))),
-            connect_at: ramp_start + ramp,
-            clock: ctx.clock,
-        };
-        connecting.push(tokio::spawn(devices::connect(job, dev_tx.clone())));
-    }
-    drop(dev_tx);
     let end = end_ns.map(|e| ctx.clock.at(e));
-    let mut slots = Vec::with_capacity(connecting.len());
-    let mut connections = Vec::with_capacity(connecting.len());
-    let mut pending = connecting.into_iter();
-    while let Some(mut task) = pending.next() {
-        let index = slots.len() as u32;
-        let (device, connection) = tokio::select! {
-            done = &mut task => done.map_err(|e| ExecError::Failed(format!("fleet `{name}`: a device task failed: {e}")))?,
-            () = stopped(ctx, end) => {
-                task.abort();
-                pending.for_each(|t| t.abort());
-                break;
-            }
-        };
-        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(index)))
-            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
-        slots.push(Slot {
-            device: device.map(Arc::new),
-            topic: fill(&fleet.topic, name, Some(index)),
-            payload,
-            dseq: 0,
-        });
-        connections.push(connection);
-    }
-    // Devices still connecting when the interval ended or the trial stopped were aborted above.
+    let (slots, connections) = connect_devices(s, ramp_start, end, dev_tx).await?;
     let devices: Vec<Arc<Device>> = slots.iter().filter_map(|s| s.device.clone()).collect();
 
     // Send phase: the schedule starts now, on absolute deadlines.
     let offset_ns = ctx.clock.now_ns();
     let length_ns = end_ns.map(|e| e.saturating_sub(offset_ns));
-    // Warm-up is a share of the messages a device is expected to send in this interval.
-    let expected = match (
-        fleet.messages,
-        length_ns,
-        Sampler::new(&fleet.gap).ok().and_then(|g| g.mean()),
-    ) {
-        (Some(m), _, _) => m as f64,
-        (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
-        _ => 0.0,
-    };
     let schedules = (0..slots.len() as u32).map(|d| s.schedule.device(d)).collect();
     let sink = Publishers {
         slots,
         qos: fleet.qos,
         clock: ctx.clock,
         offset_ns,
-        warmup_messages: (expected * fleet.warmup_ratio).ceil() as u64,
+        warmup_messages: warmup_messages(fleet, length_ns),
         out: out_tx.clone(),
         buffer: Vec::new(),
     };
@@ -270,6 +227,73 @@ async fn run_interval(
         )));
     }
     Ok((totals, connections))
+}
+
+/// Connect phase: devices connect along the ramp; nothing is sent until
+/// every one has connected or failed, so connect work (TLS, CONNACKs, a
+/// broker busy accepting) never shows up as send lateness or latency.
+/// Devices still connecting when the interval ends or the trial stops are
+/// aborted.
+async fn connect_devices(
+    s: &Setup<'_>,
+    ramp_start: Instant,
+    end: Option<Instant>,
+    events: mpsc::UnboundedSender<DeviceEvent>,
+) -> Result<(Vec<Slot>, Vec<Connection>), ExecError> {
+    let (ctx, fleet) = (s.ctx, s.fleet);
+    let name = &ctx.workload.name;
+    let mut connecting = Vec::with_capacity(fleet.devices as usize);
+    for index in 0..fleet.devices {
+        let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
+            Duration::from_secs_f64(f64::from(index) / fleet.connect_rate_per_s)
+        } else {
+            Duration::ZERO
+        };
+        let job = DeviceJob {
+            index,
+            endpoint: s.endpoint.clone(),
+            options: s.device_options(fill(&fleet.client_id, name, Some(index))),
+            connect_at: ramp_start + ramp,
+            clock: ctx.clock,
+        };
+        connecting.push(tokio::spawn(devices::connect(job, events.clone())));
+    }
+    drop(events);
+    let mut slots = Vec::with_capacity(connecting.len());
+    let mut connections = Vec::with_capacity(connecting.len());
+    let mut pending = connecting.into_iter();
+    while let Some(mut task) = pending.next() {
+        let index = slots.len() as u32;
+        let (device, connection) = tokio::select! {
+            done = &mut task => done.map_err(|e| ExecError::Failed(format!("fleet `{name}`: a device task failed: {e}")))?,
+            () = stopped(ctx, end) => {
+                task.abort();
+                pending.for_each(|t| t.abort());
+                break;
+            }
+        };
+        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(index)))
+            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
+        slots.push(Slot {
+            device: device.map(Arc::new),
+            topic: fill(&fleet.topic, name, Some(index)),
+            payload,
+            dseq: 0,
+        });
+        connections.push(connection);
+    }
+    Ok((slots, connections))
+}
+
+/// Warm-up is a share of the messages a device is expected to send in the interval.
+fn warmup_messages(fleet: &Fleet, length_ns: Option<u64>) -> u64 {
+    let gap_mean = Sampler::new(&fleet.gap).ok().and_then(|g| g.mean());
+    let expected = match (fleet.messages, length_ns, gap_mean) {
+        (Some(m), _, _) => m as f64,
+        (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
+        _ => 0.0,
+    };
+    (expected * fleet.warmup_ratio).ceil() as u64
 }
 
 /// Resolves when the trial is stopped or the interval's end passes.
