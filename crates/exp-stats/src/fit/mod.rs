@@ -239,6 +239,13 @@ impl Selection {
 /// Families whose support does not contain the data are skipped (recorded in
 /// [`Selection::tried`] as [`FitError::Domain`]); so are families whose fit
 /// fails for other reasons. Ties in AIC go to the earlier candidate.
+///
+/// Densities and probability masses are not on a common scale, so when every
+/// value is an integer and at least one discrete family (Poisson, geometric,
+/// negative binomial) could be fitted, only the discrete fits are ranked: a
+/// continuous density on count data (e.g. the exponential on geometric
+/// counts) can exceed the pmf without describing the data better. The
+/// continuous fits are still reported in [`Selection::tried`].
 /// Errors: [`FitError::TooFewValues`] for an empty sample,
 /// [`FitError::Degenerate`] when all values are equal,
 /// [`FitError::NoCandidate`] when nothing could be fitted.
@@ -248,9 +255,14 @@ pub fn select(data: &[f64], candidates: &[Family]) -> Result<Selection, FitError
         .iter()
         .map(|&family| (family, fit_sample(family, &sample)))
         .collect();
+    let discrete_fitted = sample.integer && tried.iter().any(|(family, r)| family.is_discrete() && r.is_ok());
     let mut best: Option<&Fit> = None;
     let mut runner_up: Option<&Fit> = None;
-    for fit in tried.iter().filter_map(|(_, r)| r.as_ref().ok()) {
+    let ranked = tried
+        .iter()
+        .filter(|(family, _)| !discrete_fitted || family.is_discrete())
+        .filter_map(|(_, r)| r.as_ref().ok());
+    for fit in ranked {
         // Strict `<` keeps the earlier candidate on ties: deterministic in the candidate order.
         if best.is_none_or(|b| fit.aic < b.aic) {
             runner_up = best;

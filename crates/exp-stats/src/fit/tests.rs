@@ -349,3 +349,20 @@ fn family_names_and_metadata() {
         vec![Family::Geometric, Family::NegativeBinomial, Family::Poisson]
     );
 }
+
+#[test]
+fn select_ranks_only_discrete_fits_on_count_data() {
+    // Geometric counts (failures from 0): the exponential density exceeds the
+    // geometric pmf here, but densities and masses are not comparable.
+    let data = count_quantiles(&Geometric::new(0.3).unwrap(), N, 1);
+    let exp_fit = fit(Family::Exponential, &data).unwrap();
+    let geo_fit = fit(Family::Geometric, &data).unwrap();
+    assert!(exp_fit.aic < geo_fit.aic);
+    let s = best_of(&data);
+    assert!(s.best.family.is_discrete(), "picked {}", s.best.family);
+    assert!(s.runner_up.unwrap().family.is_discrete());
+    assert!(s.tried.iter().any(|(f, r)| *f == Family::Exponential && r.is_ok()));
+    // Without any discrete candidate the continuous fits are ranked as before.
+    let s = select(&data, &[Family::Normal, Family::Exponential]).unwrap();
+    assert_eq!(s.best.family, Family::Exponential);
+}
