@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use common::{assert_delivered, collect, parse_payload, run_fleet, subscribe, Outcome};
+use common::{assert_delivered, collect_distinct, run_fleet, subscribe, Outcome};
 use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint};
 
 /// rumqttd cannot be stopped, so the tests in this binary share one broker.
@@ -55,15 +54,7 @@ async fn qos1_fleet_every_message_acked_and_delivered() {
         .iter()
         .all(|l| *l > Duration::ZERO && *l < Duration::from_secs(10)));
 
-    let mut received = Vec::new();
-    collect(&mut rx, &mut received, Duration::from_secs(10), |r| {
-        r.iter()
-            .filter_map(|m| parse_payload(&m.payload))
-            .collect::<HashSet<_>>()
-            .len()
-            >= 1000
-    })
-    .await;
+    let received = collect_distinct(&mut rx, 1000, Duration::from_secs(10)).await;
     assert_delivered(&result, &received);
     assert!(received.iter().all(|m| m.topic.starts_with("fleet/") && m.qos == 1));
     sub.close().await;

@@ -3,11 +3,10 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use common::mosquitto::Mosquitto;
-use common::{assert_delivered, collect, parse_payload, run_fleet, subscribe, Outcome};
+use common::{assert_delivered, collect, collect_distinct, run_fleet, subscribe, Outcome};
 
 /// The broker's own count of PUBLISH packets received, from its `$SYS` tree.
 async fn sys_publish_received(m: &Mosquitto, at_least: u64) -> u64 {
@@ -45,15 +44,7 @@ async fn qos1_fleet_delivered_and_counted_by_broker() {
 
     result.assert_accounted();
     assert_eq!(result.acked().len(), 1000, "every QoS 1 message is acked");
-    let mut received = Vec::new();
-    collect(&mut rx, &mut received, Duration::from_secs(10), |r| {
-        r.iter()
-            .filter_map(|m| parse_payload(&m.payload))
-            .collect::<HashSet<_>>()
-            .len()
-            >= 1000
-    })
-    .await;
+    let received = collect_distinct(&mut rx, 1000, Duration::from_secs(10)).await;
     assert_delivered(&result, &received);
     sub.close().await;
 

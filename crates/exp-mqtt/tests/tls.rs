@@ -4,12 +4,11 @@
 
 mod common;
 
-use std::collections::HashSet;
 use std::time::Duration;
 
 use common::mosquitto::Mosquitto;
 use common::pki::Pki;
-use common::{assert_delivered, collect, options, parse_payload, run_fleet, subscribe};
+use common::{assert_delivered, collect_distinct, options, run_fleet, subscribe};
 use exp_mqtt::{Device, Endpoint, MqttError, Subscriber, Tls, TlsFiles};
 
 /// The broker's endpoint under `host`, with a TLS configuration loaded from `files`.
@@ -48,15 +47,7 @@ async fn qos1_over_tls_is_acked_and_delivered() {
     .await;
     result.assert_accounted();
     assert_eq!(result.acked().len(), 200, "every QoS 1 message is acked");
-    let mut received = Vec::new();
-    collect(&mut rx, &mut received, Duration::from_secs(10), |r| {
-        r.iter()
-            .filter_map(|m| parse_payload(&m.payload))
-            .collect::<HashSet<_>>()
-            .len()
-            >= 200
-    })
-    .await;
+    let received = collect_distinct(&mut rx, 200, Duration::from_secs(10)).await;
     assert_delivered(&result, &received);
     sub.close().await;
 }

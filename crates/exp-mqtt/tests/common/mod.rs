@@ -184,6 +184,24 @@ pub async fn collect(
     }
 }
 
+/// Collects messages until `n` distinct (device, seq) payloads arrived or `timeout` passes.
+pub async fn collect_distinct(
+    rx: &mut UnboundedReceiver<SubscriberEvent>,
+    n: usize,
+    timeout: Duration,
+) -> Vec<Received> {
+    let mut received = Vec::new();
+    collect(rx, &mut received, timeout, |r| {
+        r.iter()
+            .filter_map(|m| parse_payload(&m.payload))
+            .collect::<std::collections::HashSet<_>>()
+            .len()
+            >= n
+    })
+    .await;
+    received
+}
+
 /// Every acknowledged message was received at least once.
 pub fn assert_delivered(result: &FleetResult, received: &[Received]) {
     let seen: std::collections::HashSet<(u32, u64)> =
