@@ -27,7 +27,7 @@ pub use manifest::{
     new_run_id, rfc3339, unix_ns, Manifest, PointRecord, RunOptions, RunStatus, SpecRecord, TableRecord, TrialRecord,
     TrialStatus, MANIFEST_VERSION,
 };
-pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial};
+pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial, MESSAGES_TABLE};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, RunDir};
 pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};

@@ -119,11 +119,15 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
     println!("details: expc report {}", dir.display());
 }
 
-/// The MQTT fleet report of a short run (at most [`FLEET_TRIALS_SHOWN`]
-/// trials), so that a run's latency percentiles are on screen when it ends.
+/// The MQTT fleet report of a small run (at most 4 trials and 2 million
+/// messages, which it reads in a couple of seconds), so that a run's
+/// latency percentiles are on screen when it ends; larger runs point to
+/// `expc report`.
 fn print_fleets(dir: &Path, manifest: &Manifest) {
-    const FLEET_TRIALS_SHOWN: usize = 4;
-    if manifest.trials.len() > FLEET_TRIALS_SHOWN {
+    const MAX_TRIALS: usize = 4;
+    const MAX_MESSAGES: u64 = 2_000_000;
+    let messages = manifest.tables.get(exp_results::MESSAGES_TABLE).map_or(0, |t| t.rows);
+    if messages == 0 || manifest.trials.len() > MAX_TRIALS || messages > MAX_MESSAGES {
         return;
     }
     let Ok(view) = exp_results::open_run(dir) else {
