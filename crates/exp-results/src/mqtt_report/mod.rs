@@ -31,7 +31,7 @@ pub use phases::{PhaseStats, NO_ANOMALY, TIMELINE_TABLE};
 pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
 
 use crate::read::{PartFile, RunView, Warning};
-use crate::ResultsError;
+use crate::{DType, ResultsError, Schema};
 
 /// The fleet executor's table of messages, one row per fired message.
 pub const MESSAGES_TABLE: &str = "mqtt_messages";
@@ -39,6 +39,41 @@ pub const MESSAGES_TABLE: &str = "mqtt_messages";
 pub const DEVICES_TABLE: &str = "mqtt_devices";
 /// The runtime's table of trials.
 pub const TRIALS_TABLE: &str = "trials";
+
+/// The columns of [`MESSAGES_TABLE`]: the contract between the fleet
+/// executor, which writes them, and this report, which reads them by name.
+pub fn messages_schema() -> Schema {
+    Schema::new(MESSAGES_TABLE)
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("seq", DType::U64)
+        .column("scheduled_ns", DType::U64)
+        .column("sent_ns", DType::U64)
+        .column("acked_ns", DType::U64)
+        .column("delivered_ns", DType::U64)
+        .column("lateness_ns", DType::U64)
+        .column("ack_latency_ns", DType::U64)
+        .column("delivery_latency_ns", DType::U64)
+        .column("bytes", DType::U64)
+        .column("status", DType::Str)
+        .column("reason", DType::Str)
+        .column("warmup", DType::Bool)
+}
+
+/// The columns of [`DEVICES_TABLE`], as for [`messages_schema`].
+pub fn devices_schema() -> Schema {
+    Schema::new(DEVICES_TABLE)
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("client_id", DType::Str)
+        .column("connect_start_ns", DType::U64)
+        .column("connected_ns", DType::U64)
+        .column("connect_latency_ns", DType::U64)
+        .column("disconnects", DType::U64)
+        .column("reconnects", DType::U64)
+        .column("errors", DType::U64)
+        .column("status", DType::Str)
+}
 
 /// A file (by index in the list being read) and why it could not be read.
 type Failure = (usize, ResultsError);

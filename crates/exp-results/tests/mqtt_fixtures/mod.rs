@@ -1,5 +1,4 @@
-//! Fixtures of the MQTT report tests: the fleet executor's schemas, message
-//! rows, and a minimal `plan.json`.
+//! Fixtures of the MQTT report tests: message rows and a minimal `plan.json`.
 #![allow(dead_code, clippy::unwrap_used)]
 
 pub mod phases;
@@ -12,38 +11,8 @@ use exp_results::mqtt_report::FleetReport;
 use exp_results::*;
 use exp_stats::{Rng, Sampler};
 
-/// The fleet executor's schemas (exp-runtime/src/fleet/tables.rs).
-pub fn messages_schema() -> Schema {
-    Schema::new("mqtt_messages")
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("seq", DType::U64)
-        .column("scheduled_ns", DType::U64)
-        .column("sent_ns", DType::U64)
-        .column("acked_ns", DType::U64)
-        .column("delivered_ns", DType::U64)
-        .column("lateness_ns", DType::U64)
-        .column("ack_latency_ns", DType::U64)
-        .column("delivery_latency_ns", DType::U64)
-        .column("bytes", DType::U64)
-        .column("status", DType::Str)
-        .column("reason", DType::Str)
-        .column("warmup", DType::Bool)
-}
-
-pub fn devices_schema() -> Schema {
-    Schema::new("mqtt_devices")
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("client_id", DType::Str)
-        .column("connect_start_ns", DType::U64)
-        .column("connected_ns", DType::U64)
-        .column("connect_latency_ns", DType::U64)
-        .column("disconnects", DType::U64)
-        .column("reconnects", DType::U64)
-        .column("errors", DType::U64)
-        .column("status", DType::Str)
-}
+/// The fleet executor's schemas, as the report defines them.
+pub use exp_results::mqtt_report::{devices_schema, messages_schema};
 
 /// One message row. `ack`/`delivery` are latencies; the absolute times follow from `sent`.
 pub struct Msg<'a> {

@@ -5,43 +5,12 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-use exp_results::{Batch, Cell, DType, Schema, TableSink};
+pub use exp_results::mqtt_report::{devices_schema, messages_schema};
+use exp_results::{Batch, Cell, Schema, TableSink};
 
 use super::collector::Totals;
 use super::devices::Connection;
 use crate::executor::ExecError;
-
-pub fn messages_schema() -> Schema {
-    Schema::new("mqtt_messages")
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("seq", DType::U64)
-        .column("scheduled_ns", DType::U64)
-        .column("sent_ns", DType::U64)
-        .column("acked_ns", DType::U64)
-        .column("delivered_ns", DType::U64)
-        .column("lateness_ns", DType::U64)
-        .column("ack_latency_ns", DType::U64)
-        .column("delivery_latency_ns", DType::U64)
-        .column("bytes", DType::U64)
-        .column("status", DType::Str)
-        .column("reason", DType::Str)
-        .column("warmup", DType::Bool)
-}
-
-pub fn devices_schema() -> Schema {
-    Schema::new("mqtt_devices")
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("client_id", DType::Str)
-        .column("connect_start_ns", DType::U64)
-        .column("connected_ns", DType::U64)
-        .column("connect_latency_ns", DType::U64)
-        .column("disconnects", DType::U64)
-        .column("reconnects", DType::U64)
-        .column("errors", DType::U64)
-        .column("status", DType::Str)
-}
 
 /// What became of a message, in the four words the report groups by; the
 /// `reason` column says why for everything but `ok`.
