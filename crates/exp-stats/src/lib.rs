@@ -8,12 +8,15 @@
 //! range), never an error worth a type of its own.
 
 mod alias;
+pub mod alias_index;
 pub mod fit;
 pub mod ks;
 pub mod rng;
 pub mod sample;
 
+pub use alias_index::{AliasError, AliasIndex};
 pub use fit::{fit, select, Family, Fit, FitError, Selection};
+pub use fit::{DrawError, FittedSampler};
 pub use ks::{kolmogorov_survival, ks_one_sample, ks_one_sample_with, ks_two_sample, KsError, KsResult};
 pub use rng::Rng;
 pub use sample::{SampleError, Sampler};

@@ -21,6 +21,8 @@
 
 mod continuous;
 mod discrete;
+mod discretize;
+mod draw;
 mod heavy;
 mod optimize;
 mod sample;
@@ -29,6 +31,7 @@ mod tests;
 
 use std::fmt;
 
+pub use draw::{param_names, DrawError, FittedSampler};
 use sample::Sample;
 
 /// A parametric family that [`fit`] can estimate.
@@ -234,6 +237,15 @@ impl Selection {
     }
 }
 
+/// A continuous fit on integer data with its likelihood replaced by the
+/// discretized one (see [`discretize`]); discrete fits are returned as they are.
+fn on_mass_scale(fit: Fit, table: &[(f64, f64)]) -> Fit {
+    match discretize::log_likelihood(&fit, table) {
+        Some(ll) => Fit::new(fit.family, fit.params, ll, fit.n),
+        None => fit,
+    }
+}
+
 /// Fits every family in `candidates` and ranks the successful fits by AIC.
 ///
 /// Families whose support does not contain the data are skipped (recorded in
@@ -241,11 +253,12 @@ impl Selection {
 /// fails for other reasons. Ties in AIC go to the earlier candidate.
 ///
 /// Densities and probability masses are not on a common scale, so when every
-/// value is an integer and at least one discrete family (Poisson, geometric,
-/// negative binomial) could be fitted, only the discrete fits are ranked: a
-/// continuous density on count data (e.g. the exponential on geometric
-/// counts) can exceed the pmf without describing the data better. The
-/// continuous fits are still reported in [`Selection::tried`].
+/// value is an integer the continuous fits (parameters still by maximum
+/// likelihood on the values) are scored by the mass they put on
+/// [k − ½, k + ½) around each value k, as if the data were rounded: their
+/// log-likelihood and AIC in the result are those discretized ones, and all
+/// families are ranked together. On integers spread wider than
+/// `discretize::SMOOTH_SD` the density at k already is that mass (see there).
 /// Errors: [`FitError::TooFewValues`] for an empty sample,
 /// [`FitError::Degenerate`] when all values are equal,
 /// [`FitError::NoCandidate`] when nothing could be fitted.
@@ -255,13 +268,18 @@ pub fn select(data: &[f64], candidates: &[Family]) -> Result<Selection, FitError
         .iter()
         .map(|&family| (family, fit_sample(family, &sample)))
         .collect();
-    let discrete_fitted = sample.integer && tried.iter().any(|(family, r)| family.is_discrete() && r.is_ok());
+    let tried: Vec<(Family, Result<Fit, FitError>)> = if sample.integer && sample.var.sqrt() < discretize::SMOOTH_SD {
+        let table = discretize::distinct(sample.sorted());
+        tried
+            .into_iter()
+            .map(|(family, result)| (family, result.map(|fit| on_mass_scale(fit, &table))))
+            .collect()
+    } else {
+        tried
+    };
     let mut best: Option<&Fit> = None;
     let mut runner_up: Option<&Fit> = None;
-    let ranked = tried
-        .iter()
-        .filter(|(family, _)| !discrete_fitted || family.is_discrete())
-        .filter_map(|(_, r)| r.as_ref().ok());
+    let ranked = tried.iter().filter_map(|(_, r)| r.as_ref().ok());
     for fit in ranked {
         // Strict `<` keeps the earlier candidate on ties: deterministic in the candidate order.
         if best.is_none_or(|b| fit.aic < b.aic) {
