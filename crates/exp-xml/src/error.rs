@@ -15,6 +15,57 @@ pub enum XmlError {
     },
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// Reading or writing a file of a set directory, map directory or
+    /// reveal input/output failed.
+    #[error("cannot {action} `{path}`: {source}")]
+    Io {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A Parquet table of a set directory could not be written or decoded.
+    #[error("cannot {action} Parquet table `{path}`: {source}")]
+    Parquet {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: polars::error::PolarsError,
+    },
+    /// A JSON file (`set.json`, `map.json`) could not be written or parsed.
+    #[error("cannot {action} `{path}`: {source}")]
+    Json {
+        action: &'static str,
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+    /// A set file decodes but its content is not a valid set (missing
+    /// column, bad hash, unknown family, reference to an unknown path ...).
+    #[error("invalid set file `{path}`: {message}")]
+    SetFormat { path: PathBuf, message: String },
+    /// The private obfuscation map would be written inside the set
+    /// directory, which is meant to be shared.
+    #[error("the obfuscation map directory `{map_dir}` is inside the set directory `{set_dir}`")]
+    MapInsideSet { map_dir: PathBuf, set_dir: PathBuf },
+    /// Obfuscation cannot meet its guarantee (an original string of at least
+    /// 4 characters would remain visible in the set).
+    #[error("obfuscation failed: {0}")]
+    Obfuscation(String),
+    /// `reveal` input that is not XML it can rewrite.
+    #[error("cannot reveal `{input}` at byte {position}: {message}")]
+    Reveal {
+        input: String,
+        position: u64,
+        message: String,
+    },
+    /// The KS test of a numeric path failed during `compare`.
+    #[error("comparison of path `{path}`: {source}")]
+    CompareKs {
+        path: String,
+        #[source]
+        source: exp_stats::KsError,
+    },
 }
 
 /// Why a document was skipped.

@@ -1,36 +1,53 @@
 //! Walking documents into structures, paths and values.
+//!
+//! Per element the walk does a few short hash lookups (the element name in
+//! the names trie, its canonical tag in the path trie) and writes the tag
+//! once, into the skeleton; path texts are built from the trie and hashed
+//! with MD5 only when a path is new, skeletons are counted by text and
+//! hashed once per distinct skeleton at the end.
 
-use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
+use crate::hash::{FastMap, FastSet};
+
 use crate::error::Skipped;
-use crate::parse::{DocReader, Document, Span, Token};
-use crate::paths::{md5_of, PathStack, PathTable};
-use crate::policy::{attribute_key, AttributeCensus, Decider};
+use crate::parse::{DocReader, Document, Span, Token, MAX_VALUE_LEN};
+use crate::paths::{md5_of, PathTable};
+use crate::policy::{AttributeCensus, Decider, NamesTrie};
 use crate::skeleton::{push_tag, Skeleton};
-use crate::{CategoricalCount, Config, CorpusSummary, Extraction, Md5Hash, PathInfo, Structure, ValueKind};
+use crate::{CategoricalCount, Config, CorpusSummary, Extraction, PathInfo, Structure, ValueKind};
 
 /// Accumulates an extraction over any number of inputs.
 #[derive(Debug)]
 pub struct Extractor<'c> {
     config: Config,
     decider: Decider<'c>,
-    structures: HashMap<Md5Hash, (u64, String)>,
+    /// Skeleton text → index into `structures`.
+    structure_index: FastMap<Box<str>, usize>,
+    /// `(count, skeleton)` in first-seen order.
+    structures: Vec<(u64, String)>,
     paths: PathTable,
-    tags: HashSet<String>,
-    attributes: HashSet<String>,
+    tags: FastSet<Box<str>>,
+    attributes: FastSet<Box<str>>,
+    /// Attribute decisions per (parent names path, attribute name).
+    names: NamesTrie<bool>,
     documents: u64,
     skipped: Vec<Skipped>,
+    split_root: Option<String>,
     // Scratch reused across documents.
     skeleton: Skeleton,
-    path: PathStack,
-    names_path: PathStack,
-    tag: String,
+    stack: Vec<OpenElement>,
     scratch: String,
     keep: Vec<bool>,
-    has_child: Vec<bool>,
-    /// Path-trie node of each open element.
-    nodes: Vec<usize>,
+}
+
+/// An element being walked.
+#[derive(Debug, Clone, Copy)]
+struct OpenElement {
+    path_node: usize,
+    names_node: usize,
+    name: Span,
+    has_child: bool,
 }
 
 impl<'c> Extractor<'c> {
@@ -45,20 +62,19 @@ impl<'c> Extractor<'c> {
         Self {
             config: config.clone(),
             decider,
-            structures: HashMap::new(),
+            structure_index: FastMap::default(),
+            structures: Vec::new(),
             paths: PathTable::default(),
-            tags: HashSet::new(),
-            attributes: HashSet::new(),
+            tags: FastSet::default(),
+            attributes: FastSet::default(),
+            names: NamesTrie::default(),
             documents: 0,
             skipped: Vec::new(),
+            split_root: None,
             skeleton: Skeleton::default(),
-            path: PathStack::default(),
-            names_path: PathStack::default(),
-            tag: String::new(),
+            stack: Vec::new(),
             scratch: String::new(),
             keep: Vec::new(),
-            has_child: Vec::new(),
-            nodes: Vec::new(),
         }
     }
 
@@ -71,105 +87,160 @@ impl<'c> Extractor<'c> {
                 Err(skipped) => self.skipped.push(skipped),
             }
         }
+        self.note_root(reader.root());
     }
 
-    fn document(&mut self, doc: &Document) {
+    /// Records the root element of an input that split into documents
+    /// (the first one seen wins).
+    pub(crate) fn note_root(&mut self, root: Option<&str>) {
+        if self.config.split_at.is_some() && self.split_root.is_none() {
+            self.split_root = root.map(str::to_owned);
+        }
+    }
+
+    pub(crate) fn skip(&mut self, skipped: Skipped) {
+        self.skipped.push(skipped);
+    }
+
+    /// Adds one well-formed document.
+    pub(crate) fn document(&mut self, doc: &Document) {
         self.documents += 1;
         self.skeleton.clear();
-        self.path.clear();
-        self.names_path.clear();
-        self.has_child.clear();
-        self.nodes.clear();
+        self.stack.clear();
         let mut pending: Option<(Span, bool)> = None;
         for &token in &doc.tokens {
             match token {
                 Token::Open { name, attrs } => {
-                    if let Some(parent) = self.has_child.last_mut() {
-                        *parent = true;
+                    if let Some(parent) = self.stack.last_mut() {
+                        parent.has_child = true;
                     }
-                    self.has_child.push(false);
                     pending = None;
-                    self.open(doc, doc.str(name), doc.attrs(attrs));
+                    self.open(doc, name, doc.attrs(attrs));
                 }
                 Token::Text { value, truncated } => pending = Some((value, truncated)),
                 Token::Close => {
-                    if self.has_child.pop() == Some(false) {
-                        let node = self.nodes.last().copied().unwrap_or(PathTable::ROOT);
-                        let path = &self.path;
-                        let entry = self.paths.entry(node, || path.as_str().to_owned());
+                    let Some(top) = self.stack.pop() else { continue };
+                    if !top.has_child {
+                        let entry = self.paths.entry_of(top.path_node);
                         entry.occurrences += 1;
                         if let Some((value, truncated)) = pending.take() {
                             entry.values.add(doc.str(value), truncated);
                         }
                     }
                     pending = None;
-                    self.skeleton.close();
-                    self.path.pop();
-                    self.names_path.pop();
-                    self.nodes.pop();
+                    self.skeleton.close_named(doc.str(top.name));
                 }
             }
         }
-        let hash = md5_of(self.skeleton.as_str());
-        self.structures
-            .entry(hash)
-            .or_insert_with(|| (0, self.skeleton.as_str().to_owned()))
-            .0 += 1;
+        let skeleton = self.skeleton.as_str();
+        match self.structure_index.get(skeleton) {
+            Some(&i) => {
+                if let Some(s) = self.structures.get_mut(i) {
+                    s.0 += 1;
+                }
+            }
+            None => {
+                self.structure_index.insert(skeleton.into(), self.structures.len());
+                self.structures.push((1, skeleton.to_owned()));
+            }
+        }
     }
 
-    fn open(&mut self, doc: &Document, name: &str, attrs: &[(Span, Span)]) {
-        if !self.tags.contains(name) {
-            self.tags.insert(name.to_owned());
+    fn open(&mut self, doc: &Document, name_span: Span, attrs: &[(Span, Span)]) {
+        let name = doc.str(name_span);
+        let parent = self.stack.last().copied();
+        let parent_names = parent.map_or(NamesTrie::<bool>::ROOT, |p| p.names_node);
+        let (names_node, new) = self.names.child(parent_names, name);
+        if new && !self.tags.contains(name) {
+            self.tags.insert(name.into());
         }
         let mut keep = std::mem::take(&mut self.keep);
         keep.clear();
         for &(k, _) in attrs {
-            let kept = self
-                .decider
-                .keeps(self.names_path.as_str(), doc.str(k), &mut self.scratch);
-            keep.push(kept);
-        }
-        self.tag.clear();
-        push_tag(
-            &mut self.tag,
-            name,
-            attrs
-                .iter()
-                .zip(&keep)
-                .map(|(&(k, v), &kept)| (doc.str(k), kept.then_some(doc.str(v)))),
-        );
-        self.skeleton.open(&self.tag, name);
-        self.path.push(&self.tag);
-        let parent = self.nodes.last().copied().unwrap_or(PathTable::ROOT);
-        let node = self.paths.child(parent, &self.tag);
-        self.nodes.push(node);
-        self.scratch.clear();
-        push_tag(&mut self.scratch, name, std::iter::empty());
-        self.names_path.push(&self.scratch);
-        for (&(key, value), &kept) in attrs.iter().zip(&keep) {
-            let (key, value) = (doc.str(key), doc.str(value));
-            if !self.attributes.contains(key) {
-                self.attributes.insert(key.to_owned());
-            }
-            if !kept {
-                // Attribute value not in the structure: a value of the
-                // pseudo path `<...>@name`.
-                self.scratch.clear();
-                self.scratch.push('@');
-                self.scratch.push_str(key);
-                let pseudo = self.paths.child(node, &self.scratch);
-                let path = &self.path;
-                let entry = self.paths.entry(pseudo, || format!("{}@{key}", path.as_str()));
-                entry.occurrences += 1;
-                let truncated = value.len() > crate::parse::MAX_VALUE_LEN;
-                let mut cut = value.len().min(crate::parse::MAX_VALUE_LEN);
-                while !value.is_char_boundary(cut) {
-                    cut -= 1;
+            let key = doc.str(k);
+            let Self {
+                decider, attributes, ..
+            } = self;
+            // Keyed by the parent's names path, as the census is.
+            let kept = self.names.attr(parent_names, key, |full_key| {
+                if !attributes.contains(key) {
+                    attributes.insert(key.into());
                 }
-                entry.values.add(value.get(..cut).unwrap_or_default(), truncated);
+                decider.keeps_key(full_key)
+            });
+            keep.push(kept.copied().unwrap_or(true));
+        }
+        let start = self.skeleton.open_with(|out| {
+            push_tag(
+                out,
+                name,
+                attrs
+                    .iter()
+                    .zip(&keep)
+                    .map(|(&(k, v), &kept)| (doc.str(k), kept.then_some(doc.str(v)))),
+            );
+        });
+        let parent_path = parent.map_or(PathTable::ROOT, |p| p.path_node);
+        let node = self.paths.child(parent_path, self.skeleton.since(start));
+        self.stack.push(OpenElement {
+            path_node: node,
+            names_node,
+            name: name_span,
+            has_child: false,
+        });
+        for (&(key, value), &kept) in attrs.iter().zip(&keep) {
+            if kept {
+                continue;
             }
+            // Attribute value not in the structure: a value of the pseudo
+            // path `<...>@name`.
+            let (key, value) = (doc.str(key), doc.str(value));
+            self.scratch.clear();
+            self.scratch.push('@');
+            self.scratch.push_str(key);
+            let pseudo = self.paths.child(node, &self.scratch);
+            let entry = self.paths.entry_of(pseudo);
+            entry.occurrences += 1;
+            let truncated = value.len() > MAX_VALUE_LEN;
+            let mut cut = value.len().min(MAX_VALUE_LEN);
+            while !value.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            entry.values.add(value.get(..cut).unwrap_or_default(), truncated);
         }
         self.keep = keep;
+    }
+
+    /// Adds the extraction of a later part of the corpus (the next inputs
+    /// or documents), as if this extractor had read it after its own:
+    /// paths new to this one come last in their first-seen order.
+    pub fn merge(&mut self, other: Extractor<'_>) {
+        self.documents += other.documents;
+        self.skipped.extend(other.skipped);
+        for tag in other.tags {
+            self.tags.insert(tag);
+        }
+        for attribute in other.attributes {
+            self.attributes.insert(attribute);
+        }
+        for (count, skeleton) in other.structures {
+            match self.structure_index.get(skeleton.as_str()) {
+                Some(&i) => {
+                    if let Some(s) = self.structures.get_mut(i) {
+                        s.0 += count;
+                    }
+                }
+                None => {
+                    self.structure_index
+                        .insert(skeleton.as_str().into(), self.structures.len());
+                    self.structures.push((count, skeleton));
+                }
+            }
+        }
+        self.paths.merge(other.paths);
+        if self.split_root.is_none() {
+            self.split_root = other.split_root;
+        }
     }
 
     /// Classifies the paths and returns the extraction; structures are
@@ -178,7 +249,11 @@ impl<'c> Extractor<'c> {
         let mut structures: Vec<Structure> = self
             .structures
             .into_iter()
-            .map(|(hash, (count, skeleton))| Structure { hash, count, skeleton })
+            .map(|(count, skeleton)| Structure {
+                hash: md5_of(&skeleton),
+                count,
+                skeleton,
+            })
             .collect();
         structures.sort_by(|a, b| b.count.cmp(&a.count).then(a.hash.cmp(&b.hash)));
         let mut paths = Vec::new();
@@ -205,12 +280,13 @@ impl<'c> Extractor<'c> {
                 _ => {
                     let mut rows: Vec<CategoricalCount> = values
                         .counts
+                        .rows
                         .into_iter()
-                        .map(|(value, count)| (value, count, false))
-                        .chain(values.truncated.into_iter().map(|(v, c)| (v, c, true)))
+                        .map(|(value, row)| (value, row.count, false))
+                        .chain(values.truncated.rows.into_iter().map(|(v, row)| (v, row.count, true)))
                         .map(|(value, count, truncated)| CategoricalCount {
                             path: entry.hash,
-                            value,
+                            value: value.into(),
                             count,
                             truncated,
                         })
@@ -227,6 +303,7 @@ impl<'c> Extractor<'c> {
             paths: paths.len(),
             structures: structures.len(),
             skipped: self.skipped,
+            split_root: self.split_root,
         };
         Extraction {
             structures,
@@ -242,25 +319,32 @@ impl<'c> Extractor<'c> {
 /// Malformed documents are ignored here; the second pass records them.
 pub fn census_input<R: BufRead>(census: &mut AttributeCensus, input: &str, source: R, split_at: Option<&str>) {
     let mut reader = DocReader::new(input, source, split_at);
-    let mut names = PathStack::default();
-    let mut scratch = String::new();
-    let mut key = String::new();
+    let mut stack = Vec::new();
     while let Some(doc) = reader.next_document() {
-        let Ok(doc) = doc else { continue };
-        names.clear();
-        for &token in &doc.tokens {
-            match token {
-                Token::Open { name, attrs } => {
-                    for &(attr, value) in doc.attrs(attrs) {
-                        let key = attribute_key(&mut key, names.as_str(), doc.str(attr));
-                        census.record(key, doc.str(value));
-                    }
-                    scratch.clear();
-                    push_tag(&mut scratch, doc.str(name), std::iter::empty());
-                    names.push(&scratch);
+        if let Ok(doc) = doc {
+            census_document(census, doc, &mut stack);
+        }
+    }
+}
+
+/// Census of one well-formed document; `stack` is scratch (names-trie node
+/// of each open element).
+pub(crate) fn census_document(census: &mut AttributeCensus, doc: &Document, stack: &mut Vec<usize>) {
+    stack.clear();
+    for &token in &doc.tokens {
+        match token {
+            Token::Open { name, attrs } => {
+                // Keys name the parent's path (see `Decider::keeps`).
+                let parent = stack.last().copied().unwrap_or(NamesTrie::<usize>::ROOT);
+                for &(attr, value) in doc.attrs(attrs) {
+                    census.record_at(parent, doc.str(attr), doc.str(value));
                 }
-                Token::Text { .. } => {}
-                Token::Close => names.pop(),
+                let (node, _) = census.trie.child(parent, doc.str(name));
+                stack.push(node);
+            }
+            Token::Text { .. } => {}
+            Token::Close => {
+                stack.pop();
             }
         }
     }

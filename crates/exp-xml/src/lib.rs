@@ -2,26 +2,37 @@
 //! from a schema-less XML corpus (the core of the planned `expc xml`
 //! commands; see docs/architecture.md §4.12).
 //!
-//! Inputs are read with quick-xml's streaming reader; a document is the whole
+//! Inputs (files, `.gz`, `.zip` entries; see [`expand_inputs`]) are read
+//! with a streaming byte-level lexer (`lexer.rs`); a document is the whole
 //! input or, with [`Config::split_at`], each child of the root with that
 //! name. Malformed documents are skipped and recorded, entities are never
 //! expanded, and nothing recurses on document depth.
 
+mod cache;
+pub mod compare;
 mod error;
 mod extract;
+pub mod generate;
+mod hash;
+mod inputs;
+mod lexer;
+pub mod obfuscate;
+mod parallel;
 mod parse;
 mod paths;
 mod policy;
+pub mod set;
 mod skeleton;
+mod unescape;
 mod values;
 
 use std::fmt;
-use std::fs::File;
-use std::io::BufReader;
 use std::path::PathBuf;
 
+pub use compare::{compare, CompareConfig, Comparison, ProbeQuery};
 pub use error::{SkipReason, Skipped, XmlError};
 pub use extract::{census_input, Extractor};
+pub use inputs::expand_inputs;
 pub use parse::MAX_VALUE_LEN;
 pub use paths::md5_of;
 pub use policy::{AttributeCensus, AttributePolicy};
@@ -50,6 +61,10 @@ pub struct Config {
     pub policy: AttributePolicy,
     /// Paths with at most this many distinct values are categorical.
     pub categorical_threshold: usize,
+    /// Threads for [`extract`]: 1 reads everything on the calling thread;
+    /// more split the work per input, or per batch of documents for a
+    /// single input; 0 uses every available core. The result is the same.
+    pub threads: usize,
 }
 
 impl Default for Config {
@@ -58,12 +73,15 @@ impl Default for Config {
             split_at: None,
             policy: AttributePolicy::Keep,
             categorical_threshold: DEFAULT_CATEGORICAL_THRESHOLD,
+            threads: 1,
         }
     }
 }
 
 /// One input of a corpus. Files are opened once per pass (twice for
-/// `AttributePolicy::Auto`).
+/// `AttributePolicy::Auto`); a `.gz` file is read through gzip, each entry
+/// of a `.zip` archive is an input named `archive.zip:entry` (see
+/// [`expand_inputs`] for command-line arguments).
 #[derive(Debug, Clone)]
 pub enum Source {
     File(PathBuf),
@@ -114,6 +132,10 @@ pub struct CorpusSummary {
     pub paths: usize,
     pub structures: usize,
     pub skipped: Vec<Skipped>,
+    /// With [`Config::split_at`]: the root element that held the documents
+    /// (of the first input that has one), so generation can wrap
+    /// multi-document files the same way.
+    pub split_root: Option<String>,
 }
 
 /// Everything extracted from a corpus.
@@ -129,38 +151,68 @@ pub struct Extraction {
     pub summary: CorpusSummary,
 }
 
+/// Calls `f` with the name and a reader of every input unit of `sources`
+/// (files, gzip streams, archive entries), in order. A missing file is an
+/// error; a corrupt compressed input reaches `f` as a reader that fails.
 fn for_each_input(sources: &[Source], mut f: impl FnMut(&str, &mut dyn std::io::BufRead)) -> Result<(), XmlError> {
-    for source in sources {
-        match source {
-            Source::File(path) => {
-                let file = File::open(path).map_err(|source| XmlError::Open {
-                    path: path.clone(),
-                    source,
-                })?;
-                f(&path.display().to_string(), &mut BufReader::new(file));
-            }
-            Source::Memory { name, data } => f(name, &mut data.as_slice()),
-        }
+    for unit in inputs::units(sources)? {
+        inputs::with_unit(&unit, &mut f)?;
     }
     Ok(())
 }
 
-/// Extracts a corpus; `Auto` reads it twice (census, then extraction).
+/// Extracts a corpus. `Auto` needs two passes (census, then extraction);
+/// the second walks the documents parsed by the first when they fit in
+/// 256 MiB, and reads the inputs again otherwise. With `threads > 1` the
+/// work is split per input, or per batch of documents for one input; the
+/// result is identical to one thread's.
 pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlError> {
     if config.split_at.as_deref() == Some("") {
         return Err(XmlError::Config("split_at must not be empty".into()));
     }
     let split = config.split_at.as_deref();
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, usize::from),
+        n => n,
+    };
+    let units = inputs::units(sources)?;
+    // Auto: the census pass keeps the parsed documents (within a budget)
+    // so the extraction pass does not parse again.
+    let mut cache = None;
+    let mut kept = None;
     let census = match config.policy {
         AttributePolicy::Auto { max_distinct } => {
-            let mut census = AttributeCensus::new(max_distinct);
-            for_each_input(sources, |name, r| census_input(&mut census, name, r, split))?;
+            let census = if threads > 1 {
+                let make = || AttributeCensus::new(max_distinct);
+                let keep = kept.insert(parallel::Kept::new(cache::BUDGET));
+                parallel::run(&units, split, threads, make(), &make, Some(keep))?
+            } else {
+                let mut census = AttributeCensus::new(max_distinct);
+                let keep = cache.insert(cache::DocCache::default());
+                for unit in &units {
+                    inputs::with_unit(unit, |name, r| keep.census_input(&mut census, name, r, split))?;
+                }
+                census
+            };
             Some(census)
         }
         _ => None,
     };
-    let mut extractor = Extractor::new(config, census.as_ref());
-    for_each_input(sources, |name, r| extractor.feed(name, r))?;
+    let extractor = if threads > 1 {
+        let make = || Extractor::new(config, census.as_ref());
+        match kept.and_then(parallel::Kept::complete) {
+            Some(kept) => parallel::replay(kept, threads, make(), &make),
+            None => parallel::run(&units, split, threads, make(), &make, None)?,
+        }
+    } else {
+        let mut extractor = Extractor::new(config, census.as_ref());
+        if !cache.is_some_and(|kept| kept.replay(&mut extractor)) {
+            for unit in &units {
+                inputs::with_unit(unit, |name, r| extractor.feed(name, r))?;
+            }
+        }
+        extractor
+    };
     Ok(extractor.finish())
 }
 

@@ -1,30 +1,27 @@
-//! Streaming split of an input into documents, with quick-xml's pull reader.
+//! Streaming split of an input into documents, over the byte-level lexer of
+//! `lexer.rs`.
 //!
 //! Nothing here builds a DOM: a document is a flat token list (open, text,
 //! close) that the skeleton/path builders walk iteratively, so nesting depth
 //! costs heap, never stack. A document is buffered whole only so that a
 //! malformed one can be dropped without leaving half of it in the counts.
 //!
-//! Entities are never expanded: quick-xml does not process DOCTYPE entity
-//! declarations, and a reference to an unknown entity is kept literally as
-//! `&name;`. Only the five predefined entities and character references are
-//! resolved.
+//! Entities are never expanded: DOCTYPE declarations are skipped unread, and
+//! a reference to an unknown entity is kept literally as `&name;` (in an
+//! attribute value, the whole value is then kept raw). Only the five
+//! predefined entities and character references are resolved.
 
 use std::io::BufRead;
 
-use quick_xml::errors::{Error, IllFormedError};
-use quick_xml::events::{BytesRef, BytesStart, Event};
-use quick_xml::Reader;
+mod attrs;
 
 use crate::error::{SkipReason, Skipped};
+use crate::lexer::{LexError, Lexeme, Lexer};
+use crate::unescape::{self, Unescape};
 
 /// Longest value kept, in bytes. Longer text is truncated (at a character
 /// boundary) and flagged, so a 50 MB text node costs 4 KiB in the counts.
 pub const MAX_VALUE_LEN: usize = 4096;
-
-/// Read buffer capacity above which the buffer is released after an event,
-/// so one huge text node does not pin its size for the rest of the input.
-const BUF_RELEASE: usize = 1 << 20;
 
 /// Byte range of a string in [`Document::text`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +49,7 @@ pub enum Token {
 }
 
 /// A well-formed document as tokens over one text buffer.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct Document {
     text: String,
     attrs: Vec<(Span, Span)>,
@@ -66,6 +63,13 @@ impl Document {
 
     pub fn attrs(&self, (from, to): (usize, usize)) -> &[(Span, Span)] {
         self.attrs.get(from..to).unwrap_or_default()
+    }
+
+    /// Heap bytes held, to budget documents kept in memory.
+    pub fn heap_size(&self) -> usize {
+        self.text.capacity()
+            + self.attrs.capacity() * std::mem::size_of::<(Span, Span)>()
+            + self.tokens.capacity() * std::mem::size_of::<Token>()
     }
 
     fn clear(&mut self) {
@@ -86,109 +90,131 @@ impl Document {
 
 /// Yields the documents of one input.
 pub struct DocReader<R: BufRead> {
-    reader: Reader<R>,
+    lexer: Lexer<R>,
+    state: State,
+}
+
+/// Everything but the lexer, so a lexeme borrowing the lexer's buffer can
+/// be handled by `&mut State` methods.
+struct State {
     input: String,
     split_at: Option<Vec<u8>>,
-    buf: Vec<u8>,
-    /// Open elements in the whole input (not only the current document).
-    depth: usize,
+    /// Names of the open elements in the whole input (not only the current
+    /// document), concatenated; `marks` holds where each starts.
+    open_names: Vec<u8>,
+    marks: Vec<usize>,
     /// Depth of the current document's root, when inside one.
     doc_depth: Option<usize>,
     /// The document being read; reused (cleared) for the next one.
     doc: Document,
     text: String,
+    /// Whitespace-only text skipped before `text` (it still counts towards
+    /// [`MAX_VALUE_LEN`], as the value is cut before it is trimmed).
+    skipped_space: usize,
+    scratch: String,
     truncated: bool,
     bad: Option<Skipped>,
     done: bool,
+    /// Name of the input's first top-level element.
+    root: Option<String>,
 }
 
 impl<R: BufRead> DocReader<R> {
     pub fn new(input: impl Into<String>, source: R, split_at: Option<&str>) -> Self {
-        let mut reader = Reader::from_reader(source);
-        let config = reader.config_mut();
-        config.check_end_names = true;
-        config.expand_empty_elements = false;
         Self {
-            reader,
-            input: input.into(),
-            split_at: split_at.map(|s| s.as_bytes().to_vec()),
-            buf: Vec::new(),
-            depth: 0,
-            doc_depth: None,
-            doc: Document::default(),
-            text: String::new(),
-            truncated: false,
-            bad: None,
-            done: false,
+            lexer: Lexer::new(source),
+            state: State {
+                input: input.into(),
+                split_at: split_at.map(|s| s.as_bytes().to_vec()),
+                open_names: Vec::new(),
+                marks: Vec::new(),
+                doc_depth: None,
+                doc: Document::default(),
+                text: String::new(),
+                skipped_space: 0,
+                scratch: String::new(),
+                truncated: false,
+                bad: None,
+                done: false,
+                root: None,
+            },
         }
+    }
+
+    /// Name of the input's first top-level element, once it was read (the
+    /// root that holds the documents when splitting).
+    pub fn root(&self) -> Option<&str> {
+        self.state.root.as_deref()
     }
 
     /// The next document, `Err` for a skipped one, `None` at the end.
     pub fn next_document(&mut self) -> Option<Result<&Document, Skipped>> {
-        while !self.done {
-            // The buffer is taken out of `self` so the event borrowing it
-            // does not lock `self` while it is handled.
-            let mut buf = std::mem::take(&mut self.buf);
-            if buf.capacity() > BUF_RELEASE {
-                buf = Vec::new();
-            }
-            buf.clear();
-            let event = self.reader.read_event_into(&mut buf);
-            let step: Option<Result<(), Skipped>> = match event {
-                Ok(Event::Start(e)) => {
-                    self.depth += 1;
-                    self.open(&e);
-                    None
-                }
-                Ok(Event::Empty(e)) => {
-                    self.depth += 1;
-                    self.open(&e);
-                    self.close()
-                }
-                Ok(Event::End(_)) => self.close(),
-                Ok(Event::Text(t)) => {
-                    match t.decode() {
-                        Ok(s) => self.push_text(&s),
-                        Err(e) => self.mark_bad(format!("text: {e}")),
+        let st = &mut self.state;
+        while !st.done {
+            let step = match self.lexer.next() {
+                Ok((lexeme, start, end)) => match lexeme {
+                    Lexeme::Start { name, attrs, empty } => {
+                        st.marks.push(st.open_names.len());
+                        st.open_names.extend_from_slice(name);
+                        st.open(name, attrs, end);
+                        if empty {
+                            st.close()
+                        } else {
+                            None
+                        }
                     }
-                    None
-                }
-                Ok(Event::CData(t)) => {
-                    match t.decode() {
-                        Ok(s) => self.push_text(&s),
-                        Err(e) => self.mark_bad(format!("CDATA: {e}")),
+                    Lexeme::End { name } => st.end_tag(name, start),
+                    Lexeme::Text(raw) => {
+                        st.push_raw_text(raw, end);
+                        None
                     }
-                    None
+                    Lexeme::CData(raw) => {
+                        match std::str::from_utf8(raw) {
+                            Ok(s) => st.push_text(s),
+                            Err(e) => st.mark_bad(format!("CDATA: {e}"), end),
+                        }
+                        None
+                    }
+                    // Declarations, DOCTYPE (with any entity declarations),
+                    // processing instructions and comments carry no values.
+                    Lexeme::Other => None,
+                    Lexeme::Eof => {
+                        st.done = true;
+                        st.in_doc().then(|| Err(st.skip(SkipReason::Truncated, end)))
+                    }
+                },
+                // Markup that cannot be tokenized leaves no safe place to
+                // resume: the input ends here, the document in progress is
+                // skipped.
+                Err((LexError::Syntax(message), position)) => {
+                    st.done = true;
+                    Some(Err(st.skip(SkipReason::Malformed(message), position)))
                 }
-                Ok(Event::GeneralRef(r)) => {
-                    self.push_ref(&r);
-                    None
+                Err((LexError::Io(e), position)) => {
+                    st.done = true;
+                    Some(Err(st.skip(SkipReason::Io(e.to_string()), position)))
                 }
-                Ok(Event::Eof) => {
-                    self.done = true;
-                    self.doc_depth.is_some().then(|| Err(self.skip(SkipReason::Truncated)))
-                }
-                // Declarations, DOCTYPE (with any entity declarations),
-                // processing instructions and comments carry no values.
-                Ok(_) => None,
-                Err(e) => self.error(e),
             };
-            self.buf = buf;
             match step {
-                Some(Ok(())) => return Some(Ok(&self.doc)),
+                Some(Ok(())) => return Some(Ok(&st.doc)),
                 Some(Err(skipped)) => return Some(Err(skipped)),
                 None => {}
             }
         }
         None
     }
+}
 
+impl State {
     fn in_doc(&self) -> bool {
         self.doc_depth.is_some()
     }
 
-    fn skip(&mut self, reason: SkipReason) -> Skipped {
-        let position = self.reader.buffer_position();
+    fn depth(&self) -> usize {
+        self.marks.len()
+    }
+
+    fn skip(&mut self, reason: SkipReason, position: u64) -> Skipped {
         self.reset_doc();
         Skipped {
             input: self.input.clone(),
@@ -200,45 +226,55 @@ impl<R: BufRead> DocReader<R> {
     fn reset_doc(&mut self) {
         self.doc_depth = None;
         self.text.clear();
+        self.skipped_space = 0;
         self.truncated = false;
         self.bad = None;
     }
 
-    /// Marks the current document malformed at `position`, or, without a
-    /// position, at the reader's current position.
-    fn mark_bad_at(&mut self, message: String, position: Option<u64>) {
+    /// Marks the current document malformed at `position` (the first
+    /// problem wins).
+    fn mark_bad(&mut self, message: String, position: u64) {
         if self.in_doc() && self.bad.is_none() {
             self.bad = Some(Skipped {
                 input: self.input.clone(),
-                position: position.unwrap_or_else(|| self.reader.buffer_position()),
+                position,
                 reason: SkipReason::Malformed(message),
             });
         }
     }
 
-    fn mark_bad(&mut self, message: String) {
-        self.mark_bad_at(message, None);
-    }
-
-    /// Handles an opening tag already counted in `depth`.
-    fn open(&mut self, e: &BytesStart<'_>) {
-        let name = std::str::from_utf8(e.name().into_inner()).map_err(|err| format!("tag name: {err}"));
+    /// Handles an opening tag already pushed on the open-element stack;
+    /// `end` is the position after it.
+    fn open(&mut self, name: &[u8], attrs: &[u8], end: u64) {
+        let name = match name {
+            [] => Err("empty tag name".to_owned()),
+            name => std::str::from_utf8(name).map_err(|err| format!("tag name: {err}")),
+        };
         if !self.in_doc() {
+            let depth = self.depth();
+            // A root named like the split element is itself one document:
+            // generated sets written one document per file read back with
+            // the same `split_at` as their corpus.
+            let bare = depth == 1
+                && matches!((&self.split_at, &name), (Some(want), Ok(name)) if name.as_bytes() == want.as_slice());
+            if depth == 1 && !bare && self.root.is_none() {
+                self.root = name.as_ref().ok().map(|n| (*n).to_owned());
+            }
             let starts = match (&self.split_at, &name) {
-                (None, _) => self.depth == 1,
-                (Some(want), Ok(name)) => self.depth == 2 && name.as_bytes() == want.as_slice(),
-                (Some(_), Err(_)) => self.depth == 2,
+                (None, _) => depth == 1,
+                (Some(want), Ok(name)) => bare || (depth == 2 && name.as_bytes() == want.as_slice()),
+                (Some(_), Err(_)) => depth == 2,
             };
             if !starts {
                 return;
             }
-            self.doc_depth = Some(self.depth);
+            self.doc_depth = Some(depth);
             self.doc.clear();
         }
         self.flush_text();
-        let result = name.and_then(|name| self.push_open(name, e));
+        let result = name.and_then(|name| self.push_open(name, attrs));
         if let Err(msg) = result {
-            self.mark_bad(msg);
+            self.mark_bad(msg, end);
             // Keep the token stream balanced for the close that follows.
             let name = self.doc.push_str("?");
             let at = self.doc.attrs.len();
@@ -246,41 +282,31 @@ impl<R: BufRead> DocReader<R> {
         }
     }
 
-    /// Pushes an opening tag, attributes sorted by name. Attribute values
-    /// with unknown entities are kept raw rather than expanded.
-    fn push_open(&mut self, name: &str, e: &BytesStart<'_>) -> Result<(), String> {
-        let from = self.doc.attrs.len();
-        for attr in e.attributes() {
-            let attr = attr.map_err(|err| format!("attribute in <{name}>: {err}"))?;
-            let key = std::str::from_utf8(attr.key.into_inner())
-                .map_err(|err| format!("attribute name in <{name}>: {err}"))?;
-            let key = self.doc.push_str(key);
-            let value = match attr.unescape_value() {
-                Ok(v) => self.doc.push_str(&v),
-                Err(_) => self.doc.push_str(&String::from_utf8_lossy(&attr.value)),
-            };
-            self.doc.attrs.push((key, value));
+    fn end_tag(&mut self, name: &[u8], start: u64) -> Option<Result<(), Skipped>> {
+        let Some(&mark) = self.marks.last() else {
+            let message = format!("unmatched end tag </{}>", String::from_utf8_lossy(name));
+            self.mark_bad(message, start);
+            return None;
+        };
+        let open = self.open_names.get(mark..).unwrap_or_default();
+        if open != name {
+            // Pop the element anyway, so the depth stays in step and the
+            // next document can still be read.
+            let message = format!(
+                "end tag </{}> does not match <{}>",
+                String::from_utf8_lossy(name),
+                String::from_utf8_lossy(open)
+            );
+            self.mark_bad(message, start);
         }
-        let name = self.doc.push_str(name);
-        let Document { text, attrs, .. } = &mut self.doc;
-        if let Some(list) = attrs.get_mut(from..) {
-            list.sort_by(|a, b| {
-                let ka = text.get(a.0.start..a.0.end);
-                let kb = text.get(b.0.start..b.0.end);
-                ka.cmp(&kb)
-            });
-        }
-        let to = self.doc.attrs.len();
-        self.doc.tokens.push(Token::Open {
-            name,
-            attrs: (from, to),
-        });
-        Ok(())
+        self.close()
     }
 
     fn close(&mut self) -> Option<Result<(), Skipped>> {
-        let closing = self.depth;
-        self.depth = self.depth.saturating_sub(1);
+        let closing = self.depth();
+        if let Some(mark) = self.marks.pop() {
+            self.open_names.truncate(mark);
+        }
         let root = self.doc_depth?;
         self.flush_text();
         self.doc.tokens.push(Token::Close);
@@ -295,37 +321,39 @@ impl<R: BufRead> DocReader<R> {
         Some(result)
     }
 
-    fn error(&mut self, e: Error) -> Option<Result<(), Skipped>> {
-        match e {
-            // quick-xml pops the element on a mismatched end tag, so the
-            // depth stays in step and the next document can still be read.
-            Error::IllFormed(IllFormedError::MismatchedEndTag { .. }) => {
-                self.mark_bad_at(e.to_string(), Some(self.reader.error_position()));
-                self.close()
+    /// Text with references; once the value is cut at [`MAX_VALUE_LEN`] the
+    /// rest of it is not even decoded.
+    fn push_raw_text(&mut self, raw: &[u8], end: u64) {
+        if !self.in_doc() || self.truncated {
+            return;
+        }
+        if self.text.is_empty() && raw.iter().all(u8::is_ascii_whitespace) {
+            // Indentation between tags: trimmed anyway.
+            self.skipped_space += raw.len();
+            return;
+        }
+        let result = if memchr::memchr(b'&', raw).is_none() {
+            match std::str::from_utf8(raw) {
+                Ok(s) => {
+                    self.push_text(s);
+                    Ok(())
+                }
+                Err(_) => Err(Unescape::Utf8),
             }
-            Error::IllFormed(IllFormedError::UnmatchedEndTag(_))
-            | Error::IllFormed(IllFormedError::DoubleHyphenInComment)
-            | Error::IllFormed(IllFormedError::MissingDeclVersion(_))
-            | Error::IllFormed(IllFormedError::MissingDoctypeName) => {
-                self.mark_bad_at(e.to_string(), Some(self.reader.error_position()));
-                None
+        } else {
+            let mut scratch = std::mem::take(&mut self.scratch);
+            scratch.clear();
+            let result = unescape::text(raw, &mut scratch);
+            if result.is_ok() {
+                self.push_text(&scratch);
             }
-            Error::IllFormed(IllFormedError::MissingEndTag(_)) => {
-                self.done = true;
-                self.in_doc().then(|| Err(self.skip(SkipReason::Truncated)))
-            }
-            Error::Io(io) => {
-                self.done = true;
-                Some(Err(self.skip(SkipReason::Io(io.to_string()))))
-            }
-            // A syntax error leaves the reader with no safe place to resume:
-            // the input ends here, the document in progress is skipped.
-            other => {
-                self.done = true;
-                let mut skipped = self.skip(SkipReason::Malformed(other.to_string()));
-                skipped.position = self.reader.error_position();
-                Some(Err(skipped))
-            }
+            self.scratch = scratch;
+            result
+        };
+        match result {
+            Ok(()) => {}
+            Err(Unescape::Utf8) => self.mark_bad("text: invalid UTF-8".into(), end),
+            Err(_) => self.mark_bad("text: `&` without a closing `;`".into(), end),
         }
     }
 
@@ -333,7 +361,7 @@ impl<R: BufRead> DocReader<R> {
         if !self.in_doc() || self.truncated {
             return;
         }
-        let room = MAX_VALUE_LEN.saturating_sub(self.text.len());
+        let room = MAX_VALUE_LEN.saturating_sub(self.skipped_space + self.text.len());
         if s.len() <= room {
             self.text.push_str(s);
         } else {
@@ -343,33 +371,6 @@ impl<R: BufRead> DocReader<R> {
             }
             self.text.push_str(&s[..cut]);
             self.truncated = true;
-        }
-    }
-
-    fn push_ref(&mut self, r: &BytesRef<'_>) {
-        if !self.in_doc() {
-            return;
-        }
-        let resolved = match r.resolve_char_ref() {
-            Ok(Some(c)) => Some(c),
-            Ok(None) => match r.as_ref() {
-                b"amp" => Some('&'),
-                b"lt" => Some('<'),
-                b"gt" => Some('>'),
-                b"apos" => Some('\''),
-                b"quot" => Some('"'),
-                _ => None,
-            },
-            Err(_) => None,
-        };
-        match resolved {
-            Some(c) => self.push_text(c.encode_utf8(&mut [0; 4])),
-            // Unknown (e.g. DOCTYPE-declared) entity: kept literally, never
-            // expanded.
-            None => {
-                let name = String::from_utf8_lossy(r.as_ref()).into_owned();
-                self.push_text(&format!("&{name};"));
-            }
         }
     }
 
@@ -383,6 +384,7 @@ impl<R: BufRead> DocReader<R> {
             });
         }
         self.text.clear();
+        self.skipped_space = 0;
         self.truncated = false;
     }
 }

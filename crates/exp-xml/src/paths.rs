@@ -1,9 +1,9 @@
 //! Root-to-leaf paths: the current path while walking, and the table of
 //! distinct paths, each hashed once.
 
-use std::collections::HashMap;
-
 use md5::{Digest, Md5};
+
+use crate::hash::FastMap;
 
 use crate::values::ValueAcc;
 use crate::Md5Hash;
@@ -14,13 +14,17 @@ pub fn md5_of(text: &str) -> Md5Hash {
 }
 
 /// The path of the element being walked: a string of opening tags plus the
-/// length before each, so closing an element is a truncate.
+/// length before each, so closing an element is a truncate. (The extractor
+/// now builds path texts from the trie; this stays for walks that want the
+/// running text.)
+#[allow(dead_code)]
 #[derive(Debug, Default)]
 pub(crate) struct PathStack {
     text: String,
     marks: Vec<usize>,
 }
 
+#[allow(dead_code)]
 impl PathStack {
     pub fn push(&mut self, tag: &str) {
         self.marks.push(self.text.len());
@@ -55,45 +59,121 @@ pub(crate) struct PathEntry {
 
 /// Distinct paths in first-seen order, found through a trie of opening
 /// tags: a leaf looks up one tag per level from its parent's node instead of
-/// hashing and comparing its whole path text; the path text is hashed with
-/// MD5 once, when the path is first seen.
+/// hashing and comparing its whole path text; the path text is built from
+/// the trie and hashed with MD5 once, when the path is first seen.
 #[derive(Debug)]
 pub(crate) struct PathTable {
     nodes: Vec<Node>,
+    /// Every node's tag, concatenated (one allocation for all of them).
+    tags: String,
+    /// `(parent, hash of tag)` → the newest node with that key; nodes whose
+    /// keys collide are chained through [`Node::next`].
+    index: FastMap<(usize, u64), usize>,
     pub entries: Vec<PathEntry>,
 }
 
-#[derive(Debug, Default)]
+/// Children looked up by a scan before the hash index: most elements have
+/// a few distinct children, and comparing a few short tags is cheaper than
+/// hashing one.
+const SCANNED: usize = 4;
+
+#[derive(Debug, Default, Clone, Copy)]
 struct Node {
-    children: HashMap<String, usize>,
+    /// The first children; later ones are only in the index.
+    first: [usize; SCANNED],
+    firsts: usize,
+    parent: usize,
+    /// The tag (or `@name`) this node adds to its parent's path, as a range
+    /// of `tags`.
+    tag: (usize, usize),
     entry: Option<usize>,
+    next: Option<usize>,
 }
 
 impl Default for PathTable {
     fn default() -> Self {
         Self {
             nodes: vec![Node::default()],
+            tags: String::new(),
+            index: FastMap::default(),
             entries: Vec::new(),
         }
     }
+}
+
+fn hash_of(tag: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(tag)
 }
 
 impl PathTable {
     /// The root node: the empty path.
     pub const ROOT: usize = 0;
 
+    fn tag(&self, node: &Node) -> &str {
+        self.tags.get(node.tag.0..node.tag.1).unwrap_or_default()
+    }
+
     /// The node of `tag` under `parent` (a tag, or `@name` for an attribute
     /// pseudo path), created when new.
     pub fn child(&mut self, parent: usize, tag: &str) -> usize {
-        if let Some(&id) = self.nodes.get(parent).and_then(|n| n.children.get(tag)) {
-            return id;
+        let Some(&node) = self.nodes.get(parent) else {
+            return Self::ROOT;
+        };
+        for &id in node.first.get(..node.firsts).unwrap_or_default() {
+            if self.nodes.get(id).is_some_and(|n| self.tag(n) == tag) {
+                return id;
+            }
         }
         let id = self.nodes.len();
-        self.nodes.push(Node::default());
-        if let Some(node) = self.nodes.get_mut(parent) {
-            node.children.insert(tag.to_owned(), id);
+        if node.firsts < SCANNED {
+            self.push_node(parent, tag, None);
+            if let Some(p) = self.nodes.get_mut(parent) {
+                p.first[p.firsts] = id;
+                p.firsts += 1;
+            }
+            return id;
         }
+        let key = (parent, hash_of(tag));
+        let first = self.index.get(&key).copied();
+        let mut at = first;
+        while let Some(id) = at {
+            let Some(node) = self.nodes.get(id) else { break };
+            if self.tag(node) == tag {
+                return id;
+            }
+            at = node.next;
+        }
+        self.push_node(parent, tag, first);
+        self.index.insert(key, id);
         id
+    }
+
+    fn push_node(&mut self, parent: usize, tag: &str, next: Option<usize>) {
+        let start = self.tags.len();
+        self.tags.push_str(tag);
+        self.nodes.push(Node {
+            parent,
+            tag: (start, self.tags.len()),
+            next,
+            ..Node::default()
+        });
+    }
+
+    /// The full path text of `node`: its tags from the root down.
+    pub fn text_of(&self, node: usize) -> String {
+        let mut chain = Vec::new();
+        let mut at = node;
+        while at != Self::ROOT {
+            let Some(n) = self.nodes.get(at) else { break };
+            chain.push(self.tag(n));
+            at = n.parent;
+        }
+        let mut text = String::with_capacity(chain.iter().map(|t| t.len()).sum());
+        for tag in chain.iter().rev() {
+            text.push_str(tag);
+        }
+        text
     }
 
     /// The path entry of `node`; `text` gives the full path text the first
@@ -118,5 +198,40 @@ impl PathTable {
             }
         };
         &mut self.entries[i]
+    }
+
+    /// The path entry of `node`, its text built from the trie when new.
+    pub fn entry_of(&mut self, node: usize) -> &mut PathEntry {
+        match self.nodes.get(node).and_then(|n| n.entry) {
+            Some(i) => &mut self.entries[i],
+            None => {
+                let text = self.text_of(node);
+                self.entry(node, || text)
+            }
+        }
+    }
+
+    /// Adds the paths of a later part of the corpus: counts and values of
+    /// known paths grow, new paths go last in `other`'s first-seen order.
+    pub fn merge(&mut self, other: PathTable) {
+        // Node of `other` → node here, filled in creation order (a parent
+        // is always created before its children).
+        let mut map = vec![Self::ROOT; other.nodes.len()];
+        for (id, node) in other.nodes.iter().enumerate().skip(1) {
+            let parent = map.get(node.parent).copied().unwrap_or(Self::ROOT);
+            map[id] = self.child(parent, other.tag(node));
+        }
+        let mut entry_node = vec![Self::ROOT; other.entries.len()];
+        for (id, node) in other.nodes.iter().enumerate() {
+            if let Some(e) = node.entry {
+                entry_node[e] = map[id];
+            }
+        }
+        for (entry, node) in other.entries.into_iter().zip(entry_node) {
+            let text = entry.text;
+            let target = self.entry(node, || text);
+            target.occurrences += entry.occurrences;
+            target.values.merge(entry.values);
+        }
     }
 }

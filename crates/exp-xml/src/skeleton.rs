@@ -24,6 +24,10 @@ pub(crate) fn push_tag<'a>(out: &mut String, name: &str, attrs: impl Iterator<It
 }
 
 fn push_escaped(out: &mut String, value: &str) {
+    if !value.bytes().any(|b| matches!(b, b'&' | b'<' | b'"')) {
+        out.push_str(value);
+        return;
+    }
     for c in value.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -51,6 +55,27 @@ impl Skeleton {
         self.text.push_str(tag);
         self.marks.push(self.names.len());
         self.names.push_str(name);
+    }
+
+    /// Appends an opening tag written by `write` (with [`push_tag`]) and
+    /// returns where it starts, for [`Skeleton::since`]. Closed with
+    /// [`Skeleton::close_named`], not [`Skeleton::close`].
+    pub fn open_with(&mut self, write: impl FnOnce(&mut String)) -> usize {
+        let start = self.text.len();
+        write(&mut self.text);
+        start
+    }
+
+    /// The text appended since `start`.
+    pub fn since(&self, start: usize) -> &str {
+        self.text.get(start..).unwrap_or_default()
+    }
+
+    /// Appends the closing tag of `name`.
+    pub fn close_named(&mut self, name: &str) {
+        self.text.push_str("</");
+        self.text.push_str(name);
+        self.text.push('>');
     }
 
     pub fn close(&mut self) {

@@ -1,6 +1,6 @@
 //! Value collection per path and the categorical/numeric classification.
 
-use std::collections::HashMap;
+use crate::hash::FastMap;
 
 /// How numeric values are written, so generated values can look alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -84,12 +84,58 @@ pub(crate) struct NumericAcc {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct ValueAcc {
     /// Distinct value → count (values cut to `MAX_VALUE_LEN` are in
-    /// `truncated` instead).
-    pub counts: HashMap<String, u64>,
-    pub truncated: HashMap<String, u64>,
+    /// `truncated` instead), in first-seen order.
+    pub counts: Counts,
+    pub truncated: Counts,
     /// `None` once a non-numeric value was seen (or before any value).
     pub numeric: Option<NumericAcc>,
     pub non_numeric: bool,
+}
+
+/// Distinct values with their counts and parsed numbers, so a repeated
+/// value is hashed once and never parsed again. Unordered: the output sorts
+/// rows by count and value.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counts {
+    pub rows: FastMap<Box<str>, Row>,
+}
+
+/// Count of one value, and the value as a number once parsed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Row {
+    pub count: u64,
+    number: Option<(f64, NumberFormat)>,
+}
+
+impl Counts {
+    /// Counts `value`; with `parse`, returns it as a number (parsed the
+    /// first time only).
+    fn bump(&mut self, value: &str, parse: bool) -> Option<(f64, NumberFormat)> {
+        if let Some(row) = self.rows.get_mut(value) {
+            row.count += 1;
+            if parse && row.number.is_none() {
+                row.number = parse_number(value);
+            }
+            return row.number;
+        }
+        let number = if parse { parse_number(value) } else { None };
+        self.rows.insert(value.into(), Row { count: 1, number });
+        number
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// Adds the counts of `other`.
+    pub fn merge(&mut self, other: Counts) {
+        for (value, row) in other.rows {
+            self.rows
+                .entry(value)
+                .and_modify(|mine| mine.count += row.count)
+                .or_insert(row);
+        }
+    }
 }
 
 impl ValueAcc {
@@ -98,38 +144,36 @@ impl ValueAcc {
             // A cut value is not a number we could trust.
             self.non_numeric = true;
             self.numeric = None;
-            bump(&mut self.truncated, value);
+            self.truncated.bump(value, false);
             return;
         }
-        bump(&mut self.counts, value);
         if self.non_numeric {
+            self.counts.bump(value, false);
             return;
         }
-        match parse_number(value) {
-            Some((v, format)) => {
-                let acc = self.numeric.get_or_insert_with(|| NumericAcc {
-                    values: Vec::new(),
-                    all_integer_text: true,
-                    max_decimals: 0,
-                    exponent: false,
-                });
-                acc.values.push(v);
-                match format {
-                    NumberFormat::Integer => {}
-                    NumberFormat::Fixed { decimals } => {
-                        acc.all_integer_text = false;
-                        acc.max_decimals = acc.max_decimals.max(decimals);
-                    }
-                    NumberFormat::Exponent => {
-                        acc.all_integer_text = false;
-                        acc.exponent = true;
-                    }
-                }
-            }
+        match self.counts.bump(value, true) {
+            Some((v, format)) => self.numeric.get_or_insert_with(NumericAcc::default).push(v, format),
             None => {
                 self.non_numeric = true;
                 self.numeric = None;
             }
+        }
+    }
+
+    /// Appends the values of a later part of the corpus (the partial
+    /// extraction of the next input or documents).
+    pub fn merge(&mut self, other: ValueAcc) {
+        self.counts.merge(other.counts);
+        self.truncated.merge(other.truncated);
+        if self.non_numeric || other.non_numeric {
+            self.non_numeric = true;
+            self.numeric = None;
+            return;
+        }
+        match (&mut self.numeric, other.numeric) {
+            (Some(acc), Some(more)) => acc.merge(more),
+            (None, more) => self.numeric = more,
+            (Some(_), None) => {}
         }
     }
 
@@ -139,11 +183,38 @@ impl ValueAcc {
     }
 }
 
-fn bump(map: &mut HashMap<String, u64>, value: &str) {
-    if let Some(n) = map.get_mut(value) {
-        *n += 1;
-    } else {
-        map.insert(value.to_owned(), 1);
+impl Default for NumericAcc {
+    fn default() -> Self {
+        Self {
+            values: Vec::new(),
+            all_integer_text: true,
+            max_decimals: 0,
+            exponent: false,
+        }
+    }
+}
+
+impl NumericAcc {
+    fn push(&mut self, v: f64, format: NumberFormat) {
+        self.values.push(v);
+        match format {
+            NumberFormat::Integer => {}
+            NumberFormat::Fixed { decimals } => {
+                self.all_integer_text = false;
+                self.max_decimals = self.max_decimals.max(decimals);
+            }
+            NumberFormat::Exponent => {
+                self.all_integer_text = false;
+                self.exponent = true;
+            }
+        }
+    }
+
+    fn merge(&mut self, other: NumericAcc) {
+        self.values.extend(other.values);
+        self.all_integer_text &= other.all_integer_text;
+        self.max_decimals = self.max_decimals.max(other.max_decimals);
+        self.exponent |= other.exponent;
     }
 }
 

@@ -177,3 +177,26 @@ fn missing_file_is_a_typed_error() {
         extract(&[Source::File("/nonexistent/exp-xml/x.xml".into())], &Config::default()).expect_err("missing file");
     assert!(matches!(err, exp_xml::XmlError::Open { .. }));
 }
+
+/// Documents written one per file (root = the split element) read like the
+/// same documents inside a root: generated sets compare with their corpus.
+#[test]
+fn a_root_named_like_the_split_element_is_one_document() {
+    let wrapped = extract(&sources(), &config(AttributePolicy::Keep)).expect("wrapped");
+    let text = String::from_utf8(corpus()).expect("utf-8");
+    let bare: Vec<Source> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("<event"))
+        .enumerate()
+        .map(|(i, line)| Source::Memory {
+            name: format!("doc-{i}.xml"),
+            data: format!("<?xml version=\"1.0\"?>\n{}\n", line.trim()).into_bytes(),
+        })
+        .collect();
+    let bare = extract(&bare, &config(AttributePolicy::Keep)).expect("bare");
+    assert_eq!(bare.summary.documents, 120);
+    assert_eq!(bare.structures, wrapped.structures);
+    assert_eq!(bare.paths, wrapped.paths);
+    assert_eq!(bare.summary.split_root, None, "no root holds these documents");
+    assert_eq!(wrapped.summary.split_root.as_deref(), Some("log"));
+}

@@ -1,0 +1,219 @@
+//! Per-path value sources: what fills one slot of a template.
+//!
+//! A categorical path becomes an alias table over its values, already
+//! escaped for where they go (element text or attribute value), plus one
+//! empty entry weighted by the leaves that had no text. A numeric path
+//! becomes its fitted sampler (uniform on `[min, max]` without a fit), a
+//! presence threshold, the clamp and a compiled number format.
+
+use exp_stats::{AliasIndex, FittedSampler, Rng};
+
+use super::number;
+use crate::set::NumericPath;
+use crate::{CategoricalCount, PathInfo, XmlError};
+
+/// Where a value goes, which decides its escaping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum Context {
+    /// Element text: `&`, `<`, `>` escaped.
+    Text,
+    /// Attribute value in double quotes: `&`, `<`, `"` escaped.
+    Attribute,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Source {
+    Categorical(Categorical),
+    Numeric(Numeric),
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Categorical {
+    /// `None` when there is a single entry: no draw needed.
+    table: Option<AliasIndex>,
+    /// Byte range of each entry in `bytes`.
+    spans: Vec<(usize, usize)>,
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) struct Numeric {
+    /// Present when `rng.next_u64() < threshold`; `None`: always present.
+    presence: Option<u64>,
+    draw: Draw,
+    min: f64,
+    max: f64,
+    format: number::Writer,
+}
+
+#[derive(Debug, Clone)]
+enum Draw {
+    Fitted(Box<FittedSampler>),
+    Uniform { min: f64, width: f64 },
+}
+
+impl Source {
+    /// Appends one value drawn from `rng`.
+    #[inline]
+    pub fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+        match self {
+            Source::Categorical(c) => c.write(rng, out),
+            Source::Numeric(n) => n.write(rng, out),
+        }
+    }
+
+    /// Expected bytes per value, to size work batches.
+    pub fn expected_len(&self) -> f64 {
+        match self {
+            Source::Categorical(c) => {
+                let p = c.probabilities();
+                c.spans.iter().zip(p).map(|(&(s, e), p)| (e - s) as f64 * p).sum()
+            }
+            Source::Numeric(n) => {
+                let mut scratch = Vec::new();
+                n.format.write(&mut scratch, (n.min + n.max) / 2.0, n.min, n.max);
+                scratch.len() as f64
+            }
+        }
+    }
+}
+
+impl Categorical {
+    #[inline]
+    fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+        let entry = match &self.table {
+            Some(table) => table.sample(rng),
+            None => 0,
+        };
+        if let Some(&(start, end)) = self.spans.get(entry) {
+            out.extend_from_slice(self.bytes.get(start..end).unwrap_or_default());
+        }
+    }
+
+    fn probabilities(&self) -> Vec<f64> {
+        match &self.table {
+            Some(t) => t.probabilities(),
+            None => vec![1.0; self.spans.len()],
+        }
+    }
+}
+
+impl Numeric {
+    #[inline]
+    fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+        if let Some(threshold) = self.presence {
+            if rng.next_u64() >= threshold {
+                return;
+            }
+        }
+        let x = match &self.draw {
+            Draw::Fitted(sampler) => sampler.sample(rng),
+            Draw::Uniform { min, width } => min + width * rng.next_f64(),
+        };
+        // `clamp` passes NaN through; a NaN draw becomes the minimum.
+        let x = if x.is_nan() {
+            self.min
+        } else {
+            x.clamp(self.min, self.max)
+        };
+        self.format.write(out, x, self.min, self.max);
+    }
+}
+
+fn escape_into(out: &mut Vec<u8>, value: &str, context: Context) {
+    for &b in value.as_bytes() {
+        match (b, context) {
+            (b'&', _) => out.extend_from_slice(b"&amp;"),
+            (b'<', _) => out.extend_from_slice(b"&lt;"),
+            (b'>', Context::Text) => out.extend_from_slice(b"&gt;"),
+            (b'"', Context::Attribute) => out.extend_from_slice(b"&quot;"),
+            (b, _) => out.push(b),
+        }
+    }
+}
+
+/// P(text present) = values / occurrences as a 64-bit threshold; `None`
+/// when every occurrence had a value.
+fn presence(values: u64, occurrences: u64) -> Option<u64> {
+    if values >= occurrences {
+        return None;
+    }
+    // values < occurrences, so the quotient is < 2⁶⁴.
+    Some(((u128::from(values) << 64) / u128::from(occurrences)) as u64)
+}
+
+/// The source of a categorical path from its value rows.
+pub(super) fn categorical(path: &PathInfo, rows: &[&CategoricalCount], context: Context) -> Result<Source, XmlError> {
+    let mut bytes = Vec::new();
+    let mut spans = Vec::with_capacity(rows.len() + 1);
+    let mut weights = Vec::with_capacity(rows.len() + 1);
+    let mut total = 0u64;
+    for row in rows.iter().filter(|r| r.count > 0) {
+        let start = bytes.len();
+        escape_into(&mut bytes, &row.value, context);
+        spans.push((start, bytes.len()));
+        weights.push(row.count as f64);
+        total = total.saturating_add(row.count);
+    }
+    // Leaves without text: the empty entry.
+    let absent = path.occurrences.saturating_sub(total);
+    if absent > 0 || spans.is_empty() {
+        spans.push((bytes.len(), bytes.len()));
+        weights.push(absent.max(1) as f64);
+    }
+    let table = if spans.len() > 1 {
+        Some(AliasIndex::new(&weights).map_err(|e| XmlError::Config(format!("path {}: {e}", path.hash)))?)
+    } else {
+        None
+    };
+    Ok(Source::Categorical(Categorical { table, spans, bytes }))
+}
+
+/// The source of a numeric path.
+pub(super) fn numeric(path: &PathInfo, numeric: &NumericPath) -> Result<Source, XmlError> {
+    let bad = |what: String| XmlError::Config(format!("numeric path {}: {what}", path.hash));
+    let (min, max) = (numeric.min, numeric.max);
+    if !(min.is_finite() && max.is_finite() && min <= max) {
+        return Err(bad(format!("invalid range [{min}, {max}]")));
+    }
+    let draw = match &numeric.fit {
+        Some(fit) => Draw::Fitted(Box::new(
+            FittedSampler::from_named(fit.family, &fit.params).map_err(|e| bad(e.to_string()))?,
+        )),
+        None => Draw::Uniform { min, width: max - min },
+    };
+    let format = if numeric.is_integer {
+        number::Writer::new(crate::NumberFormat::Integer)
+    } else {
+        number::Writer::new(numeric.format)
+    };
+    Ok(Source::Numeric(Numeric {
+        presence: presence(numeric.n, path.occurrences),
+        draw,
+        min,
+        max,
+        format,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_depends_on_context() {
+        let mut out = Vec::new();
+        escape_into(&mut out, "a<b>&\"c\"", Context::Text);
+        assert_eq!(out, b"a&lt;b&gt;&amp;\"c\"");
+        out.clear();
+        escape_into(&mut out, "a<b>&\"c\"", Context::Attribute);
+        assert_eq!(out, b"a&lt;b>&amp;&quot;c&quot;");
+    }
+
+    #[test]
+    fn presence_thresholds() {
+        assert_eq!(presence(5, 5), None);
+        assert_eq!(presence(0, 4), Some(0));
+        assert_eq!(presence(1, 2), Some(1 << 63));
+    }
+}

@@ -1,0 +1,218 @@
+//! Corpus inputs: command-line arguments expanded to sources (files,
+//! directories, glob patterns), and sources opened as readable units
+//! (plain files, `.gz` streams, each entry of a `.zip` archive).
+//!
+//! A missing or unopenable file is a typed error (nothing sensible can be
+//! extracted from a misspelt path). A compressed input that turns out to be
+//! corrupt — a bad gzip stream, an archive that cannot be read, an entry
+//! that fails to inflate — is recorded like a malformed document (input
+//! name, byte position in the decompressed stream, reason) and the run goes
+//! on with the next input.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use crate::{Source, XmlError};
+
+/// Read buffer per opened file; the lexer reads 256 KiB at a time.
+const READ_BUF: usize = 256 * 1024;
+
+/// File name endings picked up when walking a directory (case-insensitive).
+const DIR_SUFFIXES: [&str; 3] = [".xml", ".gz", ".zip"];
+
+/// Expands command-line inputs: a glob pattern (`corpus/*.xml`,
+/// `logs/**/*.xml.gz`) to the files it matches, a directory to its
+/// `.xml`, `.gz` and `.zip` files (recursively, sorted by path), anything
+/// else to itself. Order is deterministic: arguments in order, each
+/// expansion sorted.
+pub fn expand_inputs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<Source>, XmlError> {
+    let mut sources = Vec::new();
+    for arg in args {
+        let arg = arg.as_ref();
+        let text = arg.to_string_lossy();
+        if text.contains(['*', '?', '[']) && !arg.exists() {
+            let matches = glob::glob(&text).map_err(|e| XmlError::Config(format!("glob pattern `{text}`: {e}")))?;
+            let mut files = Vec::new();
+            for entry in matches {
+                let path = entry.map_err(|e| XmlError::Open {
+                    path: e.path().to_path_buf(),
+                    source: io::Error::new(e.error().kind(), e.error().to_string()),
+                })?;
+                if path.is_dir() {
+                    walk(&path, &mut files)?;
+                } else {
+                    files.push(path);
+                }
+            }
+            if files.is_empty() {
+                return Err(XmlError::Open {
+                    path: arg.to_path_buf(),
+                    source: io::Error::new(io::ErrorKind::NotFound, "no file matches the pattern"),
+                });
+            }
+            files.sort();
+            files.dedup();
+            sources.extend(files.into_iter().map(Source::File));
+        } else if arg.is_dir() {
+            let mut files = Vec::new();
+            walk(arg, &mut files)?;
+            files.sort();
+            sources.extend(files.into_iter().map(Source::File));
+        } else {
+            sources.push(Source::File(arg.to_path_buf()));
+        }
+    }
+    Ok(sources)
+}
+
+/// Collects the corpus files under `dir`. Symbolic links to directories
+/// are not followed (no cycles).
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), XmlError> {
+    let open_error = |source| XmlError::Open {
+        path: dir.to_path_buf(),
+        source,
+    };
+    for entry in std::fs::read_dir(dir).map_err(open_error)? {
+        let entry = entry.map_err(open_error)?;
+        let path = entry.path();
+        let kind = entry.file_type().map_err(open_error)?;
+        if kind.is_dir() {
+            walk(&path, out)?;
+        } else if path.is_file() {
+            let name = entry.file_name().to_string_lossy().to_lowercase();
+            if DIR_SUFFIXES.iter().any(|s| name.ends_with(s)) {
+                out.push(path);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One readable input: a whole file, a gzip stream, an archive entry, or
+/// memory.
+#[derive(Debug, Clone)]
+pub(crate) enum Unit<'a> {
+    Plain(&'a Path),
+    Gzip(&'a Path),
+    ZipEntry {
+        archive: &'a Path,
+        index: usize,
+        name: String,
+    },
+    /// An archive that cannot be listed: read as one failing input.
+    BadArchive {
+        archive: &'a Path,
+        reason: String,
+    },
+    Memory {
+        name: &'a str,
+        data: &'a [u8],
+    },
+}
+
+fn has_suffix(path: &Path, suffix: &str) -> bool {
+    path.extension()
+        .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case(suffix))
+}
+
+fn open(path: &Path) -> Result<File, XmlError> {
+    File::open(path).map_err(|source| XmlError::Open {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// The units of `sources`, in order; archives are listed here (entries in
+/// archive order, directories skipped).
+pub(crate) fn units(sources: &[Source]) -> Result<Vec<Unit<'_>>, XmlError> {
+    let mut units = Vec::new();
+    for source in sources {
+        match source {
+            Source::Memory { name, data } => units.push(Unit::Memory { name, data }),
+            Source::File(path) if has_suffix(path, "gz") => units.push(Unit::Gzip(path)),
+            Source::File(path) if has_suffix(path, "zip") => {
+                let file = open(path)?;
+                match zip::ZipArchive::new(BufReader::new(file)) {
+                    Ok(mut archive) => {
+                        for index in 0..archive.len() {
+                            let entry = match archive.by_index_raw(index) {
+                                Ok(entry) if entry.is_dir() => continue,
+                                Ok(entry) => entry.name().to_owned(),
+                                Err(e) => format!("#{index} ({e})"),
+                            };
+                            units.push(Unit::ZipEntry {
+                                archive: path,
+                                index,
+                                name: format!("{}:{entry}", path.display()),
+                            });
+                        }
+                    }
+                    Err(e) => units.push(Unit::BadArchive {
+                        archive: path,
+                        reason: format!("not a readable zip archive: {e}"),
+                    }),
+                }
+            }
+            Source::File(path) => units.push(Unit::Plain(path)),
+        }
+    }
+    Ok(units)
+}
+
+/// A reader that fails at once: a corrupt input becomes a recorded I/O
+/// skip at position 0 through the normal document reader.
+struct Failing(Option<io::Error>);
+
+impl Read for Failing {
+    fn read(&mut self, _: &mut [u8]) -> io::Result<usize> {
+        Err(self.0.take().unwrap_or_else(|| io::Error::other("unreadable input")))
+    }
+}
+
+impl BufRead for Failing {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        Err(self.0.take().unwrap_or_else(|| io::Error::other("unreadable input")))
+    }
+
+    fn consume(&mut self, _: usize) {}
+}
+
+/// Opens `unit` and hands its name and a reader to `f`.
+pub(crate) fn with_unit<T>(unit: &Unit<'_>, f: impl FnOnce(&str, &mut dyn BufRead) -> T) -> Result<T, XmlError> {
+    match unit {
+        Unit::Memory { name, data } => Ok(f(name, &mut &data[..])),
+        Unit::Plain(path) => {
+            let file = open(path)?;
+            Ok(f(
+                &path.display().to_string(),
+                &mut BufReader::with_capacity(READ_BUF, file),
+            ))
+        }
+        Unit::Gzip(path) => {
+            let file = open(path)?;
+            // Multi-member streams (concatenated .gz files) read as one.
+            let gz = flate2::bufread::MultiGzDecoder::new(BufReader::with_capacity(READ_BUF, file));
+            Ok(f(
+                &path.display().to_string(),
+                &mut BufReader::with_capacity(READ_BUF, gz),
+            ))
+        }
+        Unit::ZipEntry { archive, index, name } => {
+            let file = open(archive)?;
+            let mut zip = match zip::ZipArchive::new(BufReader::new(file)) {
+                Ok(zip) => zip,
+                Err(e) => return Ok(f(name, &mut Failing(Some(io::Error::other(e.to_string()))))),
+            };
+            let result = match zip.by_index(*index) {
+                Ok(entry) => f(name, &mut BufReader::with_capacity(READ_BUF, entry)),
+                Err(e) => f(name, &mut Failing(Some(io::Error::other(e.to_string())))),
+            };
+            Ok(result)
+        }
+        Unit::BadArchive { archive, reason } => Ok(f(
+            &archive.display().to_string(),
+            &mut Failing(Some(io::Error::other(reason.clone()))),
+        )),
+    }
+}
