@@ -1,0 +1,49 @@
+//! Errors of reading and writing connection-vector files.
+
+use std::path::PathBuf;
+
+/// Why a connection-vector file could not be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum CvecError {
+    /// A line that does not fit the format: where, what, and what would have.
+    #[error("{file}:{line}: expected {expected}, found `{text}`")]
+    Syntax {
+        /// The file's name as given to the parser.
+        file: String,
+        /// 1-based line number.
+        line: usize,
+        /// The offending line, trimmed.
+        text: String,
+        /// What the parser expected at this point, in words.
+        expected: String,
+    },
+    /// Reading or writing the file itself failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Writing to a caller's `Write` failed.
+    #[error("writing connection vectors: {0}")]
+    Write(#[source] std::io::Error),
+    /// The original format has no way to say what this connection does
+    /// (e.g. both waits set on one data unit, a FIN that is not the last
+    /// line); the alternate format can always be written.
+    #[error("connection {ids} cannot be written in the original format: {reason}")]
+    NotExpressible {
+        /// The connection's two identifiers, `ID1 ID2`.
+        ids: String,
+        reason: String,
+    },
+}
+
+impl CvecError {
+    /// The 1-based line number of a syntax error.
+    pub fn line(&self) -> Option<usize> {
+        match self {
+            CvecError::Syntax { line, .. } => Some(*line),
+            _ => None,
+        }
+    }
+}
