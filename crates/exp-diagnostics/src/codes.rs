@@ -498,12 +498,15 @@ a file it reads is missing.
 Fix: create the directory, fix the path (relative paths are relative to the spec
 that wrote them), or leave `dir` out to use a scratch directory inside the run.
 ";
-    E1005 => "workload kind not runnable",
-"Preflight: this build of expc cannot execute a workload kind the plan uses yet.
-The plan is valid; only running it is refused, before anything starts.
+    E1005 => "workload not runnable here",
+"Preflight: a workload cannot run on this machine or with this build as written:
+RTT emulation, a bottleneck or loss (network namespaces joined by the userspace
+delay stage) needs root and /dev/net/tun, and `server` cannot be combined with
+them. The plan is valid; only running it is refused, before anything starts.
 
-Fix: remove the workload from the spec, or run a build of expc whose runtime
-supports it (`expc plan` shows the plan either way).
+Fix: run as root on a host with TUN, drop `rtt`, `bottleneck` and `loss` to
+replay over plain loopback, or remove the workload (`expc plan` shows the plan
+either way).
 ";
     E1006 => "broker not usable",
 "Preflight: a fleet's broker cannot be used as written. An external broker's

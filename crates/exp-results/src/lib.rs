@@ -21,6 +21,7 @@ mod rundir;
 mod store;
 mod summary;
 pub mod table;
+pub mod traffic_report;
 
 pub use error::ResultsError;
 pub use manifest::{
@@ -33,3 +34,4 @@ pub use rundir::{experiment_dir_name, plan_sha256, RunDir};
 pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
 pub use summary::{summarize, ColumnSummary, RunSummary, TableSummary, TrialSummary, TIME_COLUMN};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};
+pub use traffic_report::{traffic_report, TrafficGroup, TrafficReport};

@@ -34,6 +34,8 @@ pub struct WorkloadContext {
     /// How often to record the workload's own samples.
     pub sample_interval: Duration,
     pub launcher: Arc<exp_anomaly::Launcher>,
+    /// The run directory, for outputs a workload keeps (XML sets and documents).
+    pub run_dir: PathBuf,
 }
 
 /// Metrics of one workload in one trial, by the names the schema registry

@@ -17,7 +17,9 @@ mod run;
 pub mod schedule;
 pub mod selection;
 pub mod signals;
+mod traffic;
 mod trials;
+mod xml;
 
 pub use cancel::{Cancel, Level};
 pub use events::{Event, Events};

@@ -61,6 +61,25 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
                 }
                 continue;
             }
+            if let WorkloadConfig::Xml(xml) = &workload.config {
+                for problem in crate::xml::check(xml) {
+                    report(
+                        format!("xml {} {problem}", workload.name),
+                        at(Code::E1004, format!("xml `{}`: {problem}", workload.name))
+                            .with_help("paths in a spec are relative to the spec's own directory"),
+                    );
+                }
+                continue;
+            }
+            if let WorkloadConfig::Traffic(traffic) = &workload.config {
+                for (code, problem, help) in crate::traffic::check(traffic) {
+                    report(
+                        format!("traffic {} {problem}", workload.name),
+                        at(code, format!("traffic `{}`: {problem}", workload.name)).with_help(help),
+                    );
+                }
+                continue;
+            }
             let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
                 let kind = kind_name(&workload.config);
                 report(

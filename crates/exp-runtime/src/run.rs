@@ -291,6 +291,7 @@ async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result
             scratch: ctx.run_dir.scratch_dir(&format!("trial-{}", trial.trial))?,
             sample_interval,
             launcher: ctx.launcher.clone(),
+            run_dir: ctx.run_dir.path().to_path_buf(),
         };
         let name = workload.name.clone();
         let stop = stop.clone();
@@ -372,11 +373,17 @@ async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError>
             .await
             .unwrap_or_else(|join| Err(ExecError::Failed(format!("the anomaly thread panicked: {join}")))),
         WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
-        // Preflight refuses plans with kinds this build cannot run.
-        other => Err(ExecError::Failed(format!(
-            "no executor for {}",
-            crate::preflight::kind_name(&other)
-        ))),
+        WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
+            let out = context
+                .run_dir
+                .join("xml")
+                .join(crate::xml::dir_name(&context.workload.name))
+                .join(format!("trial-{}", context.tables.trial));
+            crate::xml::run(&context, &x, &out)
+        })
+        .await
+        .unwrap_or_else(|join| Err(ExecError::Failed(format!("the xml thread panicked: {join}")))),
+        WorkloadConfig::Traffic(t) => crate::traffic::run(context, *t).await,
     }
 }
 

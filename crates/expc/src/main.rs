@@ -5,7 +5,11 @@ mod mqtt_report;
 mod progress;
 mod report;
 mod run;
+mod serve;
 mod summary;
+mod traffic;
+mod traffic_report;
+mod xml;
 mod yaml;
 
 use std::io::{IsTerminal, Write};
@@ -84,6 +88,15 @@ enum Command {
         after_help = "Examples:\n  expc calibrate cpuoccupy --core 1 --seconds 10\n  expc calibrate memory\n  expc calibrate interference --json"
     )]
     Calibrate(calibrate::Args),
+    /// XML synthesis: extract a set from a corpus, generate documents, compare, reveal.
+    Xml(xml::Args),
+    /// Connection vectors: convert formats and structure models, synthesize from a spec.
+    Traffic(traffic::Args),
+    /// Accept replayed TCP connections for a spec's `server = "host:port"`; prints the address it listens on.
+    #[command(
+        after_help = "Examples:\n  expc serve --bind 0.0.0.0:7000\n  expc serve --bind 127.0.0.1:0 --max-connections 100 --for 10min"
+    )]
+    Serve(serve::Args),
     /// Internal: the child process of one anomaly instance (config on stdin).
     #[command(name = "__anomaly-kernel", hide = true)]
     AnomalyKernel,
@@ -168,6 +181,9 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
         Command::Calibrate(args) => calibrate::run(args),
+        Command::Xml(args) => xml::run(args),
+        Command::Traffic(args) => traffic::run(args),
+        Command::Serve(args) => serve::run(args),
         Command::AnomalyKernel => Ok(exp_anomaly::child_main()),
         Command::Explain { code, list } => {
             // Write errors (a closed pipe, as in `| head`) end the output quietly.

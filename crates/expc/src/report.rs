@@ -24,11 +24,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let mut mqtt_warnings = Vec::new();
     let mqtt = mqtt_report(&view, &mut mqtt_warnings);
     merge_warnings(&mut summary.warnings, mqtt_warnings);
+    let mut traffic_warnings = Vec::new();
+    let traffic = exp_results::traffic_report(&view, &mut traffic_warnings);
+    merge_warnings(&mut summary.warnings, traffic_warnings);
     let mut out = std::io::stdout().lock();
     let text = if args.json {
-        serde_json::to_string_pretty(&json(&summary, mqtt.as_ref())?).map_err(|e| e.to_string())? + "\n"
+        let value = crate::traffic_report::add_json(json(&summary, mqtt.as_ref())?, traffic.as_ref())?;
+        serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
-        let mqtt_text = mqtt.as_ref().map(crate::mqtt_report::render).unwrap_or_default();
+        let mut mqtt_text = mqtt.as_ref().map(crate::mqtt_report::render).unwrap_or_default();
+        mqtt_text.push_str(&traffic.as_ref().map(crate::traffic_report::render).unwrap_or_default());
         render(&summary, &mqtt_text)
     };
     // A closed pipe (`| head`) ends the output quietly.

@@ -380,7 +380,7 @@ experiment "from-plan" {
 }
 
 #[test]
-fn workloads_without_an_executor_are_refused_before_anything_starts() {
+fn an_xml_workload_without_input_is_refused_before_anything_starts() {
     let scratch = Scratch::new("xml");
     let spec = scratch.spec(
         r#"
@@ -395,6 +395,9 @@ experiment "xml" {
     let output = expc_run(&spec, &scratch.out(), &[]).output().unwrap();
     assert_eq!(output.status.code(), Some(1), "{}", output_text(&output));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("E1005") && stderr.contains("`xml`"), "{stderr}");
+    assert!(
+        stderr.contains("E1004") && stderr.contains("give `corpus`") && stderr.contains("`docs`"),
+        "{stderr}"
+    );
     assert!(!scratch.out().exists());
 }

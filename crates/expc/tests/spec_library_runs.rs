@@ -22,6 +22,23 @@ fn run_spec(relative: &str) {
 /// Runs `relative` with `--time-scale scale` (and `--trials` if given) and
 /// checks that every selected trial completed and wrote rows to `table`.
 fn run_spec_with(relative: &str, scale: &str, trials: Option<&str>, table: &str) {
+    run_spec_keep(relative, scale, trials, table);
+}
+
+/// A run directory, removed (with its output root) when dropped.
+struct RunDir {
+    path: PathBuf,
+    out: PathBuf,
+}
+
+impl Drop for RunDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.out);
+    }
+}
+
+/// As [`run_spec_with`], returning the run directory for more checks.
+fn run_spec_keep(relative: &str, scale: &str, trials: Option<&str>, table: &str) -> RunDir {
     let out = std::env::temp_dir().join(format!(
         "expc-spec-run-{}-{}",
         relative.replace('/', "_"),
@@ -68,7 +85,7 @@ fn run_spec_with(relative: &str, scale: &str, trials: Option<&str>, table: &str)
         .filter(|t| t.rows > 0)
         .count();
     assert_eq!(with_rows, ran, "{relative}: {table} rows for every trial that ran");
-    let _ = std::fs::remove_dir_all(&out);
+    RunDir { path: dir, out }
 }
 
 #[test]
@@ -130,6 +147,29 @@ fn fleet_scaling_runs() {
     run_spec_with("specs/iot/fleet-scaling.exp", "0.04", Some("0"), "mqtt_messages");
 }
 
+/// Extract → obfuscate → generate → reveal → compare on the committed
+/// corpus: the generated documents must read like the corpus.
+#[test]
+fn xml_synthesis_runs() {
+    let dir = run_spec_keep("specs/xml/synthesis.exp", "1", Some("0"), "xml_generation");
+    let trial = dir.path.join("xml/synthesis/trial-0");
+    for kept in ["set/set.json", "private/map.json", "comparison.json"] {
+        assert!(trial.join(kept).is_file(), "{kept} missing");
+    }
+    let comparison: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(trial.join("comparison.json")).unwrap()).unwrap();
+    assert_eq!(comparison["counts"]["synthetic"]["documents"], 1000);
+    let jsd = comparison["divergence"]["skeleton"].as_f64().unwrap();
+    assert!(jsd < 0.05, "structure JSD {jsd}");
+    assert_eq!(comparison["duplicates"]["rate"].as_f64(), Some(0.0));
+}
+
+/// Every XML spec is covered by a test above.
+#[test]
+fn every_xml_spec_is_run() {
+    assert_eq!(specs_in("specs/xml"), ["synthesis.exp"]);
+}
+
 /// Every IoT spec is covered by a test above.
 #[test]
 fn every_iot_spec_is_run() {
@@ -163,4 +203,119 @@ fn specs_in(dir: &str) -> Vec<String> {
         .collect();
     specs.sort();
     specs
+}
+
+/// Why RTT emulation cannot run here, if it cannot: the delay stage's own
+/// preflight (root with CAP_SYS_ADMIN and CAP_NET_ADMIN, /dev/net/tun, `ip`).
+fn rtt_emulation_unavailable() -> Option<String> {
+    exp_traffic::emulate::preflight().err().map(|e| e.to_string())
+}
+
+/// 4 structure models × 5 repetitions: one repetition of each model
+/// (point-major trial numbers), 21 min trials at 0.005 → 6.3 s each. Each
+/// RTT block's 6 min window becomes 1.8 s and replays the ~36 connections
+/// that start in it (20/s, the spec's own rate: schedules are not scaled).
+/// `expc report` must show every structure × RTT mode with duration
+/// percentiles and peak active connections, and response-time percentiles
+/// for the sequential models (blk_conc has no request/response exchanges).
+#[test]
+fn structure_rtt_runs() {
+    if let Some(reason) = rtt_emulation_unavailable() {
+        eprintln!("skipping structure_rtt_runs: {reason}");
+        return;
+    }
+    let dir = run_spec_keep(
+        "specs/traffic/structure-rtt.exp",
+        "0.005",
+        Some("0,5,10,15"),
+        "traffic_connections",
+    );
+    let output = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .arg("report")
+        .arg(&dir.path)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let pooled = report["traffic"]["pooled"].as_array().unwrap();
+    let mut cells: Vec<(String, String)> = pooled
+        .iter()
+        .map(|g| {
+            (
+                g["structure"].as_str().unwrap().to_string(),
+                g["rtt_mode"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    cells.sort();
+    let mut expected = Vec::new();
+    for structure in ["ab", "atbt", "blk_conc", "blk_seq"] {
+        for rtt in ["mean", "paths(4)", "per_connection"] {
+            expected.push((structure.to_string(), rtt.to_string()));
+        }
+    }
+    assert_eq!(cells, expected);
+    for g in pooled {
+        let cell = format!("{} {}", g["structure"], g["rtt_mode"]);
+        assert!(g["connections"].as_u64().unwrap() > 0, "{cell}");
+        assert_eq!(g["failed"].as_u64(), Some(0), "{cell}");
+        assert!(g["peak_active"].as_u64().unwrap() >= 1, "{cell}");
+        let p50 = g["duration_ns"]["p50"].as_f64().unwrap();
+        let p99 = g["duration_ns"]["p99"].as_f64().unwrap();
+        assert!(p50 > 0.0 && p50 <= p99, "{cell}");
+        if g["structure"] != "blk_conc" {
+            let r50 = g["response_time_ns"]["p50"].as_f64().unwrap();
+            assert!(
+                r50 > 0.0 && r50 <= g["response_time_ns"]["p99"].as_f64().unwrap(),
+                "{cell}"
+            );
+        }
+    }
+    let text = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .arg("report")
+        .arg(&dir.path)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("== Traffic") && text.contains("resp p99") && text.contains("peak"),
+        "{text}"
+    );
+}
+
+/// 3 repetitions of 1 h: one, at 0.002 → 7.2 s with 103 transfers of 10 ms
+/// (the 5 s transfers) on loopback.
+#[test]
+fn bandwidth_variability_runs() {
+    run_spec_with(
+        "specs/traffic/bandwidth-variability.exp",
+        "0.002",
+        Some("0"),
+        "traffic_throughput",
+    );
+}
+
+/// As above with the 10 s transfers (20 ms each when scaled).
+#[test]
+fn bandwidth_variability_10s_runs() {
+    run_spec_with(
+        "specs/traffic/bandwidth-variability-10s.exp",
+        "0.002",
+        Some("0"),
+        "traffic_throughput",
+    );
+}
+
+/// Every traffic spec is covered by a test above.
+#[test]
+fn every_traffic_spec_is_run() {
+    assert_eq!(
+        specs_in("specs/traffic"),
+        [
+            "bandwidth-variability-10s.exp",
+            "bandwidth-variability.exp",
+            "structure-rtt.exp"
+        ]
+    );
 }

@@ -1,0 +1,105 @@
+//! The traffic executor's tables: the contract between the executor
+//! (`exp-runtime/src/traffic/tables.rs`), which writes them, and this
+//! report, which reads them by name.
+//!
+//! Times are nanoseconds from the trial's start (like every `_ns` column of
+//! a run); `window` is the index of the workload's active window the row
+//! belongs to (each window replays the connections again); `in_window` is
+//! false for rows outside the `measure` window, which statistics leave out.
+
+use crate::{DType, Schema};
+
+/// One row per replayed connection.
+pub const CONNECTIONS_TABLE: &str = "traffic_connections";
+/// One row per request/response exchange.
+pub const EPOCHS_TABLE: &str = "traffic_epochs";
+/// Open connections per interval.
+pub const ACTIVE_TABLE: &str = "traffic_active_connections";
+/// Bytes per interval and direction.
+pub const THROUGHPUT_TABLE: &str = "traffic_throughput";
+/// Bottleneck queue backlog samples (only with a bottleneck).
+pub const QUEUE_TABLE: &str = "traffic_queue";
+
+/// Columns every traffic table starts with: which workload, structure and
+/// RTT mode the row belongs to, and which active window.
+fn base(name: &str) -> Schema {
+    Schema::new(name)
+        .column("workload", DType::Str)
+        .column("structure", DType::Str)
+        .column("rtt_mode", DType::Str)
+        .column("window", DType::U64)
+}
+
+/// The columns of [`CONNECTIONS_TABLE`].
+pub fn connections_schema() -> Schema {
+    base(CONNECTIONS_TABLE)
+        .column("connection", DType::U64)
+        .column("local", DType::Str)
+        .column("planned_start_ns", DType::U64)
+        .column("actual_start_ns", DType::U64)
+        .column("first_byte_ns", DType::U64)
+        .column("last_byte_ns", DType::U64)
+        .column("end_ns", DType::U64)
+        .column("duration_ns", DType::U64)
+        .column("sent_bytes", DType::U64)
+        .column("expected_sent_bytes", DType::U64)
+        .column("received_bytes", DType::U64)
+        .column("expected_received_bytes", DType::U64)
+        .column("epochs", DType::U64)
+        .column("assigned_rtt_ns", DType::U64)
+        .column("status", DType::Str)
+        .column("error", DType::Str)
+        .column("tcp_rtt_ns", DType::U64)
+        .column("tcp_rttvar_ns", DType::U64)
+        .column("tcp_total_retrans", DType::U64)
+        .column("in_window", DType::Bool)
+}
+
+/// The columns of [`EPOCHS_TABLE`]: request first byte sent → response
+/// last byte received, at the initiator.
+pub fn epochs_schema() -> Schema {
+    base(EPOCHS_TABLE)
+        .column("connection", DType::U64)
+        .column("epoch", DType::U64)
+        .column("start_ns", DType::U64)
+        .column("end_ns", DType::U64)
+        .column("response_time_ns", DType::U64)
+        .column("request_bytes", DType::U64)
+        .column("response_bytes", DType::U64)
+        .column("in_window", DType::Bool)
+}
+
+/// The columns of [`ACTIVE_TABLE`].
+pub fn active_schema() -> Schema {
+    base(ACTIVE_TABLE)
+        .column("t_ns", DType::U64)
+        .column("at_start", DType::U64)
+        .column("peak", DType::U64)
+        .column("in_window", DType::Bool)
+}
+
+/// The columns of [`THROUGHPUT_TABLE`]: one row per interval and direction
+/// (`to_acceptor`, `to_initiator`), counted at the initiator.
+pub fn throughput_schema() -> Schema {
+    base(THROUGHPUT_TABLE)
+        .column("t_ns", DType::U64)
+        .column("duration_ns", DType::U64)
+        .column("direction", DType::Str)
+        .column("bytes", DType::U64)
+        .column("bit_per_s", DType::F64)
+        .column("in_window", DType::Bool)
+}
+
+/// The columns of [`QUEUE_TABLE`].
+pub fn queue_schema() -> Schema {
+    base(QUEUE_TABLE)
+        .column("t_ns", DType::U64)
+        .column("direction", DType::Str)
+        .column("packets", DType::U64)
+        .column("bytes", DType::U64)
+}
+
+/// Connection status values written to `status`.
+pub const STATUS_COMPLETE: &str = "complete";
+pub const STATUS_SHORT: &str = "short";
+pub const STATUS_FAILED: &str = "failed";

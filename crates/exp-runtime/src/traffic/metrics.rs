@@ -1,0 +1,90 @@
+//! A traffic workload's summary metrics for the manifest, the trials table
+//! and `repeat until`, by the names the registry declares (`duration`,
+//! `response_time`, `active_connections`, `throughput`) plus percentiles
+//! and counts. Only rows inside the measurement window count.
+
+use exp_traffic::replay::{ConnectionStatus, ReplayResult};
+
+use crate::executor::WorkloadSummary;
+
+/// Totals over every window of one trial.
+#[derive(Default)]
+pub struct Totals {
+    durations_ns: Vec<f64>,
+    responses_ns: Vec<f64>,
+    connections: u64,
+    failed: u64,
+    peak_active: u32,
+    bytes: u64,
+    interval_ns: u64,
+}
+
+impl Totals {
+    pub fn add(&mut self, result: &ReplayResult) {
+        for c in result.connections.iter().filter(|c| c.in_window) {
+            self.connections += 1;
+            if c.status == ConnectionStatus::Failed {
+                self.failed += 1;
+            } else {
+                self.durations_ns.push(c.duration_us as f64 * 1000.0);
+            }
+        }
+        self.responses_ns.extend(
+            result
+                .epochs
+                .iter()
+                .filter(|e| e.in_window)
+                .map(|e| e.duration_us() as f64 * 1000.0),
+        );
+        let peak = result
+            .active_connections
+            .iter()
+            .filter(|s| s.in_window)
+            .map(|s| s.peak)
+            .max()
+            .unwrap_or(0);
+        self.peak_active = self.peak_active.max(peak);
+        for s in result.throughput.iter().filter(|s| s.in_window) {
+            self.bytes += s.initiator_to_acceptor_bytes + s.acceptor_to_initiator_bytes;
+            self.interval_ns += s.duration_us.saturating_mul(1000);
+        }
+    }
+
+    pub fn summary(mut self, skipped: usize) -> WorkloadSummary {
+        let mut s = WorkloadSummary::default();
+        if self.connections == 0 && skipped == 0 {
+            // Nothing replayed (interrupted before its first window, or no
+            // connection in the measurement window): zeros would skew
+            // `repeat until` and the trials' means.
+            return s;
+        }
+        let mut put = |k: &str, v: f64| {
+            s.metrics.insert(k.to_string(), v);
+        };
+        put("connections", self.connections as f64);
+        if skipped > 0 {
+            put("skipped_connections", skipped as f64);
+        }
+        put("failed_connections", self.failed as f64);
+        put("active_connections", f64::from(self.peak_active));
+        for (name, values) in [
+            ("duration", &mut self.durations_ns),
+            ("response_time", &mut self.responses_ns),
+        ] {
+            if values.is_empty() {
+                continue;
+            }
+            values.sort_unstable_by(f64::total_cmp);
+            put(name, values.iter().sum::<f64>() / values.len() as f64);
+            for (suffix, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)] {
+                if let Some(v) = exp_stats::percentile(values, q) {
+                    put(&format!("{name}_{suffix}"), v);
+                }
+            }
+        }
+        if self.interval_ns > 0 {
+            put("throughput", self.bytes as f64 * 8.0 * 1e9 / self.interval_ns as f64);
+        }
+        s
+    }
+}

@@ -1,0 +1,205 @@
+//! The traffic executor: replays connection vectors on real TCP sockets in
+//! every active window of the workload and writes the traffic tables.
+//!
+//! Each active window replays the workload's connections from the window's
+//! start, each at its scheduled time. A window with an end (its own, or the
+//! trial's) replays only the connections scheduled to start before it, and
+//! none runs past it (the replay's connection timeout is the window's
+//! length), so a time-scaled run keeps the trace's connection rate and
+//! replays fewer connections rather than starting them faster. The
+//! measurement window (`measure`, scaled like the rest of the timeline)
+//! marks rows outside it; they are written, but left out of the metrics.
+//!
+//! `vectors` prepares the connections, `network` runs the sides (loopback,
+//! namespaces with the delay stage, or an `expc serve` server), `tables`
+//! writes rows and `metrics` sums up the trial.
+
+mod metrics;
+mod network;
+mod tables;
+mod vectors;
+
+use std::path::Path;
+use std::time::Duration;
+
+use exp_diagnostics::Code;
+use exp_plan::Traffic;
+
+use crate::cancel::Level;
+use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
+use crate::schedule::Interval;
+use network::Network;
+use tables::RowKey;
+use vectors::Prepared;
+
+pub use network::needs_namespaces;
+
+/// How long a cancelled window's replay may take to finish its connections
+/// (and keep its records) before it is dropped.
+const CANCEL_GRACE: Duration = Duration::from_secs(2);
+
+pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSummary, ExecError> {
+    // The compiler resolved the trace's path against the spec's directory.
+    let prepared = Prepared::load(&traffic, ctx.seed).map_err(|e| ExecError::Failed(e.to_string()))?;
+    // The sides (namespaces included) exist only from the first window on:
+    // the blocks of a trial that run one after another do not hold a
+    // testbed each all trial long.
+    let first = ctx.intervals.first().map_or(0, |i| i.start_ns);
+    if !ctx.cancel.sleep_until_async(ctx.clock.at(first)).await {
+        return Ok(metrics::Totals::default().summary(prepared.skipped));
+    }
+    let network = Network::start(&traffic, ctx.seed, ctx.clock.now_ns())
+        .await
+        .map_err(ExecError::Failed)?;
+    let key = RowKey {
+        workload: ctx.workload.name.clone(),
+        structure: traffic.structure.clone(),
+        rtt_mode: vectors::rtt_label(&traffic.rtt),
+    };
+    let replayed = windows(&ctx, &traffic, &prepared, &network, &key).await;
+    let queue = match (&network, traffic.bottleneck_bit_per_s) {
+        (Network::Namespaces(e), Some(_)) => network::DIRECTIONS.iter().try_for_each(|(direction, label)| {
+            tables::write_queue(
+                &ctx.tables,
+                &key,
+                label,
+                e.started_ns,
+                &e.testbed.backlog_samples(*direction),
+            )
+        }),
+        _ => Ok(()),
+    };
+    let stopped = network.stop().await;
+    let totals = replayed?;
+    queue?;
+    stopped.map_err(ExecError::Failed)?;
+    Ok(totals.summary(prepared.skipped))
+}
+
+/// Replays every active window in turn.
+async fn windows(
+    ctx: &WorkloadContext,
+    traffic: &Traffic,
+    prepared: &Prepared,
+    network: &Network,
+    key: &RowKey,
+) -> Result<metrics::Totals, ExecError> {
+    let mut totals = metrics::Totals::default();
+    let time_scale = time_scale(ctx);
+    for (index, interval) in ctx.intervals.iter().enumerate() {
+        if !ctx.cancel.sleep_until_async(ctx.clock.at(interval.start_ns)).await {
+            break;
+        }
+        let length = window_length(interval, ctx.trial_end_ns);
+        let connections = prepared.within(length);
+        if connections.is_empty() {
+            continue;
+        }
+        let mut config = network.config(traffic);
+        config.interval = Duration::from_nanos(traffic.interval_ns.max(1));
+        config.connection_timeout = length;
+        config.measure = traffic.measure.as_ref().map(|m| {
+            Duration::from_nanos(crate::schedule::scale(m.start_ns, time_scale))
+                ..Duration::from_nanos(crate::schedule::scale(m.end_ns, time_scale))
+        });
+        let (stop, stopped) = tokio::sync::oneshot::channel();
+        let replay = network.replay(connections, config, stopped);
+        tokio::pin!(replay);
+        let result = tokio::select! {
+            result = &mut replay => result,
+            _ = ctx.cancel.reached(Level::Stop) => {
+                match tokio::time::timeout(CANCEL_GRACE, &mut replay).await {
+                    Ok(result) => result,
+                    Err(_) => {
+                        // Abandon the window: its connections end now.
+                        let _ = stop.send(());
+                        let _ = replay.await;
+                        break;
+                    }
+                }
+            }
+        }
+        .map_err(ExecError::Failed)?;
+        let Some(result) = result else {
+            break;
+        };
+        let origin_ns = exp_results::unix_ns(result.origin).saturating_sub(ctx.clock.start_unix_ns);
+        tables::write_window(&ctx.tables, key, index as u64, origin_ns, &result)?;
+        totals.add(&result);
+        if ctx.cancel.is_cancelled() {
+            break;
+        }
+    }
+    Ok(totals)
+}
+
+/// The window's length, from its end or the trial's; `None` lets the
+/// replay run every connection to its end.
+fn window_length(interval: &Interval, trial_end_ns: Option<u64>) -> Option<Duration> {
+    interval
+        .end_ns
+        .or(trial_end_ns)
+        .map(|end| Duration::from_nanos(end.saturating_sub(interval.start_ns)))
+}
+
+/// The run's `--time-scale`, recovered from the scaled intervals and the
+/// planned window (the context does not carry it); 1 when it cannot tell.
+fn time_scale(ctx: &WorkloadContext) -> f64 {
+    let window = &ctx.workload.window;
+    let Some(first) = ctx.intervals.first() else {
+        return 1.0;
+    };
+    let ratio = |scaled: u64, planned: u64| (planned > 0).then(|| scaled as f64 / planned as f64);
+    ratio(first.start_ns, window.start_ns)
+        .or_else(|| {
+            let period = window.period.as_ref()?;
+            ratio(first.end_ns?.saturating_sub(first.start_ns), period.active_ns)
+        })
+        .or_else(|| {
+            ratio(
+                first.end_ns?.saturating_sub(first.start_ns),
+                window.end_ns?.saturating_sub(window.start_ns),
+            )
+        })
+        .unwrap_or(1.0)
+}
+
+/// Help for a path or address that cannot be used.
+const PATH_HELP: &str = "paths in a spec are relative to the spec's own directory";
+/// Help when the namespaces cannot be set up.
+const PRIVILEGES_HELP: &str =
+    "run as root (RTT emulation, bottlenecks and loss need namespaces), or use `rtt = none` and `network = loopback`";
+
+/// Problems preflight reports for a traffic workload: the code, the
+/// problem and a help line. A trace that is not a file or a server that
+/// does not resolve is E1004; RTT emulation without root or TUN is E1005.
+pub fn check(traffic: &Traffic) -> Vec<(Code, String, &'static str)> {
+    let mut problems = Vec::new();
+    if let exp_plan::Vectors::Trace { file, .. } = &traffic.vectors {
+        if !Path::new(file).is_file() {
+            let problem = format!("trace `{file}` is not a file");
+            problems.push((Code::E1004, problem, PATH_HELP));
+        }
+    }
+    if let Some(server) = &traffic.server {
+        if let Err(problem) = network::resolve(server) {
+            problems.push((Code::E1004, problem, "start `expc serve` there, or check `host:port`"));
+        }
+        if network::emulates(traffic) {
+            let problem = "RTT emulation, bottlenecks and loss run in this machine's delay stage, \
+                           which a `server` elsewhere is not behind"
+                .to_string();
+            let help = "remove `server` to emulate here, or drop `rtt`, `bottleneck`, `apply_loss` and \
+                        `network = namespaces` to replay across the real path";
+            problems.push((Code::E1005, problem, help));
+        }
+    } else if needs_namespaces(traffic) {
+        if let Err(e) = exp_traffic::emulate::preflight() {
+            problems.push((Code::E1005, e.to_string(), PRIVILEGES_HELP));
+        }
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,276 @@
+//! Where the two sides of a replay run: both in this process across
+//! loopback, both in this process across two network namespaces joined by
+//! the delay stage (RTT emulation, bottleneck, loss; needs root), or the
+//! initiator here against an `expc serve` acceptor elsewhere.
+
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::sync::Arc;
+use std::time::Duration;
+
+use exp_plan::Traffic;
+use exp_traffic::cvec::Connection;
+use exp_traffic::emulate::{Bottleneck, Direction, FlowKey, FlowParams, Protocol, StageConfig, Testbed};
+use exp_traffic::replay::{self, Acceptor, FlowHook, ReplayConfig, ReplayResult};
+use tokio::sync::oneshot;
+
+/// Namespaces are named `expc-PID-N-i` and `expc-PID-N-a`.
+const NAMESPACE_PREFIX: &str = "expc";
+/// Worker threads of the acceptor's runtime inside its namespace.
+const NAMESPACE_WORKERS: usize = 2;
+/// Worker threads of each window's replay runtime.
+const REPLAY_WORKERS: usize = 2;
+
+/// The acceptor side and how to reach it.
+pub enum Network {
+    Loopback { acceptor: Acceptor, sources: Vec<IpAddr> },
+    Server { target: SocketAddr },
+    Namespaces(Box<Emulated>),
+}
+
+/// The testbed and the acceptor running inside its acceptor namespace.
+pub struct Emulated {
+    pub testbed: Arc<Testbed>,
+    target: SocketAddr,
+    hook: Arc<StageHook>,
+    stop_acceptor: Option<oneshot::Sender<()>>,
+    acceptor_thread: Option<std::thread::JoinHandle<Result<Result<(), String>, exp_traffic::emulate::EmulateError>>>,
+    /// Trial time (ns) when the testbed started: backlog samples count from it.
+    pub started_ns: u64,
+}
+
+/// Whether the workload needs the namespaces and the delay stage.
+pub fn needs_namespaces(traffic: &Traffic) -> bool {
+    traffic.server.is_none() && emulates(traffic)
+}
+
+/// Whether the workload asks for anything of the delay stage.
+pub fn emulates(traffic: &Traffic) -> bool {
+    traffic.network == "namespaces"
+        || super::vectors::emulates_rtt(&traffic.rtt)
+        || traffic.bottleneck_bit_per_s.is_some()
+        || traffic.apply_loss
+}
+
+/// Resolves `server = "host:port"`.
+pub fn resolve(server: &str) -> Result<SocketAddr, String> {
+    server
+        .to_socket_addrs()
+        .map_err(|e| format!("server `{server}`: {e}"))?
+        .next()
+        .ok_or_else(|| format!("server `{server}` resolves to no address"))
+}
+
+impl Network {
+    pub async fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Network, String> {
+        if let Some(server) = &traffic.server {
+            return Ok(Network::Server {
+                target: resolve(server)?,
+            });
+        }
+        if needs_namespaces(traffic) {
+            let traffic = traffic.clone();
+            return tokio::task::spawn_blocking(move || Emulated::start(&traffic, seed, now_ns))
+                .await
+                .map_err(|e| format!("the testbed thread panicked: {e}"))?
+                .map(|e| Network::Namespaces(Box::new(e)));
+        }
+        let acceptor = Acceptor::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+            .await
+            .map_err(|e| e.to_string())?;
+        let count = u8::try_from(traffic.source_addresses).unwrap_or(u8::MAX);
+        Ok(Network::Loopback {
+            acceptor,
+            sources: replay::loopback_sources(count),
+        })
+    }
+
+    /// The replay configuration for this network (target, sources, hook).
+    pub fn config(&self, traffic: &Traffic) -> ReplayConfig {
+        let target = match self {
+            Network::Loopback { acceptor, .. } => acceptor.local_addr(),
+            Network::Server { target } => *target,
+            Network::Namespaces(e) => e.target,
+        };
+        let mut config = ReplayConfig::new(target);
+        config.window = traffic.window_bytes.map(|w| u32::try_from(w).unwrap_or(u32::MAX));
+        config.structure = traffic.structure.clone();
+        match self {
+            Network::Loopback { sources, .. } => config.source_addresses = sources.clone(),
+            Network::Server { .. } => config.fds_per_connection = 1,
+            Network::Namespaces(e) => {
+                config.source_addresses = vec![IpAddr::V4(e.testbed.address(exp_traffic::emulate::Side::Initiator))];
+                config.flow_hook = Some(e.hook.clone());
+            }
+        }
+        config
+    }
+
+    /// Replays one window's connections on a runtime of its own, on a
+    /// thread of its own (inside the initiator's namespace when emulating).
+    /// When `stop` resolves (sent or dropped) the replay is abandoned and
+    /// that runtime shut down, which ends its connections at once; the
+    /// result is then `None`.
+    pub async fn replay(
+        &self,
+        connections: Vec<Connection>,
+        config: ReplayConfig,
+        stop: oneshot::Receiver<()>,
+    ) -> Result<Option<ReplayResult>, String> {
+        let job = move || -> Result<Option<ReplayResult>, String> {
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(REPLAY_WORKERS)
+                .enable_all()
+                .build()
+                .map_err(|e| format!("starting the replay runtime: {e}"))?;
+            let result = runtime.block_on(async move {
+                tokio::select! {
+                    result = replay::replay(connections, config) => Some(result),
+                    _ = stop => None,
+                }
+            });
+            runtime.shutdown_background();
+            result.transpose().map_err(|e| e.to_string())
+        };
+        let (tx, rx) = oneshot::channel();
+        let send = move || {
+            let _ = tx.send(job());
+        };
+        match self {
+            Network::Namespaces(e) => {
+                // Detached: the result comes back through the channel.
+                drop(
+                    e.testbed
+                        .spawn_in(exp_traffic::emulate::Side::Initiator, send)
+                        .map_err(|e| e.to_string())?,
+                );
+            }
+            _ => {
+                drop(
+                    std::thread::Builder::new()
+                        .name("expc-replay".into())
+                        .spawn(send)
+                        .map_err(|e| format!("starting the replay thread: {e}"))?,
+                );
+            }
+        }
+        rx.await
+            .map_err(|_| "the replay thread ended without a result".to_string())?
+    }
+
+    /// Stops the acceptor and removes the namespaces (by dropping the testbed).
+    pub async fn stop(self) -> Result<(), String> {
+        if let Network::Namespaces(mut e) = self {
+            if let Some(stop) = e.stop_acceptor.take() {
+                let _ = stop.send(());
+            }
+            let thread = e.acceptor_thread.take();
+            let joined = tokio::task::spawn_blocking(move || thread.map(|t| t.join()))
+                .await
+                .map_err(|e| format!("the acceptor thread panicked: {e}"))?;
+            drop(e);
+            match joined {
+                Some(Ok(Ok(Ok(())))) | None => {}
+                Some(Ok(Ok(Err(message)))) => return Err(format!("acceptor: {message}")),
+                Some(Ok(Err(error))) => return Err(error.to_string()),
+                Some(Err(_)) => return Err("the acceptor thread panicked".into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Emulated {
+    fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Emulated, String> {
+        let config = StageConfig {
+            default: FlowParams::with_rtt(Duration::ZERO),
+            bottleneck: traffic.bottleneck_bit_per_s.map(|rate| Bottleneck {
+                rate_bits_per_s: rate,
+                queue_bytes: usize::try_from(traffic.queue_bytes).unwrap_or(usize::MAX),
+            }),
+            seed,
+        };
+        // Namespaces of expc processes that died without removing theirs
+        // (kill -9) would otherwise pile up.
+        let _ = exp_traffic::emulate::cleanup_stale_namespaces(NAMESPACE_PREFIX);
+        let testbed = Arc::new(Testbed::create(NAMESPACE_PREFIX, config).map_err(|e| e.to_string())?);
+        let address = testbed.address(exp_traffic::emulate::Side::Acceptor);
+        let (addr_tx, addr_rx) = std::sync::mpsc::channel();
+        let (stop_tx, stop_rx) = oneshot::channel::<()>();
+        let thread = testbed
+            .spawn_in(exp_traffic::emulate::Side::Acceptor, move || {
+                let runtime = tokio::runtime::Builder::new_multi_thread()
+                    .worker_threads(NAMESPACE_WORKERS)
+                    .enable_all()
+                    .build()
+                    .map_err(|e| e.to_string())?;
+                runtime.block_on(async move {
+                    let acceptor = Acceptor::bind(SocketAddr::from((address, 0)))
+                        .await
+                        .map_err(|e| e.to_string());
+                    let local = acceptor.as_ref().map(Acceptor::local_addr).map_err(Clone::clone);
+                    let _ = addr_tx.send(local);
+                    let _acceptor = acceptor?;
+                    let _ = stop_rx.await;
+                    Ok(())
+                })
+            })
+            .map_err(|e| e.to_string())?;
+        let target = addr_rx
+            .recv()
+            .map_err(|_| "the acceptor thread ended before listening".to_string())??;
+        Ok(Emulated {
+            hook: Arc::new(StageHook {
+                testbed: testbed.clone(),
+                apply_loss: traffic.apply_loss,
+            }),
+            testbed,
+            target,
+            stop_acceptor: Some(stop_tx),
+            acceptor_thread: Some(thread),
+            started_ns: now_ns,
+        })
+    }
+}
+
+/// Registers every flow with the delay stage at the RTT the executor put in
+/// the connection's `r` (and its loss rates with `apply_loss`).
+struct StageHook {
+    testbed: Arc<Testbed>,
+    apply_loss: bool,
+}
+
+fn key(local: SocketAddr, peer: SocketAddr) -> Option<FlowKey> {
+    match (local, peer) {
+        (SocketAddr::V4(initiator), SocketAddr::V4(acceptor)) => Some(FlowKey {
+            protocol: Protocol::Tcp,
+            initiator,
+            acceptor,
+        }),
+        _ => None,
+    }
+}
+
+impl FlowHook for StageHook {
+    fn register(&self, local: SocketAddr, peer: SocketAddr, connection: &Connection) -> Option<u64> {
+        let rtt_us = connection.min_rtt_us.unwrap_or(0);
+        let mut params = FlowParams::with_rtt(Duration::from_micros(rtt_us));
+        if let (true, Some(loss)) = (self.apply_loss, connection.loss) {
+            params.loss_to_acceptor = loss.initiator;
+            params.loss_to_initiator = loss.acceptor;
+        }
+        self.testbed.flows().register(key(local, peer)?, params).ok()?;
+        Some(rtt_us)
+    }
+
+    fn unregister(&self, local: SocketAddr, peer: SocketAddr) {
+        if let Some(key) = key(local, peer) {
+            self.testbed.flows().unregister(&key);
+        }
+    }
+}
+
+/// The queue's directions with their table labels.
+pub const DIRECTIONS: [(Direction, &str); 2] = [
+    (Direction::ToAcceptor, "to_acceptor"),
+    (Direction::ToInitiator, "to_initiator"),
+];

@@ -1,0 +1,174 @@
+//! `expc xml extract`: corpus → set directory.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::ValueEnum;
+use exp_xml::set::{write_set, SetOptions, SynthesisSet};
+use exp_xml::{obfuscate, AttributePolicy, Config, Source};
+
+use super::{cpu_seconds, megabytes, rate};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Files, directories, globs, `.gz` and `.zip` archives.
+    #[arg(required = true)]
+    corpus: Vec<String>,
+    /// The set directory to write.
+    #[arg(short, long)]
+    output: PathBuf,
+    /// Element whose children are the documents (event logs); default: each file is a document.
+    #[arg(long)]
+    split_at: Option<String>,
+    /// Attribute values in paths: keep all, names only, or auto (kept when at most --max-distinct values).
+    #[arg(long, value_enum, default_value_t = Policy::Auto)]
+    attributes: Policy,
+    /// `auto`: most distinct values an attribute may have to stay in paths.
+    #[arg(long, default_value_t = 16)]
+    max_distinct: usize,
+    /// Paths with at most this many distinct values are categorical.
+    #[arg(long, default_value_t = exp_xml::DEFAULT_CATEGORICAL_THRESHOLD)]
+    categorical_threshold: usize,
+    /// Replace every string of the set by a seeded random string of the same length.
+    #[arg(long, requires = "map")]
+    obfuscate: bool,
+    /// Private directory for the obfuscation map (never inside the set).
+    #[arg(long)]
+    map: Option<PathBuf>,
+    /// Seed of the obfuscation.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Threads for reading and fitting; 0 = one per core.
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// Also report how many skeletons and paths each attribute policy yields.
+    #[arg(long)]
+    policies: bool,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Policy {
+    Keep,
+    Names,
+    Auto,
+}
+
+impl Policy {
+    fn resolve(self, max_distinct: usize) -> AttributePolicy {
+        match self {
+            Policy::Keep => AttributePolicy::Keep,
+            Policy::Names => AttributePolicy::Names,
+            Policy::Auto => AttributePolicy::Auto { max_distinct },
+        }
+    }
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    let threads = if args.threads == 0 {
+        std::thread::available_parallelism().map_or(1, usize::from)
+    } else {
+        args.threads
+    };
+    let sources = exp_xml::expand_inputs(&args.corpus).map_err(|e| e.to_string())?;
+    let corpus_bytes = input_bytes(&sources);
+    let config = Config {
+        split_at: args.split_at.clone(),
+        policy: args.attributes.resolve(args.max_distinct),
+        categorical_threshold: args.categorical_threshold,
+        threads,
+    };
+    let (wall, cpu) = (Instant::now(), cpu_seconds());
+    let extraction = exp_xml::extract(&sources, &config).map_err(|e| e.to_string())?;
+    let (extract_wall, extract_cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+    if extraction.summary.documents == 0 {
+        return Err(format!(
+            "no well-formed document in the corpus ({} skipped); nothing to extract",
+            extraction.summary.skipped.len()
+        ));
+    }
+    let options = SetOptions {
+        threads,
+        split_root: extraction.summary.split_root.clone(),
+        ..SetOptions::default()
+    };
+    let mut set = SynthesisSet::from_extraction(extraction, &config, &options);
+    if args.obfuscate {
+        let map_dir = args.map.as_ref().ok_or("--obfuscate needs --map PRIVATE_DIR")?;
+        let (hidden, map) = obfuscate::obfuscate(&set, args.seed).map_err(|e| e.to_string())?;
+        // The map first: if it is refused (inside the set), nothing is written.
+        let path = obfuscate::write_map(&map, map_dir, &args.output).map_err(|e| e.to_string())?;
+        eprintln!("obfuscation map: {} (private: keep it out of the set)", path.display());
+        set = hidden;
+    }
+    write_set(&set, &args.output).map_err(|e| e.to_string())?;
+
+    let c = &set.info.corpus;
+    println!("set: {}", args.output.display());
+    println!(
+        "corpus: {} documents, {} skipped, {:.1} MB read",
+        c.documents,
+        set.info.skipped.len(),
+        megabytes(corpus_bytes)
+    );
+    println!(
+        "structures {}  paths {} ({} categorical, {} numeric)  tags {}  attributes {}",
+        set.structures.len(),
+        set.paths.len(),
+        set.paths.len() - set.numeric.len(),
+        set.numeric.len(),
+        c.unique_tags,
+        c.unique_attributes
+    );
+    for family in &set.info.fitting.families {
+        println!(
+            "  {:<18} {:>5} paths ({:.0} %)",
+            family.family.name(),
+            family.paths,
+            family.share * 100.0
+        );
+    }
+    for s in set.info.skipped.iter().take(5) {
+        let detail = s.detail.as_deref().unwrap_or_default();
+        eprintln!("skipped: {} at byte {}: {:?} {detail}", s.input, s.position, s.kind);
+    }
+    println!(
+        "extraction: {:.2} s wall, {:.2} CPU-s: {:.1} MB/s, {:.1} MB per CPU-second",
+        extract_wall,
+        extract_cpu,
+        rate(corpus_bytes, extract_wall),
+        rate(corpus_bytes, extract_cpu)
+    );
+    if args.policies {
+        let policies = [
+            AttributePolicy::Keep,
+            AttributePolicy::Names,
+            AttributePolicy::Auto {
+                max_distinct: args.max_distinct,
+            },
+        ];
+        for count in exp_xml::policy_counts(&sources, &config, &policies).map_err(|e| e.to_string())? {
+            let policy = match count.policy {
+                AttributePolicy::Keep => "keep".to_string(),
+                AttributePolicy::Names => "names".to_string(),
+                AttributePolicy::Auto { max_distinct } => format!("auto (K = {max_distinct})"),
+            };
+            println!(
+                "policy {policy:<16} {:>8} skeletons {:>8} paths",
+                count.structures, count.paths
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes of the inputs as stored (compressed files count compressed).
+fn input_bytes(sources: &[Source]) -> u64 {
+    sources
+        .iter()
+        .map(|source| match source {
+            Source::File(path) => std::fs::metadata(path).map_or(0, |m| m.len()),
+            Source::Memory { data, .. } => data.len() as u64,
+        })
+        .sum()
+}

@@ -1,0 +1,79 @@
+//! `expc xml`: extract a synthesis set from a corpus, generate documents
+//! from it, compare two corpora, and reveal obfuscated output.
+
+mod compare;
+mod extract;
+mod generate;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: XmlCommand,
+}
+
+#[derive(clap::Subcommand)]
+enum XmlCommand {
+    /// Extract structure, categorical values and fitted numeric distributions into a set directory.
+    #[command(
+        after_help = "Examples:\n  expc xml extract corpus/ -o set/\n  expc xml extract 'logs/*.xml.gz' --split-at event -o set/ --obfuscate --map private/"
+    )]
+    Extract(extract::Args),
+    /// Generate documents from a set directory (deterministic per seed and document index).
+    #[command(
+        after_help = "Examples:\n  expc xml generate set/ --documents 10000 -o out/\n  expc xml generate set/ --size 10GiB --per-file 1000 --gzip -o out/\n  expc xml generate set/ --documents 1000000 --shard 2/4 -o out/"
+    )]
+    Generate(generate::Args),
+    /// Compare a synthetic corpus with the original: structure, paths, values, sizes, duplicates.
+    #[command(
+        after_help = "Examples:\n  expc xml compare corpus/ out/\n  expc xml compare corpus/ out/ --split-at event --probe 'sensor@type=temp' --json"
+    )]
+    Compare(compare::Args),
+    /// Map obfuscated documents back to the original strings with the private map.
+    #[command(after_help = "Examples:\n  expc xml reveal out/ --map private/ -o revealed/")]
+    Reveal(compare::RevealArgs),
+}
+
+pub fn run(args: Args) -> Result<ExitCode, String> {
+    match args.command {
+        XmlCommand::Extract(args) => extract::run(args),
+        XmlCommand::Generate(args) => generate::run(args),
+        XmlCommand::Compare(args) => compare::run(args),
+        XmlCommand::Reveal(args) => compare::reveal(args),
+    }
+}
+
+/// CPU seconds (user + system, all threads) this process has used.
+fn cpu_seconds() -> f64 {
+    let hz = exp_host::clock_ticks_per_s().max(1) as f64;
+    exp_host::pid_stat(std::process::id())
+        .ok()
+        .flatten()
+        .map_or(0.0, |s| (s.utime_ticks + s.stime_ticks) as f64 / hz)
+}
+
+/// Peak resident memory of this process (VmHWM), in bytes.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn megabytes(bytes: u64) -> f64 {
+    bytes as f64 / 1e6
+}
+
+fn rate(bytes: u64, seconds: f64) -> f64 {
+    if seconds > 0.0 {
+        megabytes(bytes) / seconds
+    } else {
+        f64::NAN
+    }
+}
+
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}

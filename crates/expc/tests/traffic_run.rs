@@ -1,0 +1,214 @@
+//! `expc run` with traffic workloads on loopback (no root needed): the
+//! in-process acceptor, an `expc serve` acceptor in another process, the
+//! measurement window, the report, and preflight on an unusable trace.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A scratch directory, removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("expc-traffic-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// 20 connections 50 ms apart, two exchanges each; `extra` goes into the block.
+fn spec(extra: &str) -> String {
+    format!(
+        r#"experiment "traffic-test" {{
+  seed     = 11
+  duration = 3s
+
+  traffic "web" {{
+    vectors = synthetic(
+      connections = 20,
+      arrival = constant(50ms),
+      epochs = 1,
+      request = 300B,
+      response = 20KB,
+      server_time = constant(1ms),
+      think_time = constant(5ms),
+    )
+    interval = 200ms
+    {extra}
+  }}
+}}
+"#
+    )
+}
+
+fn expc(args: &[&str], dir: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_expc"))
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs `spec.exp` in `dir` and returns the run directory.
+fn run(dir: &Path) -> PathBuf {
+    let output = expc(&["run", "spec.exp", "--out", "runs"], dir);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let experiment = std::fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path()
+}
+
+fn report_json(run_dir: &Path) -> serde_json::Value {
+    let output = expc(&["report", run_dir.to_str().unwrap(), "--json"], Path::new("."));
+    assert!(output.status.success());
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+#[test]
+fn loopback_replay_writes_tables_and_reports_them() {
+    let scratch = Scratch::new("loopback");
+    std::fs::write(
+        scratch.0.join("spec.exp"),
+        spec("structure = atbt\n    measure = 200ms..700ms"),
+    )
+    .unwrap();
+    let dir = run(&scratch.0);
+    let report = report_json(&dir);
+    let trials = report["traffic"]["trials"].as_array().unwrap();
+    assert_eq!(trials.len(), 1);
+    let g = &trials[0];
+    assert_eq!(
+        (g["workload"].as_str(), g["structure"].as_str()),
+        (Some("web"), Some("atbt"))
+    );
+    assert_eq!(g["rtt_mode"], "none");
+    // Connections start at 50, 100, …, 1000 ms: 200..700 ms holds 10 of them
+    // (by start), and the other 10 rows are written but left out.
+    let inside = g["connections"].as_u64().unwrap();
+    assert_eq!(inside + g["outside_window"].as_u64().unwrap(), 20);
+    assert!((9..=11).contains(&inside), "{inside} connections in the window");
+    assert_eq!(g["failed"].as_u64(), Some(0));
+    assert_eq!(g["complete"].as_u64(), Some(inside));
+    // Two exchanges per connection, 20 KB answers each.
+    assert_eq!(g["response_time_ns"]["n"].as_u64(), Some(2 * inside));
+    assert_eq!(g["received_bytes"].as_u64(), Some(inside * 2 * 20_000));
+    assert!(g["peak_active"].as_u64().unwrap() >= 1);
+    // The trial's metrics carry the registry's names.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    let metrics = &manifest["trials"][0]["metrics"];
+    for name in ["duration", "response_time", "active_connections", "throughput"] {
+        assert!(metrics[name].as_f64().is_some(), "metric {name} missing: {metrics}");
+    }
+    let text = expc(&["report", dir.to_str().unwrap()], Path::new("."));
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("== Traffic") && text.contains("atbt"), "{text}");
+}
+
+#[test]
+fn replays_against_expc_serve() {
+    let scratch = Scratch::new("serve");
+    let mut server = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .args([
+            "serve",
+            "--bind",
+            "127.0.0.1:0",
+            "--max-connections",
+            "20",
+            "--for",
+            "60s",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(server.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let address = line.trim().to_string();
+    assert!(address.starts_with("127.0.0.1:"), "{address}");
+    std::fs::write(scratch.0.join("spec.exp"), spec(&format!("server = \"{address}\""))).unwrap();
+    let dir = run(&scratch.0);
+    let served = server.wait_with_output().unwrap();
+    let log = String::from_utf8_lossy(&served.stderr);
+    assert!(served.status.success(), "{log}");
+    assert!(
+        log.contains("reached --max-connections; 20 connections (20 complete"),
+        "{log}"
+    );
+    let report = report_json(&dir);
+    let g = &report["traffic"]["trials"][0];
+    assert_eq!((g["connections"].as_u64(), g["failed"].as_u64()), (Some(20), Some(0)));
+}
+
+#[test]
+fn a_missing_trace_is_a_preflight_diagnostic() {
+    let scratch = Scratch::new("trace");
+    let spec = r#"experiment "trace-missing" {
+  duration = 1s
+  traffic "t" {
+    vectors = trace("missing.cvec")
+  }
+}
+"#;
+    std::fs::write(scratch.0.join("spec.exp"), spec).unwrap();
+    let output = expc(&["run", "spec.exp", "--out", "runs"], &scratch.0);
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E1004") && stderr.contains("missing.cvec"), "{stderr}");
+    assert!(!scratch.0.join("runs").exists(), "preflight writes nothing");
+}
+
+/// A Tmix trace next to the spec, run from another directory: 6 sequential
+/// connections of two exchanges, replayed under the `ab` model.
+#[test]
+fn replays_a_trace_beside_the_spec() {
+    let scratch = Scratch::new("trace-run");
+    let sub = scratch.0.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let mut trace = String::new();
+    for i in 0..6 {
+        trace.push_str(&format!(
+            "SEQ {} 2 c{i} c{i}\nr 10000\n> 300\n< 5000\nt 2000\n> 200\n< 8000\n",
+            i * 100_000
+        ));
+    }
+    std::fs::write(sub.join("link.cvec"), trace).unwrap();
+    let spec = "experiment \"trace-run\" {\n  duration = 2s\n  traffic \"t\" {\n    vectors = trace(\"link.cvec\")\n    structure = ab\n  }\n}\n";
+    std::fs::write(sub.join("spec.exp"), spec).unwrap();
+    let output = expc(&["run", "sub/spec.exp", "--out", "runs"], &scratch.0);
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let experiment = std::fs::read_dir(scratch.0.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let dir = std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path();
+    let g = &report_json(&dir)["traffic"]["trials"][0];
+    assert_eq!((g["connections"].as_u64(), g["complete"].as_u64()), (Some(6), Some(6)));
+    assert_eq!(g["sent_bytes"].as_u64(), Some(6 * 500));
+    assert_eq!(g["received_bytes"].as_u64(), Some(6 * 13_000));
+    assert_eq!(g["response_time_ns"]["n"].as_u64(), Some(12));
+    assert_eq!(g["structure"], "ab");
+}
