@@ -89,8 +89,14 @@ enum Command {
     )]
     Calibrate(calibrate::Args),
     /// XML synthesis: extract a set from a corpus, generate documents, compare, reveal.
+    #[command(
+        after_help = "Examples:\n  expc xml extract specs/xml/corpus --split-at event -o set/\n  expc xml generate set/ --documents 100000 -o out/\n  expc xml compare specs/xml/corpus out/ --split-at event"
+    )]
     Xml(xml::Args),
     /// Connection vectors: convert formats and structure models, synthesize from a spec.
+    #[command(
+        after_help = "Examples:\n  expc traffic convert --structure ab trace.cvec trace-ab.cvec\n  expc traffic synth specs/traffic/structure-rtt.exp -o synthetic.cvec"
+    )]
     Traffic(traffic::Args),
     /// Accept replayed TCP connections for a spec's `server = "host:port"`; prints the address it listens on.
     #[command(
