@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex};
 
 use exp_traffic::cvec::{Adu, Connection, Mode, PerSide, Side, Structure};
 use exp_traffic::replay::{
-    loopback_sources, replay, Acceptor, AcceptorRecord, ConnectionRecord, ConnectionStatus, FlowHook, ReplayConfig,
-    ReplayError, ReplayResult,
+    loopback_sources, replay, Acceptor, AcceptorRecord, ConnectionRecord, ConnectionStatus, FlowHook, Interruption,
+    ReplayConfig, ReplayError, ReplayResult, StopSignal,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -516,4 +516,55 @@ async fn a_silent_peer_times_out() {
         "{row:?}"
     );
     holder.abort();
+}
+
+/// Three connections that exchange a request and a response, then think
+/// for 30 s; two more that start a minute in.
+fn long_connections() -> Vec<Connection> {
+    let long = |start_us| {
+        connection(
+            start_us,
+            Mode::Sequential,
+            vec![adu(I, 0, 0, 10_000), adu(A, 0, 0, 5_000), adu(I, 0, 30_000_000, 1_000)],
+        )
+    };
+    vec![long(0), long(1_000), long(2_000), long(60_000_000), long(61_000_000)]
+}
+
+/// A stopped replay returns normally with a record per connection: those
+/// running are cut with what they measured, the rest marked not started.
+fn assert_cut_short(result: &ReplayResult) {
+    assert_eq!(result.connections.len(), 5, "one record per connection");
+    for row in &result.connections[..3] {
+        assert_eq!(row.interrupted, Some(Interruption::Cut), "{row:?}");
+        assert_eq!(row.status, ConnectionStatus::Short, "{row:?}");
+        assert_eq!((row.sent_bytes, row.received_bytes), (10_000, 5_000), "{row:?}");
+        assert_eq!(row.epochs, 1, "the completed exchange is kept: {row:?}");
+        assert!(row.error.as_deref().is_some_and(|e| e.contains("stopped")), "{row:?}");
+    }
+    for row in &result.connections[3..] {
+        assert_eq!(row.interrupted, Some(Interruption::NotStarted), "{row:?}");
+        assert_eq!(row.status, ConnectionStatus::Failed, "{row:?}");
+        assert_eq!((row.sent_bytes, row.received_bytes), (0, 0), "{row:?}");
+    }
+    assert_eq!(result.epochs.len(), 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stop_signal_cuts_running_connections_and_keeps_their_records() {
+    let stop = StopSignal::new();
+    let firing = stop.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        firing.stop();
+    });
+    let run = run(long_connections(), |c| c.stop = Some(stop)).await;
+    assert_cut_short(&run.result);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deadline_cuts_running_connections_and_keeps_their_records() {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(300);
+    let run = run(long_connections(), |c| c.deadline = Some(deadline)).await;
+    assert_cut_short(&run.result);
 }

@@ -212,3 +212,115 @@ fn replays_a_trace_beside_the_spec() {
     assert_eq!(g["response_time_ns"]["n"].as_u64(), Some(12));
     assert_eq!(g["structure"], "ab");
 }
+
+/// Ctrl-C in the middle of a window: the replay stops (connections cut,
+/// the rest not started), and the window's rows are written, one per
+/// connection, with a manifest saying the run was interrupted.
+#[test]
+fn ctrl_c_keeps_the_interrupted_windows_rows() {
+    let scratch = Scratch::new("sigint");
+    // 20 connections 300 ms apart; each answers once, then thinks for 30 s.
+    let spec = r#"experiment "traffic-sigint" {
+  seed     = 5
+  duration = 60s
+  traffic "web" {
+    vectors = synthetic(
+      connections = 20,
+      arrival = constant(300ms),
+      epochs = 2,
+      request = 300B,
+      response = 20KB,
+      server_time = constant(1ms),
+      think_time = constant(30s),
+    )
+    interval = 200ms
+  }
+}
+"#;
+    std::fs::write(scratch.0.join("spec.exp"), spec).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .current_dir(&scratch.0)
+        .args(["run", "spec.exp", "--out", "runs"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+
+    let experiment = std::fs::read_dir(scratch.0.join("runs"))
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let dir = std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path();
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["status"], "interrupted", "{manifest}");
+    let summary = exp_results::summarize(&exp_results::open_run(&dir).unwrap()).unwrap();
+    let rows: u64 = summary
+        .tables
+        .iter()
+        .filter(|t| t.table == "traffic_connections")
+        .flat_map(|t| &t.trials)
+        .map(|t| t.rows)
+        .sum();
+    assert_eq!(rows, 20, "one row per connection of the interrupted window ({stderr})");
+    // The started connections were cut while thinking: counted, none
+    // complete, and their first answers measured.
+    let g = &report_json(&dir)["traffic"]["trials"][0];
+    let started = g["connections"].as_u64().unwrap();
+    assert!((1..20).contains(&started), "{g}");
+    assert_eq!(g["complete"].as_u64(), Some(0), "{g}");
+    assert_eq!(g["failed"].as_u64(), Some(0), "{g}");
+    assert_eq!(g["received_bytes"].as_u64(), Some(started * 20_000), "{g}");
+}
+
+/// A 10 Mbit/s bottleneck between the namespaces: the queue is sampled and
+/// the stage's own capacity is measured and written beside it, far above the
+/// link's rate. Needs root and TUN; skips with the reason otherwise.
+#[test]
+fn a_bottleneck_run_records_its_queue_and_the_stages_capacity() {
+    if let Err(reason) = exp_traffic::emulate::preflight() {
+        eprintln!("skipping: {reason}");
+        return;
+    }
+    let scratch = Scratch::new("bottleneck");
+    std::fs::write(
+        scratch.0.join("spec.exp"),
+        spec("structure = blk_conc\n    bottleneck = 10Mbps\n    queue = 64KB"),
+    )
+    .unwrap();
+    let dir = run(&scratch.0);
+    let read = |table: &str| {
+        let path = dir.join("tables").join(table).join("trial=0").join("part-0.parquet");
+        let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        polars::prelude::ParquetReader::new(file).finish().unwrap()
+    };
+    use polars::prelude::SerReader;
+    let queue = read("traffic_queue");
+    assert!(queue.height() > 0, "queue samples every 10 ms");
+    let stage = read("traffic_stage");
+    assert_eq!(stage.height(), 1);
+    let rate = stage.column("bottleneck_bit_per_s").unwrap().u64().unwrap().get(0);
+    assert_eq!(rate, Some(10_000_000));
+    let goodput = stage
+        .column("stage_goodput_bit_per_s")
+        .unwrap()
+        .f64()
+        .unwrap()
+        .get(0)
+        .unwrap();
+    assert!(
+        goodput > 10.0 * 10e6,
+        "the stage forwards {goodput} bit/s, far above the link"
+    );
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::read::Frame;
-use super::schemas::{STATUS_COMPLETE, STATUS_FAILED};
+use super::schemas::{STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED};
 use crate::mqtt_report::Quantiles;
 use crate::ResultsError;
 
@@ -101,6 +101,10 @@ pub(crate) fn add_connections(path: &Path, groups: &mut BTreeMap<GroupKey, Accum
             acc.outside += 1;
             continue;
         }
+        // Never tried: a stopped replay's record, not a connection.
+        if status[i].as_deref() == Some(STATUS_NOT_STARTED) {
+            continue;
+        }
         acc.connections += 1;
         acc.sent += sent[i].unwrap_or(0);
         acc.received += received[i].unwrap_or(0);
@@ -110,7 +114,8 @@ pub(crate) fn add_connections(path: &Path, groups: &mut BTreeMap<GroupKey, Accum
                 if other == Some(STATUS_COMPLETE) {
                     acc.complete += 1;
                 }
-                if let Some(d) = duration[i] {
+                // A cut connection's duration is the stop's, not its own.
+                if let (Some(d), false) = (duration[i], other == Some(STATUS_INTERRUPTED)) {
                     acc.durations.push(d as f64);
                 }
             }

@@ -18,8 +18,9 @@ use serde::{Deserialize, Serialize};
 
 pub use group::{GroupKey, TrafficGroup};
 pub use schemas::{
-    active_schema, connections_schema, epochs_schema, queue_schema, throughput_schema, ACTIVE_TABLE, CONNECTIONS_TABLE,
-    EPOCHS_TABLE, QUEUE_TABLE, STATUS_COMPLETE, STATUS_FAILED, STATUS_SHORT, THROUGHPUT_TABLE,
+    active_schema, connections_schema, epochs_schema, queue_schema, stage_schema, throughput_schema, ACTIVE_TABLE,
+    CONNECTIONS_TABLE, EPOCHS_TABLE, QUEUE_TABLE, STAGE_TABLE, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED,
+    STATUS_NOT_STARTED, STATUS_SHORT, THROUGHPUT_TABLE,
 };
 
 use crate::read::{RunView, Warning};

@@ -19,6 +19,9 @@ pub const ACTIVE_TABLE: &str = "traffic_active_connections";
 pub const THROUGHPUT_TABLE: &str = "traffic_throughput";
 /// Bottleneck queue backlog samples (only with a bottleneck).
 pub const QUEUE_TABLE: &str = "traffic_queue";
+/// The delay stage's own forwarding capacity, measured before a bottleneck
+/// run, so its limit is never mistaken for the emulated link's.
+pub const STAGE_TABLE: &str = "traffic_stage";
 
 /// Columns every traffic table starts with: which workload, structure and
 /// RTT mode the row belongs to, and which active window.
@@ -99,7 +102,24 @@ pub fn queue_schema() -> Schema {
         .column("bytes", DType::U64)
 }
 
+/// The columns of [`STAGE_TABLE`] (one row per workload and trial).
+pub fn stage_schema() -> Schema {
+    Schema::new(STAGE_TABLE)
+        .column("workload", DType::Str)
+        .column("bottleneck_bit_per_s", DType::U64)
+        .column("stage_goodput_bit_per_s", DType::F64)
+        .column("stage_forwarded_bit_per_s", DType::F64)
+        .column("stage_packets_per_s", DType::F64)
+        .column("stage_base_rtt_ns", DType::U64)
+        .column("measured_for_ns", DType::U64)
+}
+
 /// Connection status values written to `status`.
 pub const STATUS_COMPLETE: &str = "complete";
 pub const STATUS_SHORT: &str = "short";
 pub const STATUS_FAILED: &str = "failed";
+/// Running when the replay was stopped (Ctrl-C, the window's end): cut,
+/// with the bytes and epochs measured until then.
+pub const STATUS_INTERRUPTED: &str = "interrupted";
+/// Scheduled, but the replay was stopped before its start time.
+pub const STATUS_NOT_STARTED: &str = "not_started";

@@ -3,7 +3,7 @@
 //! `response_time`, `active_connections`, `throughput`) plus percentiles
 //! and counts. Only rows inside the measurement window count.
 
-use exp_traffic::replay::{ConnectionStatus, ReplayResult};
+use exp_traffic::replay::{ConnectionRecord, ConnectionStatus, Interruption, ReplayResult};
 
 use crate::executor::WorkloadSummary;
 
@@ -21,11 +21,14 @@ pub struct Totals {
 
 impl Totals {
     pub fn add(&mut self, result: &ReplayResult) {
-        for c in result.connections.iter().filter(|c| c.in_window) {
+        // Connections a stop kept from starting were never tried; those it
+        // cut count, but their truncated durations would skew the statistics.
+        let tried = |c: &&ConnectionRecord| c.interrupted != Some(Interruption::NotStarted);
+        for c in result.connections.iter().filter(|c| c.in_window).filter(tried) {
             self.connections += 1;
             if c.status == ConnectionStatus::Failed {
                 self.failed += 1;
-            } else {
+            } else if c.interrupted.is_none() {
                 self.durations_ns.push(c.duration_us as f64 * 1000.0);
             }
         }

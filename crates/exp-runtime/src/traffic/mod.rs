@@ -4,8 +4,8 @@
 //! Each active window replays the workload's connections from the window's
 //! start, each at its scheduled time. A window with an end (its own, or the
 //! trial's) replays only the connections scheduled to start before it, and
-//! none runs past it (the replay's connection timeout is the window's
-//! length), so a time-scaled run keeps the trace's connection rate and
+//! none runs past it (the replay's deadline is the window's end: running
+//! connections are cut there and recorded `interrupted`), so a time-scaled run keeps the trace's connection rate and
 //! replays fewer connections rather than starting them faster. The
 //! measurement window (`measure`, scaled like the rest of the timeline)
 //! marks rows outside it; they are written, but left out of the metrics.
@@ -58,15 +58,21 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     };
     let replayed = windows(&ctx, &traffic, &prepared, &network, &key).await;
     let queue = match (&network, traffic.bottleneck_bit_per_s) {
-        (Network::Namespaces(e), Some(_)) => network::DIRECTIONS.iter().try_for_each(|(direction, label)| {
-            tables::write_queue(
-                &ctx.tables,
-                &key,
-                label,
-                e.started_ns,
-                &e.testbed.backlog_samples(*direction),
-            )
-        }),
+        (Network::Namespaces(e), Some(rate)) => network::DIRECTIONS
+            .iter()
+            .try_for_each(|(direction, label)| {
+                tables::write_queue(
+                    &ctx.tables,
+                    &key,
+                    label,
+                    e.started_ns,
+                    &e.testbed.backlog_samples(*direction),
+                )
+            })
+            .and_then(|()| match &e.capacity {
+                Some(capacity) => tables::write_stage(&ctx.tables, &key.workload, rate, capacity),
+                None => Ok(()),
+            }),
         _ => Ok(()),
     };
     let stopped = network.stop().await;
@@ -102,19 +108,28 @@ async fn windows(
             Duration::from_nanos(crate::schedule::scale(m.start_ns, time_scale))
                 ..Duration::from_nanos(crate::schedule::scale(m.end_ns, time_scale))
         });
+        // The window's end (and Ctrl-C, below) stop the replay, which then
+        // returns what it measured: no row of the window is lost.
+        config.deadline = interval.end_ns.or(ctx.trial_end_ns).map(|end| ctx.clock.at(end));
+        let stop_replay = exp_traffic::replay::StopSignal::new();
+        config.stop = Some(stop_replay.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let replay = network.replay(connections, config, stopped);
         tokio::pin!(replay);
         let result = tokio::select! {
             result = &mut replay => result,
             _ = ctx.cancel.reached(Level::Stop) => {
+                stop_replay.stop();
                 match tokio::time::timeout(CANCEL_GRACE, &mut replay).await {
                     Ok(result) => result,
                     Err(_) => {
-                        // Abandon the window: its connections end now.
+                        // Last resort: abandon the window, its connections end now.
                         let _ = stop.send(());
                         let _ = replay.await;
-                        break;
+                        return Err(ExecError::Failed(format!(
+                            "window {index}: the replay did not stop within {CANCEL_GRACE:?} of the \
+                             interrupt; its rows were lost"
+                        )));
                     }
                 }
             }

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use exp_plan::Traffic;
 use exp_traffic::cvec::Connection;
-use exp_traffic::emulate::{Bottleneck, Direction, FlowKey, FlowParams, Protocol, StageConfig, Testbed};
+use exp_traffic::emulate::{Bottleneck, Capacity, Direction, FlowKey, FlowParams, Protocol, StageConfig, Testbed};
 use exp_traffic::replay::{self, Acceptor, FlowHook, ReplayConfig, ReplayResult};
 use tokio::sync::oneshot;
 
@@ -36,7 +36,12 @@ pub struct Emulated {
     acceptor_thread: Option<std::thread::JoinHandle<Result<Result<(), String>, exp_traffic::emulate::EmulateError>>>,
     /// Trial time (ns) when the testbed started: backlog samples count from it.
     pub started_ns: u64,
+    /// The stage's own capacity, measured first when there is a bottleneck.
+    pub capacity: Option<Capacity>,
 }
+
+/// How long the stage's capacity is measured before a bottleneck run.
+const CAPACITY_PROBE: Duration = Duration::from_millis(500);
 
 /// Whether the workload needs the namespaces and the delay stage.
 pub fn needs_namespaces(traffic: &Traffic) -> bool {
@@ -192,6 +197,15 @@ impl Emulated {
         // Namespaces of expc processes that died without removing theirs
         // (kill -9) would otherwise pile up.
         let _ = exp_traffic::emulate::cleanup_stale_namespaces(NAMESPACE_PREFIX);
+        // A bottleneck near the stage's own limit would measure the stage:
+        // its capacity goes into `traffic_stage` beside the results.
+        let capacity = match traffic.bottleneck_bit_per_s {
+            Some(_) => Some(
+                exp_traffic::emulate::measure_capacity(NAMESPACE_PREFIX, CAPACITY_PROBE)
+                    .map_err(|e| format!("measuring the delay stage's capacity: {e}"))?,
+            ),
+            None => None,
+        };
         let testbed = Arc::new(Testbed::create(NAMESPACE_PREFIX, config).map_err(|e| e.to_string())?);
         let address = testbed.address(exp_traffic::emulate::Side::Acceptor);
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
@@ -228,6 +242,7 @@ impl Emulated {
             stop_acceptor: Some(stop_tx),
             acceptor_thread: Some(thread),
             started_ns: now_ns,
+            capacity,
         })
     }
 }

@@ -2,12 +2,12 @@
 //! `exp_results::traffic_report`, which the report reads by name).
 
 use exp_results::traffic_report::{
-    active_schema, connections_schema, epochs_schema, queue_schema, throughput_schema, STATUS_COMPLETE, STATUS_FAILED,
-    STATUS_SHORT,
+    active_schema, connections_schema, epochs_schema, queue_schema, stage_schema, throughput_schema, STATUS_COMPLETE,
+    STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED, STATUS_SHORT,
 };
 use exp_results::{Cell, Schema};
-use exp_traffic::emulate::BacklogSample;
-use exp_traffic::replay::{ConnectionStatus, ReplayResult};
+use exp_traffic::emulate::{BacklogSample, Capacity};
+use exp_traffic::replay::{ConnectionStatus, Interruption, ReplayResult};
 
 use crate::executor::{ExecError, Tables};
 
@@ -48,10 +48,12 @@ pub fn write_window(
     let schema = connections_schema();
     let mut batch = schema.batch();
     for c in &result.connections {
-        let status = match c.status {
-            ConnectionStatus::Complete => STATUS_COMPLETE,
-            ConnectionStatus::Short => STATUS_SHORT,
-            ConnectionStatus::Failed => STATUS_FAILED,
+        let status = match (c.interrupted, c.status) {
+            (Some(Interruption::Cut), _) => STATUS_INTERRUPTED,
+            (Some(Interruption::NotStarted), _) => STATUS_NOT_STARTED,
+            (None, ConnectionStatus::Complete) => STATUS_COMPLETE,
+            (None, ConnectionStatus::Short) => STATUS_SHORT,
+            (None, ConnectionStatus::Failed) => STATUS_FAILED,
         };
         batch.push_row(row(vec![
             c.id.into(),
@@ -158,6 +160,23 @@ pub fn write_queue(
         ]);
         batch.push_row(cells)?;
     }
+    write(tables, &schema, batch)
+}
+
+/// Writes the delay stage's measured capacity next to the bottleneck's rate.
+pub fn write_stage(tables: &Tables, workload: &str, bottleneck_bit_per_s: u64, c: &Capacity) -> Result<(), ExecError> {
+    let schema = stage_schema();
+    let mut batch = schema.batch();
+    let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+    batch.push_row(vec![
+        workload.into(),
+        bottleneck_bit_per_s.into(),
+        (c.goodput_mbit_per_s * 1e6).into(),
+        (c.forwarded_mbit_per_s * 1e6).into(),
+        c.packets_per_s.into(),
+        ns(c.base_rtt).into(),
+        ns(c.measured_for).into(),
+    ])?;
     write(tables, &schema, batch)
 }
 

@@ -18,6 +18,7 @@
 //! server times, slept with tokio timers (see `wait_until` for their
 //! resolution); RTT is not emulated here.
 
+use std::future::Future;
 use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -80,18 +81,49 @@ pub async fn run_side(
     start: Instant,
     counters: Option<&Counters>,
 ) -> SideOutcome {
+    run_side_until(stream, adus, me, mode, start, counters, std::future::pending())
+        .await
+        .0
+}
+
+/// [`run_side`], cut short when `until` resolves first: the outcome then
+/// holds what was measured so far (bytes of a write in progress are counted
+/// per completed chunk) and the flag is true.
+pub async fn run_side_until(
+    stream: &mut TcpStream,
+    adus: &[Adu],
+    me: Side,
+    mode: Mode,
+    start: Instant,
+    counters: Option<&Counters>,
+    until: impl Future<Output = ()>,
+) -> (SideOutcome, bool) {
     let (reader, writer) = stream.split();
     let (tx, rx) = watch::channel(Progress::default());
     let thresholds = arrival_thresholds(adus, me);
-    let (written, read) = tokio::join!(
-        write_side(writer, adus, me, mode, start, rx, counters),
-        read_side(reader, &thresholds, tx, counters)
-    );
+    // Filled in place by the two halves, so a cut keeps what they saw.
+    let mut written = Written {
+        started: vec![None; adus.iter().filter(|a| a.side == me).count()],
+        ..Written::default()
+    };
+    let mut read = Read::default();
+    let cut = {
+        let both = async {
+            tokio::join!(
+                write_side(writer, adus, me, mode, start, rx, counters, &mut written),
+                read_side(reader, &thresholds, tx, counters, &mut read)
+            );
+        };
+        tokio::select! {
+            () = both => false,
+            () = until => true,
+        }
+    };
     let first_byte = match (written.first_byte, read.first_byte) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     };
-    SideOutcome {
+    let outcome = SideOutcome {
         sent: written.bytes,
         received: read.bytes,
         first_byte,
@@ -99,7 +131,8 @@ pub async fn run_side(
         send_started: written.started,
         received_at: read.completed,
         error: written.error.or(read.error),
-    }
+    };
+    (outcome, cut)
 }
 
 /// Cumulative byte counts at which each of the other side's ADUs has
@@ -124,6 +157,7 @@ struct Written {
     error: Option<io::Error>,
 }
 
+#[allow(clippy::too_many_arguments)] // the two halves' shared inputs, plus where to record
 async fn write_side(
     mut writer: WriteHalf<'_>,
     adus: &[Adu],
@@ -132,11 +166,8 @@ async fn write_side(
     start: Instant,
     mut progress: watch::Receiver<Progress>,
     counters: Option<&Counters>,
-) -> Written {
-    let mut out = Written {
-        started: vec![None; adus.iter().filter(|a| a.side == me).count()],
-        ..Written::default()
-    };
+    out: &mut Written,
+) {
     let mut last_send = start;
     let mut others_before = 0usize;
     let mut own = 0usize;
@@ -174,7 +205,7 @@ async fn write_side(
         out.first_byte.get_or_insert(now);
         if let Err(e) = write_bytes(&mut writer, adu.bytes, &mut out.bytes, counters).await {
             out.error = Some(e);
-            return out;
+            return;
         }
         last_send = Instant::now();
         out.last_byte = Some(last_send);
@@ -184,7 +215,6 @@ async fn write_side(
             out.error.get_or_insert(e);
         }
     }
-    out
 }
 
 /// tokio's timer has millisecond ticks and rounds deadlines up to the next
@@ -240,8 +270,8 @@ async fn read_side(
     thresholds: &[Option<u64>],
     progress: watch::Sender<Progress>,
     counters: Option<&Counters>,
-) -> Read {
-    let mut out = Read::default();
+    out: &mut Read,
+) {
     let mut buf = vec![0u8; READ_MIN];
     let mut next = 0usize;
     loop {
@@ -286,7 +316,6 @@ async fn read_side(
         }
     }
     progress.send_modify(|p| p.ended = true);
-    out
 }
 
 /// One request/response exchange seen by the initiator.

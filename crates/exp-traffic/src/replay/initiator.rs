@@ -17,7 +17,7 @@
 
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -26,12 +26,13 @@ use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::time::{timeout, Instant};
 
-use super::exec::{exchanges, run_side, Counters, SideOutcome};
+use super::exec::{exchanges, run_side_until, Counters};
 use super::preamble::{self, Script};
 use super::records::{
-    active_series, in_window, ConnectionRecord, ConnectionStatus, EpochRecord, ReplayResult, ThroughputSample,
+    active_series, in_window, ConnectionRecord, ConnectionStatus, EpochRecord, Interruption, ReplayResult,
+    ThroughputSample,
 };
-use super::{preflight, sys, ReplayConfig, ReplayError};
+use super::{preflight, sys, ReplayConfig, ReplayError, StopSignal};
 use crate::cvec::{Connection, Mode, Side};
 
 /// Time between the call and the origin: lets the first connections be
@@ -45,17 +46,19 @@ struct Shared {
     config: ReplayConfig,
     counters: Counters,
     origin: Instant,
+    /// Fired by the caller's stop, the deadline, or dropping the replay.
+    stop: StopSignal,
 }
 
 type Finished = (ConnectionRecord, Vec<EpochRecord>);
 
-/// Sets the flag when dropped: the scheduler thread stops when the replay
-/// future is dropped mid-way.
-struct StopOnDrop(Arc<AtomicBool>);
+/// Fires the replay's stop when dropped: the scheduler thread stops when
+/// the replay future is dropped mid-way.
+struct StopOnDrop(StopSignal);
 
 impl Drop for StopOnDrop {
     fn drop(&mut self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.0.stop();
     }
 }
 
@@ -78,24 +81,55 @@ pub async fn replay(connections: Vec<Connection>, config: ReplayConfig) -> Resul
     let origin_wall = SystemTime::now() + LEAD;
     let mut order: Vec<usize> = (0..total).collect();
     order.sort_by_key(|&i| connections[i].start_us);
+    let stop = StopSignal::new();
     let shared = Arc::new(Shared {
         connections,
         config,
         counters: Counters::default(),
         origin,
+        stop: stop.clone(),
+    });
+    let _stop_on_drop = StopOnDrop(stop.clone());
+    // Forwards the caller's stop and the deadline to the replay's own
+    // signal; ends with the replay (its runtime) at the latest.
+    let forward = (shared.config.stop.is_some() || shared.config.deadline.is_some()).then(|| {
+        let external = shared.config.stop.clone();
+        let deadline = shared.config.deadline.map(Instant::from_std);
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            let by_caller = async {
+                match &external {
+                    Some(signal) => signal.stopped().await,
+                    None => std::future::pending().await,
+                }
+            };
+            let by_deadline = async {
+                match deadline {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                () = by_caller => {}
+                () = by_deadline => {}
+            }
+            stop.stop();
+        })
     });
 
     let (done_tx, done_rx) = oneshot::channel();
     let sampler = tokio::spawn(sample_throughput(Arc::clone(&shared), done_rx));
     let (tx, mut rx) = mpsc::unbounded_channel::<Finished>();
-    let stop = StopOnDrop(Arc::new(AtomicBool::new(false)));
-    spawn_scheduler(Arc::clone(&shared), order, tx, Arc::clone(&stop.0)).map_err(ReplayError::Scheduler)?;
+    spawn_scheduler(Arc::clone(&shared), order, tx).map_err(ReplayError::Scheduler)?;
 
     let mut rows = Vec::with_capacity(total);
     let mut epochs = Vec::new();
     while let Some((row, mut exchanges)) = rx.recv().await {
         rows.push(row);
         epochs.append(&mut exchanges);
+    }
+    if let Some(forward) = forward {
+        forward.abort();
     }
     let _ = done_tx.send(());
     let throughput = sampler.await.unwrap_or_default();
@@ -113,22 +147,21 @@ pub async fn replay(connections: Vec<Connection>, config: ReplayConfig) -> Resul
 }
 
 /// Starts the scheduler thread. The record channel closes when it and every
-/// connection task it spawned are done.
-fn spawn_scheduler(
-    shared: Arc<Shared>,
-    order: Vec<usize>,
-    tx: mpsc::UnboundedSender<Finished>,
-    stop: Arc<AtomicBool>,
-) -> std::io::Result<()> {
+/// connection task it spawned are done. Once stopped it starts nothing and
+/// sends a `NotStarted` record for every connection left.
+fn spawn_scheduler(shared: Arc<Shared>, order: Vec<usize>, tx: mpsc::UnboundedSender<Finished>) -> std::io::Result<()> {
     let runtime = tokio::runtime::Handle::current();
     let origin = shared.origin.into_std();
     std::thread::Builder::new()
         .name("replay-scheduler".into())
         .spawn(move || {
-            for index in order {
+            for (position, &index) in order.iter().enumerate() {
                 let due = origin + Duration::from_micros(shared.connections[index].start_us);
                 loop {
-                    if stop.load(Ordering::Relaxed) {
+                    if shared.stop.is_stopped() {
+                        for &left in &order[position..] {
+                            let _ = tx.send((not_started(&shared, left), Vec::new()));
+                        }
                         return;
                     }
                     let now = std::time::Instant::now();
@@ -152,19 +185,26 @@ fn micros_since(origin: Instant, t: Instant) -> u64 {
     t.saturating_duration_since(origin).as_micros() as u64
 }
 
-/// Connects, sends the preamble, runs the initiator side and records it.
-async fn run_connection(shared: &Shared, index: usize) -> Finished {
+/// The record of a connection the stop kept from starting.
+fn not_started(shared: &Shared, index: usize) -> ConnectionRecord {
+    let mut row = blank_record(shared, index, micros_since(shared.origin, Instant::now()));
+    row.end_us = row.actual_start_us;
+    row.error = Some("the replay was stopped before this connection started".into());
+    row.interrupted = Some(Interruption::NotStarted);
+    row
+}
+
+/// A connection's record before anything happened: status `Failed`.
+fn blank_record(shared: &Shared, index: usize, actual_start_us: u64) -> ConnectionRecord {
     let connection = &shared.connections[index];
     let config = &shared.config;
-    let origin = shared.origin;
-    let start = Instant::now();
     let script = Script::of(index as u64, connection, config.window);
-    let mut row = ConnectionRecord {
+    ConnectionRecord {
         id: index as u64,
         structure: config.structure.clone(),
         local: None,
         planned_start_us: connection.start_us,
-        actual_start_us: micros_since(origin, start),
+        actual_start_us,
         first_byte_us: None,
         last_byte_us: None,
         end_us: 0,
@@ -179,30 +219,69 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
         error: None,
         tcp: None,
         in_window: in_window(&config.measure, connection.start_us),
-    };
+        interrupted: None,
+    }
+}
+
+/// Connects, sends the preamble, runs the initiator side and records it;
+/// the replay's stop cuts it short (closing the socket), keeping what was
+/// measured.
+async fn run_connection(shared: &Shared, index: usize) -> Finished {
+    let connection = &shared.connections[index];
+    let config = &shared.config;
+    let origin = shared.origin;
+    let start = Instant::now();
+    let script = Script::of(index as u64, connection, config.window);
+    let mut row = blank_record(shared, index, micros_since(origin, start));
     let mut epochs = Vec::new();
-    match open(shared, index, &script, &mut row).await {
-        Err(e) => row.error = Some(e),
-        Ok(mut stream) => {
+    let opened = tokio::select! {
+        opened = open(shared, index, &script, &mut row) => Some(opened),
+        () = shared.stop.stopped() => None,
+    };
+    match opened {
+        None => {
+            row.error = Some("the replay was stopped while connecting".into());
+            row.interrupted = Some(Interruption::Cut);
+        }
+        Some(Err(e)) => row.error = Some(e),
+        Some(Ok(mut stream)) => {
             let established = Instant::now();
-            let side = run_side(
+            let timed_out = async {
+                match config.connection_timeout {
+                    Some(limit) => tokio::time::sleep(limit).await,
+                    None => std::future::pending().await,
+                }
+            };
+            let until = async {
+                tokio::select! {
+                    () = timed_out => {}
+                    () = shared.stop.stopped() => {}
+                }
+            };
+            let (mut outcome, cut) = run_side_until(
                 &mut stream,
                 &script.adus,
                 Side::Initiator,
                 script.mode,
                 established,
                 Some(&shared.counters),
-            );
-            let outcome = match config.connection_timeout {
-                None => side.await,
-                Some(limit) => timeout(limit, side).await.unwrap_or_else(|_| SideOutcome {
-                    error: Some(std::io::Error::new(
+                until,
+            )
+            .await;
+            if cut && shared.stop.is_stopped() {
+                row.interrupted = Some(Interruption::Cut);
+                outcome.error.get_or_insert_with(|| {
+                    std::io::Error::new(std::io::ErrorKind::Interrupted, "the replay was stopped")
+                });
+            } else if cut {
+                let limit = config.connection_timeout.unwrap_or_default();
+                outcome.error.get_or_insert_with(|| {
+                    std::io::Error::new(
                         std::io::ErrorKind::TimedOut,
                         format!("connection still running after {limit:?}"),
-                    )),
-                    ..SideOutcome::default()
-                }),
-            };
+                    )
+                });
+            }
             row.tcp = sys::tcp_info(stream.as_raw_fd()).ok();
             drop(stream);
             row.sent_bytes = outcome.sent;

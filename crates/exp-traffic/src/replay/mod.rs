@@ -17,6 +17,7 @@ mod initiator;
 pub mod preamble;
 mod preflight;
 mod records;
+mod stop;
 mod sys;
 
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
@@ -29,9 +30,10 @@ pub use initiator::replay;
 pub use preamble::ScriptError;
 pub use preflight::{planned_lifetime_us, planned_peak_open};
 pub use records::{
-    AcceptorRecord, ActiveSample, ConnectionRecord, ConnectionStatus, EpochRecord, ReplayResult, TcpInfo,
+    AcceptorRecord, ActiveSample, ConnectionRecord, ConnectionStatus, EpochRecord, Interruption, ReplayResult, TcpInfo,
     ThroughputSample,
 };
+pub use stop::StopSignal;
 
 use crate::cvec::Connection;
 
@@ -73,6 +75,14 @@ pub struct ReplayConfig {
     /// Descriptors one open connection costs this process: 2 with the
     /// acceptor in-process, 1 against a remote one.
     pub fds_per_connection: u64,
+    /// Ends the replay early when fired (Ctrl-C): see `deadline`.
+    pub stop: Option<StopSignal>,
+    /// Ends the replay early at this instant (the end of the window it runs
+    /// in). Either way no more connections start, running ones are cut
+    /// (closed, their records keeping what was measured, marked
+    /// [`Interruption::Cut`]), those never started get a record marked
+    /// [`Interruption::NotStarted`], and `replay` returns normally.
+    pub deadline: Option<std::time::Instant>,
 }
 
 impl ReplayConfig {
@@ -95,6 +105,8 @@ impl ReplayConfig {
             connect_timeout: Duration::from_secs(10),
             connection_timeout: None,
             fds_per_connection: 2,
+            stop: None,
+            deadline: None,
         }
     }
 }
@@ -112,6 +124,8 @@ impl std::fmt::Debug for ReplayConfig {
             .field("connect_timeout", &self.connect_timeout)
             .field("connection_timeout", &self.connection_timeout)
             .field("fds_per_connection", &self.fds_per_connection)
+            .field("stop", &self.stop)
+            .field("deadline", &self.deadline)
             .finish()
     }
 }

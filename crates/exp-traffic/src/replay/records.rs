@@ -23,6 +23,16 @@ pub enum ConnectionStatus {
     Failed,
 }
 
+/// Why a connection of a replay stopped early (see `ReplayConfig::stop`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Interruption {
+    /// Running (or connecting) when the replay was stopped: closed then,
+    /// the record holds what was measured up to that point.
+    Cut,
+    /// Not yet started when the replay was stopped (status `Failed`, zero bytes).
+    NotStarted,
+}
+
 /// One replayed connection, seen from the initiator.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ConnectionRecord {
@@ -58,6 +68,8 @@ pub struct ConnectionRecord {
     /// TCP_INFO just before close.
     pub tcp: Option<TcpInfo>,
     pub in_window: bool,
+    /// Set when the replay was stopped before this connection ended.
+    pub interrupted: Option<Interruption>,
 }
 
 /// One request/response exchange: request first byte written → response
@@ -252,6 +264,7 @@ mod tests {
             error: None,
             tcp: None,
             in_window: true,
+            interrupted: None,
         }
     }
 
