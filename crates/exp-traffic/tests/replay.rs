@@ -438,8 +438,20 @@ async fn shape(mut from: tokio::net::tcp::OwnedReadHalf, mut to: tokio::net::tcp
 /// a shared 2-core machine, overloads it into second-long durations.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn structures_order_durations_and_concurrency() {
-    let traced = synthetic_set(42);
-    assert_eq!(synthetic_set(42), traced, "same seed, same set");
+    // The set goes through a connection-vector file, as a trace would.
+    let file = std::env::temp_dir().join(format!("expc-replay-{}.cvec", std::process::id()));
+    let mut text = Vec::new();
+    exp_traffic::cvec::write_alternate(&mut text, &synthetic_set(42)).expect("written");
+    std::fs::write(&file, text).expect("file");
+    let parsed = exp_traffic::cvec::read_file(&file, exp_traffic::cvec::Format::Auto, false);
+    let _ = std::fs::remove_file(&file);
+    let traced = parsed.expect("the file parses").connections;
+    assert_eq!(traced.len(), 1_000);
+    let same = |a: &Connection, b: &Connection| (a.start_us, &a.adus) == (b.start_us, &b.adus);
+    assert!(
+        synthetic_set(42).iter().zip(&traced).all(|(a, b)| same(a, b)),
+        "same set through the file"
+    );
     let connections: Vec<Connection> = STRUCTURES
         .iter()
         .flat_map(|structure| traced.iter().map(|c| structure.apply(c)))

@@ -79,10 +79,21 @@ pub fn alternate_text(conn: &Connection) -> String {
     text
 }
 
+/// An identifier as one header token: identifiers are whitespace-separated,
+/// so an empty one is written `-` and inner whitespace becomes `_` (files
+/// written from connections built in code must parse back).
+fn id_token(id: &str) -> String {
+    if id.is_empty() {
+        "-".to_owned()
+    } else {
+        id.split_whitespace().collect::<Vec<_>>().join("_")
+    }
+}
+
 /// Header line and option lines, shared by both formats.
 fn header(conn: &Connection, keyword: &str) -> String {
     let mut text = String::new();
-    let (id1, id2) = &conn.ids;
+    let (id1, id2) = (id_token(&conn.ids.0), id_token(&conn.ids.1));
     let _ = match conn.mode {
         Mode::Sequential => writeln!(text, "{keyword} {} {} {id1} {id2}", conn.start_us, conn.epochs().len()),
         Mode::Concurrent => writeln!(
