@@ -5,7 +5,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream, UdpSocket};
 use std::process::Command;
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use exp_traffic::emulate::{
@@ -16,12 +16,37 @@ use exp_traffic::emulate::{
 const PREFIX: &str = "expc";
 const WAIT: Duration = Duration::from_secs(10);
 
+/// One testbed at a time: the tests measure time through forwarder threads,
+/// and a bulk transfer through another testbed on the same two cores would
+/// delay their packets by milliseconds (a 5 ms RTT measured 6.1 ms with the
+/// tests in parallel under a CI build's load).
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A testbed holding the lock; the testbed is dropped (namespaces removed)
+/// before the lock is released.
+struct Serial {
+    testbed: Testbed,
+    _lock: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for Serial {
+    type Target = Testbed;
+
+    fn deref(&self) -> &Testbed {
+        &self.testbed
+    }
+}
+
 /// A testbed, or `None` (with the reason printed) when not running as root
 /// with the capabilities and the TUN device namespaces need (an
 /// unprivileged container).
-fn new_testbed(config: StageConfig) -> Option<Testbed> {
+fn new_testbed(config: StageConfig) -> Option<Serial> {
+    let lock = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
     match preflight() {
-        Ok(()) => Some(Testbed::create(PREFIX, config).expect("testbed")),
+        Ok(()) => Some(Serial {
+            testbed: Testbed::create(PREFIX, config).expect("testbed"),
+            _lock: lock,
+        }),
         Err(e @ (EmulateError::NeedsRoot { .. } | EmulateError::MissingCapabilities { .. } | EmulateError::NoTun)) => {
             eprintln!("skipped: {e}");
             None
