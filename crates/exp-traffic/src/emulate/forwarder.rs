@@ -22,9 +22,13 @@ const IDLE_WAIT: Duration = Duration::from_millis(20);
 /// Packets read in a row before due packets are released again, so a burst
 /// of input cannot delay releases by more than a few reads.
 const READ_BURST: usize = 32;
-/// How long before a release the thread stops sleeping and spins; about
-/// the timer wake-up latency measured here (50–100 µs on a loaded VM).
+/// How long before a release the thread stops sleeping and spins, at
+/// least: about the timer wake-up latency of a busy VM (50–100 µs).
 const SPIN_MARGIN: Duration = Duration::from_micros(60);
+/// The most the margin grows to. An idle VM wakes its vCPU slowly (timed
+/// wake-ups measured 0.7 ms late on average, 15 ms at worst), which turned a
+/// 5 ms RTT into 5.7 ms; the margin follows the wake-ups' lateness.
+const MAX_SPIN_MARGIN: Duration = Duration::from_millis(2);
 /// Larger than any IP packet, so a read never truncates.
 const BUFFER_BYTES: usize = 65_536;
 
@@ -57,6 +61,7 @@ fn run(mut ends: Ends, mut pipeline: Pipeline, sampling: Option<Sampling>, stop:
     sys::raise_thread_priority();
     let mut buffer = vec![0u8; BUFFER_BYTES];
     let mut next_sample = sampling.as_ref().map(|_| Instant::now() + SAMPLE_INTERVAL);
+    let mut margin = SPIN_MARGIN;
     while !stop.load(Ordering::Relaxed) {
         let now = Instant::now();
         release_due(&mut pipeline, &mut ends.output, now);
@@ -73,24 +78,35 @@ fn run(mut ends: Ends, mut pipeline: Pipeline, sampling: Option<Sampling>, stop:
         let next_release = pipeline.next_release();
         if let Some(release) = next_release {
             let left = release.saturating_duration_since(Instant::now());
-            if !left.is_zero() && left <= SPIN_MARGIN {
+            if !left.is_zero() && left <= margin {
                 spin_until(release);
                 continue;
             }
         }
-        let wake = [
-            next_release.map(|r| r.checked_sub(SPIN_MARGIN).unwrap_or(r)),
-            next_sample,
-        ]
-        .into_iter()
-        .flatten()
-        .fold(now + IDLE_WAIT, Instant::min);
+        let wake = [next_release.map(|r| r.checked_sub(margin).unwrap_or(r)), next_sample]
+            .into_iter()
+            .flatten()
+            .fold(now + IDLE_WAIT, Instant::min);
         let timeout = wake.saturating_duration_since(Instant::now());
         if timeout.is_zero() || sys::wait_readable(&ends.input, timeout)? {
             read_burst(&mut pipeline, &mut ends.input, &mut buffer)?;
+        } else {
+            margin = adapt_margin(margin, Instant::now().saturating_duration_since(wake));
         }
     }
     Ok(())
+}
+
+/// The next spin margin after a timed wake-up that came `late`: it grows at
+/// once to twice a lateness that ate most of it, and shrinks by 1/64 per
+/// wake-up otherwise, so a busy spell's margin does not spin forever.
+fn adapt_margin(margin: Duration, late: Duration) -> Duration {
+    let next = if late * 4 > margin * 3 {
+        late * 2
+    } else {
+        margin - margin / 64
+    };
+    next.clamp(SPIN_MARGIN, MAX_SPIN_MARGIN)
 }
 
 fn spin_until(deadline: Instant) {
@@ -136,5 +152,29 @@ fn take_sample(pipeline: &mut Pipeline, sampling: &Sampling, now: Instant) {
                 packets,
                 bytes,
             });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_spin_margin_follows_late_wake_ups_within_bounds() {
+        let us = Duration::from_micros;
+        // An on-time wake-up keeps the floor.
+        assert_eq!(adapt_margin(SPIN_MARGIN, us(5)), SPIN_MARGIN);
+        // A wake-up 700 µs late doubles into the margin at once.
+        assert_eq!(adapt_margin(SPIN_MARGIN, us(700)), us(1_400));
+        // Never beyond the cap, however late.
+        assert_eq!(adapt_margin(us(1_400), Duration::from_millis(15)), MAX_SPIN_MARGIN);
+        // Then it decays by 1/64 per punctual wake-up, back to the floor.
+        let mut margin = MAX_SPIN_MARGIN;
+        let mut steps = 0;
+        while margin > SPIN_MARGIN {
+            margin = adapt_margin(margin, us(10));
+            steps += 1;
+        }
+        assert!((200..400).contains(&steps), "{steps} wake-ups to decay");
     }
 }
