@@ -13,6 +13,7 @@
 //! [`mqtt_report`] reads its MQTT fleets' tables into fleet statistics.
 //! Nothing here prints; everything fallible returns [`ResultsError`].
 
+mod columns;
 mod error;
 pub mod manifest;
 pub mod mqtt_report;

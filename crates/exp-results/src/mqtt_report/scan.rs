@@ -11,79 +11,15 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{
-    BooleanChunked, ChunkFullNull, DataFrame, DataType, ParquetReader, SerReader, StringChunked, UInt64Chunked,
-};
+use polars::prelude::{ParquetReader, SerReader};
+
+pub(crate) use crate::columns::Columns as Chunk;
 
 use crate::ResultsError;
 
 /// Rows decoded at once (whole row groups, so at least one group). 2²⁰ rows
 /// of six columns are ~50 MB.
 const CHUNK_ROWS: usize = 1 << 20;
-
-/// The rows of one slice of a file, with the requested columns.
-pub(crate) struct Chunk<'a> {
-    frame: DataFrame,
-    path: &'a Path,
-}
-
-impl Chunk<'_> {
-    pub fn has(&self, column: &str) -> bool {
-        self.frame.column(column).is_ok()
-    }
-
-    /// An unsigned column; other integer types are converted (negative values become null).
-    pub fn u64(&self, column: &str) -> Result<UInt64Chunked, ResultsError> {
-        let c = self.frame.column(column).map_err(self.read())?;
-        if !c.dtype().is_integer() {
-            return Err(self.wrong_type(column, "integers", c.dtype()));
-        }
-        let cast = c.cast(&DataType::UInt64).map_err(self.read())?;
-        Ok(cast.u64().map_err(self.read())?.clone())
-    }
-
-    pub fn str(&self, column: &str) -> Result<StringChunked, ResultsError> {
-        let c = self.frame.column(column).map_err(self.read())?;
-        match c.dtype() {
-            DataType::String => Ok(c.str().map_err(self.read())?.clone()),
-            other => Err(self.wrong_type(column, "strings", other)),
-        }
-    }
-
-    /// A string column the file may lack (all null then).
-    pub fn str_or_null(&self, column: &str) -> Result<StringChunked, ResultsError> {
-        if self.has(column) {
-            self.str(column)
-        } else {
-            Ok(StringChunked::full_null(column.into(), self.frame.height()))
-        }
-    }
-
-    pub fn bool(&self, column: &str) -> Result<BooleanChunked, ResultsError> {
-        let c = self.frame.column(column).map_err(self.read())?;
-        match c.dtype() {
-            DataType::Boolean => Ok(c.bool().map_err(self.read())?.clone()),
-            other => Err(self.wrong_type(column, "booleans", other)),
-        }
-    }
-
-    fn read(&self) -> impl Fn(polars::error::PolarsError) -> ResultsError + '_ {
-        |source| ResultsError::Parquet {
-            action: "read",
-            path: self.path.to_path_buf(),
-            source,
-        }
-    }
-
-    fn wrong_type(&self, column: &str, expected: &'static str, found: &DataType) -> ResultsError {
-        ResultsError::ColumnType {
-            path: self.path.to_path_buf(),
-            column: column.to_string(),
-            expected,
-            found: found.to_string(),
-        }
-    }
-}
 
 /// Calls `each` with consecutive chunks of `path` holding the `required`
 /// columns and those of `optional` the file has. A missing required column
@@ -151,7 +87,7 @@ fn chunked(
             .with_slice(Some((offset, rows)))
             .finish()
             .map_err(fail)?;
-        each(&Chunk { frame, path })?;
+        each(&Chunk::new(frame, path))?;
         offset += rows;
     }
     Ok(())
@@ -187,8 +123,8 @@ mod tests {
             let (mut sizes, mut values) = (Vec::new(), Vec::new());
             chunked(&path, &["x"], &["flag", "absent"], chunk_rows, |chunk| {
                 assert!(chunk.has("flag") && !chunk.has("absent") && !chunk.has("name"));
-                assert_eq!(chunk.str_or_null("absent")?.null_count(), chunk.frame.height());
-                sizes.push(chunk.frame.height());
+                assert_eq!(chunk.str_or_null("absent")?.null_count(), chunk.height());
+                sizes.push(chunk.height());
                 values.extend(chunk.u64("x")?.iter().flatten());
                 Ok(())
             })

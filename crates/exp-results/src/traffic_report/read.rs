@@ -5,14 +5,15 @@
 use std::fs::File;
 use std::path::Path;
 
-use polars::prelude::{DataFrame, DataType, ParquetReader, SerReader};
+use polars::prelude::{ParquetReader, SerReader};
 
+use crate::columns::Columns;
 use crate::ResultsError;
 
-/// The requested columns of one file.
+/// The requested columns of one file, as vectors (rows are indexed across
+/// several columns at once).
 pub(crate) struct Frame<'a> {
-    frame: DataFrame,
-    path: &'a Path,
+    columns: Columns<'a>,
 }
 
 impl<'a> Frame<'a> {
@@ -37,57 +38,29 @@ impl<'a> Frame<'a> {
         }
         let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
         let frame = reader.with_columns(Some(names)).finish().map_err(fail)?;
-        Ok(Frame { frame, path })
+        Ok(Frame {
+            columns: Columns::new(frame, path),
+        })
     }
 
     pub fn height(&self) -> usize {
-        self.frame.height()
+        self.columns.height()
     }
 
     pub fn u64(&self, column: &str) -> Result<Vec<Option<u64>>, ResultsError> {
-        let c = self.frame.column(column).map_err(self.fail())?;
-        if !c.dtype().is_integer() {
-            return Err(self.wrong_type(column, "integers", c.dtype()));
-        }
-        let cast = c.cast(&DataType::UInt64).map_err(self.fail())?;
-        Ok(cast.u64().map_err(self.fail())?.iter().collect())
+        Ok(self.columns.u64(column)?.iter().collect())
     }
 
     pub fn str(&self, column: &str) -> Result<Vec<Option<String>>, ResultsError> {
-        let c = self.frame.column(column).map_err(self.fail())?;
-        match c.dtype() {
-            DataType::String => Ok(c
-                .str()
-                .map_err(self.fail())?
-                .iter()
-                .map(|s| s.map(str::to_string))
-                .collect()),
-            other => Err(self.wrong_type(column, "strings", other)),
-        }
+        Ok(self
+            .columns
+            .str(column)?
+            .iter()
+            .map(|s| s.map(str::to_string))
+            .collect())
     }
 
     pub fn bool(&self, column: &str) -> Result<Vec<Option<bool>>, ResultsError> {
-        let c = self.frame.column(column).map_err(self.fail())?;
-        match c.dtype() {
-            DataType::Boolean => Ok(c.bool().map_err(self.fail())?.iter().collect()),
-            other => Err(self.wrong_type(column, "booleans", other)),
-        }
-    }
-
-    fn fail(&self) -> impl Fn(polars::error::PolarsError) -> ResultsError + '_ {
-        |source| ResultsError::Parquet {
-            action: "read",
-            path: self.path.to_path_buf(),
-            source,
-        }
-    }
-
-    fn wrong_type(&self, column: &str, expected: &'static str, found: &DataType) -> ResultsError {
-        ResultsError::ColumnType {
-            path: self.path.to_path_buf(),
-            column: column.to_string(),
-            expected,
-            found: found.to_string(),
-        }
+        Ok(self.columns.bool(column)?.iter().collect())
     }
 }
