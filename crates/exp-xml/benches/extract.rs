@@ -11,7 +11,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, Criterion, Throughput};
-use exp_xml::{census_input, extract, AttributeCensus, AttributePolicy, Config, Source};
+use exp_xml::{extract, AttributePolicy, Config, Source};
 
 fn corpus() -> Vec<u8> {
     let mut s = String::from("<?xml version=\"1.0\"?>\n<log>\n");
@@ -39,7 +39,6 @@ fn corpus() -> Vec<u8> {
 const POLICIES: [(&str, AttributePolicy); 3] = [
     ("keep", AttributePolicy::Keep),
     ("names", AttributePolicy::Names),
-    // Both passes: the census, then the extraction.
     ("auto", AttributePolicy::Auto { max_distinct: 30 }),
 ];
 
@@ -127,15 +126,6 @@ fn cpu_report() {
             Box::new(move || run_once(&sources, &config)),
         ));
     }
-    let census = data.clone();
-    cases.push((
-        "auto census pass alone".into(),
-        Box::new(move || {
-            let mut c = AttributeCensus::new(30);
-            census_input(&mut c, "bench", census.as_slice(), Some("event"));
-            black_box(c);
-        }),
-    ));
     let (sources, config2) = (sources(&data), config(AttributePolicy::Auto { max_distinct: 30 }, 2));
     cases.push(("auto, 2 threads".into(), Box::new(move || run_once(&sources, &config2))));
     for (label, mut f) in cases {

@@ -8,7 +8,6 @@
 //! name. Malformed documents are skipped and recorded, entities are never
 //! expanded, and nothing recurses on document depth.
 
-mod cache;
 pub mod compare;
 mod error;
 mod extract;
@@ -31,11 +30,11 @@ use std::path::PathBuf;
 
 pub use compare::{compare, CompareConfig, Comparison, ProbeQuery};
 pub use error::{SkipReason, Skipped, XmlError};
-pub use extract::{census_input, Extractor};
+pub use extract::Extractor;
 pub use inputs::expand_inputs;
 pub use parse::MAX_VALUE_LEN;
 pub use paths::md5_of;
-pub use policy::{AttributeCensus, AttributePolicy};
+pub use policy::{census_input, AttributeCensus, AttributePolicy};
 pub use values::{NumberFormat, NumericSummary};
 
 /// Default number of distinct values up to which a numeric path is still
@@ -143,7 +142,7 @@ pub struct CorpusSummary {
 pub struct Extraction {
     /// By frequency, most frequent first.
     pub structures: Vec<Structure>,
-    /// In order of first appearance.
+    /// Sorted by text (a depth-first walk of the path tree).
     pub paths: Vec<PathInfo>,
     /// Grouped by path (path order), most frequent value first.
     pub categorical: Vec<CategoricalCount>,
@@ -161,55 +160,24 @@ fn for_each_input(sources: &[Source], mut f: impl FnMut(&str, &mut dyn std::io::
     Ok(())
 }
 
-/// Extracts a corpus. `Auto` needs two passes (census, then extraction);
-/// the second walks the documents parsed by the first when they fit in
-/// 256 MiB, and reads the inputs again otherwise. With `threads > 1` the
-/// work is split per input, or per batch of documents for one input; the
-/// result is identical to one thread's.
+/// Extracts a corpus in one pass (`Auto` too, see `extract/collapse.rs`).
+/// With `threads > 1` the work is split per input, or per batch of
+/// documents for one input; the result is identical to one thread's.
 pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlError> {
     if config.split_at.as_deref() == Some("") {
         return Err(XmlError::Config("split_at must not be empty".into()));
     }
-    let split = config.split_at.as_deref();
     let threads = match config.threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n,
     };
     let units = inputs::units(sources)?;
-    // Auto: the census pass keeps the parsed documents (within a budget)
-    // so the extraction pass does not parse again.
-    let mut cache = None;
-    let mut kept = None;
-    let census = match config.policy {
-        AttributePolicy::Auto { max_distinct } => {
-            let census = if threads > 1 {
-                let make = || AttributeCensus::new(max_distinct);
-                let keep = kept.insert(parallel::Kept::new(cache::BUDGET));
-                parallel::run(&units, split, threads, make(), &make, Some(keep))?
-            } else {
-                let mut census = AttributeCensus::new(max_distinct);
-                let keep = cache.insert(cache::DocCache::default());
-                for unit in &units {
-                    inputs::with_unit(unit, |name, r| keep.census_input(&mut census, name, r, split))?;
-                }
-                census
-            };
-            Some(census)
-        }
-        _ => None,
-    };
     let extractor = if threads > 1 {
-        let make = || Extractor::new(config, census.as_ref());
-        match kept.and_then(parallel::Kept::complete) {
-            Some(kept) => parallel::replay(kept, threads, make(), &make),
-            None => parallel::run(&units, split, threads, make(), &make, None)?,
-        }
+        parallel::run(&units, config, threads)?
     } else {
-        let mut extractor = Extractor::new(config, census.as_ref());
-        if !cache.is_some_and(|kept| kept.replay(&mut extractor)) {
-            for unit in &units {
-                inputs::with_unit(unit, |name, r| extractor.feed(name, r))?;
-            }
+        let mut extractor = Extractor::new(config);
+        for unit in &units {
+            inputs::with_unit(unit, |name, r| extractor.feed(name, r))?;
         }
         extractor
     };

@@ -1,10 +1,14 @@
 //! Streaming split of an input into documents, over the byte-level lexer of
 //! `lexer.rs`.
 //!
-//! Nothing here builds a DOM: a document is a flat token list (open, text,
-//! close) that the skeleton/path builders walk iteratively, so nesting depth
-//! costs heap, never stack. A document is buffered whole only so that a
-//! malformed one can be dropped without leaving half of it in the counts.
+//! Nothing here builds a DOM: the [`Scanner`] checks well-formedness and
+//! hands each document's elements to a [`Sink`] as events (open, text,
+//! close), and says at the end of the document whether it was well-formed.
+//! A sink stages what it records until then, so a malformed document can be
+//! dropped without leaving half of it in the counts. [`DocReader`] is the
+//! sink that keeps a document as a flat token list, for walks that want the
+//! whole document; the extractor is a sink of its own. Nesting depth costs
+//! heap, never stack.
 //!
 //! Entities are never expanded: DOCTYPE declarations are skipped unread, and
 //! a reference to an unknown entity is kept literally as `&name;` (in an
@@ -15,19 +19,41 @@ use std::io::BufRead;
 
 mod attrs;
 
+pub(crate) use attrs::parse_attributes;
+
 use crate::error::{SkipReason, Skipped};
 use crate::lexer::{LexError, Lexeme, Lexer};
 use crate::unescape::{self, Unescape};
+
+/// Receives the elements of the documents a [`Scanner`] reads.
+pub(crate) trait Sink {
+    /// A document starts: forget anything staged for the previous one.
+    fn begin(&mut self);
+    /// An opening tag; `raw_attrs` is the rest of the tag, unparsed. On
+    /// `Err` (the attributes are malformed) the document will be skipped,
+    /// but the sink must still count the element as open: a `close` follows.
+    fn open(&mut self, name: &str, raw_attrs: &[u8]) -> Result<(), String>;
+    /// Text directly before the next tag, trimmed, never empty.
+    fn text(&mut self, value: &str, truncated: bool);
+    fn close(&mut self);
+}
 
 /// Longest value kept, in bytes. Longer text is truncated (at a character
 /// boundary) and flagged, so a 50 MB text node costs 4 KiB in the counts.
 pub const MAX_VALUE_LEN: usize = 4096;
 
-/// Byte range of a string in [`Document::text`].
+/// Byte range of a string in [`Document::text`] (or another arena).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
     start: usize,
     end: usize,
+}
+
+impl Span {
+    /// The string this span covers in `text`.
+    pub fn of(self, text: &str) -> &str {
+        text.get(self.start..self.end).unwrap_or_default()
+    }
 }
 
 /// One token of a document. Strings live in the document's one text buffer
@@ -58,18 +84,16 @@ pub struct Document {
 
 impl Document {
     pub fn str(&self, span: Span) -> &str {
-        self.text.get(span.start..span.end).unwrap_or_default()
+        span.of(&self.text)
+    }
+
+    /// The arena every span of this document points into.
+    pub fn arena(&self) -> &str {
+        &self.text
     }
 
     pub fn attrs(&self, (from, to): (usize, usize)) -> &[(Span, Span)] {
         self.attrs.get(from..to).unwrap_or_default()
-    }
-
-    /// Heap bytes held, to budget documents kept in memory.
-    pub fn heap_size(&self) -> usize {
-        self.text.capacity()
-            + self.attrs.capacity() * std::mem::size_of::<(Span, Span)>()
-            + self.tokens.capacity() * std::mem::size_of::<Token>()
     }
 
     fn clear(&mut self) {
@@ -88,8 +112,37 @@ impl Document {
     }
 }
 
-/// Yields the documents of one input.
+/// Yields the documents of one input as token lists.
 pub struct DocReader<R: BufRead> {
+    scanner: Scanner<R>,
+    doc: Document,
+}
+
+impl<R: BufRead> DocReader<R> {
+    pub fn new(input: impl Into<String>, source: R, split_at: Option<&str>) -> Self {
+        Self {
+            scanner: Scanner::new(input, source, split_at),
+            doc: Document::default(),
+        }
+    }
+
+    /// Name of the input's first top-level element, once it was read (the
+    /// root that holds the documents when splitting).
+    pub fn root(&self) -> Option<&str> {
+        self.scanner.root()
+    }
+
+    /// The next document, `Err` for a skipped one, `None` at the end.
+    pub fn next_document(&mut self) -> Option<Result<&Document, Skipped>> {
+        match self.scanner.next_document(&mut self.doc)? {
+            Ok(()) => Some(Ok(&self.doc)),
+            Err(skipped) => Some(Err(skipped)),
+        }
+    }
+}
+
+/// Splits one input into documents and checks that each is well-formed.
+pub(crate) struct Scanner<R: BufRead> {
     lexer: Lexer<R>,
     state: State,
 }
@@ -105,8 +158,6 @@ struct State {
     marks: Vec<usize>,
     /// Depth of the current document's root, when inside one.
     doc_depth: Option<usize>,
-    /// The document being read; reused (cleared) for the next one.
-    doc: Document,
     text: String,
     /// Whitespace-only text skipped before `text` (it still counts towards
     /// [`MAX_VALUE_LEN`], as the value is cut before it is trimmed).
@@ -119,7 +170,7 @@ struct State {
     root: Option<String>,
 }
 
-impl<R: BufRead> DocReader<R> {
+impl<R: BufRead> Scanner<R> {
     pub fn new(input: impl Into<String>, source: R, split_at: Option<&str>) -> Self {
         Self {
             lexer: Lexer::new(source),
@@ -129,7 +180,6 @@ impl<R: BufRead> DocReader<R> {
                 open_names: Vec::new(),
                 marks: Vec::new(),
                 doc_depth: None,
-                doc: Document::default(),
                 text: String::new(),
                 skipped_space: 0,
                 scratch: String::new(),
@@ -147,8 +197,10 @@ impl<R: BufRead> DocReader<R> {
         self.state.root.as_deref()
     }
 
-    /// The next document, `Err` for a skipped one, `None` at the end.
-    pub fn next_document(&mut self) -> Option<Result<&Document, Skipped>> {
+    /// Reads the next document into `sink`: `Ok` when it was well-formed,
+    /// `Err` for a skipped one (drop what the sink staged), `None` at the
+    /// end.
+    pub fn next_document<S: Sink>(&mut self, sink: &mut S) -> Option<Result<(), Skipped>> {
         let st = &mut self.state;
         while !st.done {
             let step = match self.lexer.next() {
@@ -156,14 +208,14 @@ impl<R: BufRead> DocReader<R> {
                     Lexeme::Start { name, attrs, empty } => {
                         st.marks.push(st.open_names.len());
                         st.open_names.extend_from_slice(name);
-                        st.open(name, attrs, end);
+                        st.open(sink, name, attrs, end);
                         if empty {
-                            st.close()
+                            st.close(sink)
                         } else {
                             None
                         }
                     }
-                    Lexeme::End { name } => st.end_tag(name, start),
+                    Lexeme::End { name } => st.end_tag(sink, name, start),
                     Lexeme::Text(raw) => {
                         st.push_raw_text(raw, end);
                         None
@@ -195,10 +247,8 @@ impl<R: BufRead> DocReader<R> {
                     Some(Err(st.skip(SkipReason::Io(e.to_string()), position)))
                 }
             };
-            match step {
-                Some(Ok(())) => return Some(Ok(&st.doc)),
-                Some(Err(skipped)) => return Some(Err(skipped)),
-                None => {}
+            if step.is_some() {
+                return step;
             }
         }
         None
@@ -245,7 +295,7 @@ impl State {
 
     /// Handles an opening tag already pushed on the open-element stack;
     /// `end` is the position after it.
-    fn open(&mut self, name: &[u8], attrs: &[u8], end: u64) {
+    fn open<S: Sink>(&mut self, sink: &mut S, name: &[u8], attrs: &[u8], end: u64) {
         let name = match name {
             [] => Err("empty tag name".to_owned()),
             name => std::str::from_utf8(name).map_err(|err| format!("tag name: {err}")),
@@ -269,20 +319,23 @@ impl State {
                 return;
             }
             self.doc_depth = Some(depth);
-            self.doc.clear();
+            sink.begin();
         }
-        self.flush_text();
-        let result = name.and_then(|name| self.push_open(name, attrs));
+        self.flush_text(sink);
+        let result = match name {
+            Ok(name) => sink.open(name, attrs),
+            Err(msg) => {
+                // The sink still sees an element, for the close that follows.
+                let _ = sink.open("?", b"");
+                Err(msg)
+            }
+        };
         if let Err(msg) = result {
             self.mark_bad(msg, end);
-            // Keep the token stream balanced for the close that follows.
-            let name = self.doc.push_str("?");
-            let at = self.doc.attrs.len();
-            self.doc.tokens.push(Token::Open { name, attrs: (at, at) });
         }
     }
 
-    fn end_tag(&mut self, name: &[u8], start: u64) -> Option<Result<(), Skipped>> {
+    fn end_tag<S: Sink>(&mut self, sink: &mut S, name: &[u8], start: u64) -> Option<Result<(), Skipped>> {
         let Some(&mark) = self.marks.last() else {
             let message = format!("unmatched end tag </{}>", String::from_utf8_lossy(name));
             self.mark_bad(message, start);
@@ -299,17 +352,17 @@ impl State {
             );
             self.mark_bad(message, start);
         }
-        self.close()
+        self.close(sink)
     }
 
-    fn close(&mut self) -> Option<Result<(), Skipped>> {
+    fn close<S: Sink>(&mut self, sink: &mut S) -> Option<Result<(), Skipped>> {
         let closing = self.depth();
         if let Some(mark) = self.marks.pop() {
             self.open_names.truncate(mark);
         }
         let root = self.doc_depth?;
-        self.flush_text();
-        self.doc.tokens.push(Token::Close);
+        self.flush_text(sink);
+        sink.close();
         if closing != root {
             return None;
         }
@@ -374,14 +427,10 @@ impl State {
         }
     }
 
-    fn flush_text(&mut self) {
+    fn flush_text<S: Sink>(&mut self, sink: &mut S) {
         let value = self.text.trim();
         if !value.is_empty() {
-            let value = self.doc.push_str(value);
-            self.doc.tokens.push(Token::Text {
-                value,
-                truncated: self.truncated,
-            });
+            sink.text(value, self.truncated);
         }
         self.text.clear();
         self.skipped_space = 0;

@@ -1,5 +1,4 @@
-//! Root-to-leaf paths: the current path while walking, and the table of
-//! distinct paths, each hashed once.
+//! Root-to-leaf paths: the table of distinct paths, each hashed once.
 
 use md5::{Digest, Md5};
 
@@ -13,40 +12,6 @@ pub fn md5_of(text: &str) -> Md5Hash {
     Md5Hash(Md5::digest(text.as_bytes()).into())
 }
 
-/// The path of the element being walked: a string of opening tags plus the
-/// length before each, so closing an element is a truncate. (The extractor
-/// now builds path texts from the trie; this stays for walks that want the
-/// running text.)
-#[allow(dead_code)]
-#[derive(Debug, Default)]
-pub(crate) struct PathStack {
-    text: String,
-    marks: Vec<usize>,
-}
-
-#[allow(dead_code)]
-impl PathStack {
-    pub fn push(&mut self, tag: &str) {
-        self.marks.push(self.text.len());
-        self.text.push_str(tag);
-    }
-
-    pub fn pop(&mut self) {
-        if let Some(mark) = self.marks.pop() {
-            self.text.truncate(mark);
-        }
-    }
-
-    pub fn clear(&mut self) {
-        self.text.clear();
-        self.marks.clear();
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.text
-    }
-}
-
 /// One distinct path and its values.
 #[derive(Debug)]
 pub(crate) struct PathEntry {
@@ -57,7 +22,7 @@ pub(crate) struct PathEntry {
     pub values: ValueAcc,
 }
 
-/// Distinct paths in first-seen order, found through a trie of opening
+/// Distinct paths, found through a trie of opening
 /// tags: a leaf looks up one tag per level from its parent's node instead of
 /// hashing and comparing its whole path text; the path text is built from
 /// the trie and hashed with MD5 once, when the path is first seen.
@@ -88,6 +53,8 @@ struct Node {
     tag: (usize, usize),
     entry: Option<usize>,
     next: Option<usize>,
+    /// Elements opened at this node (in well-formed documents).
+    opens: u64,
 }
 
 impl Default for PathTable {
@@ -112,6 +79,49 @@ impl PathTable {
 
     fn tag(&self, node: &Node) -> &str {
         self.tags.get(node.tag.0..node.tag.1).unwrap_or_default()
+    }
+
+    /// Number of nodes, the root included; nodes are numbered in creation
+    /// order, so a parent always comes before its children.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The tag `node` adds to its parent's path, and the parent.
+    pub fn tag_of(&self, node: usize) -> (&str, usize) {
+        match self.nodes.get(node) {
+            Some(n) => (self.tag(n), n.parent),
+            None => ("", Self::ROOT),
+        }
+    }
+
+    /// Elements opened at `node`.
+    pub fn opens(&self, node: usize) -> u64 {
+        self.nodes.get(node).map_or(0, |n| n.opens)
+    }
+
+    /// Adds `count` elements opened at `node`; returns the new total.
+    pub fn add_opens(&mut self, node: usize, count: u64) -> u64 {
+        match self.nodes.get_mut(node) {
+            Some(n) => {
+                n.opens += count;
+                n.opens
+            }
+            None => 0,
+        }
+    }
+
+    /// Takes the entries out, each with its node.
+    pub fn take_entries(&mut self) -> Vec<(usize, PathEntry)> {
+        let mut node_of = vec![Self::ROOT; self.entries.len()];
+        for (id, node) in self.nodes.iter_mut().enumerate() {
+            if let Some(e) = node.entry.take() {
+                if let Some(slot) = node_of.get_mut(e) {
+                    *slot = id;
+                }
+            }
+        }
+        node_of.into_iter().zip(std::mem::take(&mut self.entries)).collect()
     }
 
     /// The node of `tag` under `parent` (a tag, or `@name` for an attribute
@@ -212,26 +222,23 @@ impl PathTable {
     }
 
     /// Adds the paths of a later part of the corpus: counts and values of
-    /// known paths grow, new paths go last in `other`'s first-seen order.
-    pub fn merge(&mut self, other: PathTable) {
-        // Node of `other` → node here, filled in creation order (a parent
-        // is always created before its children).
+    /// known paths grow, new paths are added. Returns where each node of
+    /// `other` is now.
+    pub fn merge(&mut self, mut other: PathTable) -> Vec<usize> {
+        // Filled in creation order: a parent is always created before its
+        // children.
         let mut map = vec![Self::ROOT; other.nodes.len()];
         for (id, node) in other.nodes.iter().enumerate().skip(1) {
             let parent = map.get(node.parent).copied().unwrap_or(Self::ROOT);
             map[id] = self.child(parent, other.tag(node));
+            self.add_opens(map[id], node.opens);
         }
-        let mut entry_node = vec![Self::ROOT; other.entries.len()];
-        for (id, node) in other.nodes.iter().enumerate() {
-            if let Some(e) = node.entry {
-                entry_node[e] = map[id];
-            }
-        }
-        for (entry, node) in other.entries.into_iter().zip(entry_node) {
+        for (node, entry) in other.take_entries() {
             let text = entry.text;
-            let target = self.entry(node, || text);
+            let target = self.entry(map[node], || text);
             target.occurrences += entry.occurrences;
             target.values.merge(entry.values);
         }
+        map
     }
 }

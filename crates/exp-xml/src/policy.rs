@@ -6,8 +6,10 @@
 //! and would make every document its own structure. `Auto` tells the two
 //! apart by counting distinct values per attribute in a first pass.
 
-use crate::hash::{FastMap, FastSet};
+use std::io::BufRead;
 
+use crate::hash::{FastMap, FastSet};
+use crate::parse::{DocReader, Document, Token};
 use crate::skeleton::push_tag;
 
 /// How attribute values are treated.
@@ -25,7 +27,8 @@ pub enum AttributePolicy {
 }
 
 /// Key of an attribute independent of any attribute values: the element's
-/// path by tag names only, then `@name`, e.g. `<device><sensor>@name`.
+/// own path by tag names only, then `@name`, e.g. `<device><sensor>@name`
+/// for `<sensor name="...">` inside `<device>`.
 /// Written into a reused buffer: this runs for every attribute occurrence.
 pub(crate) fn attribute_key<'b>(buf: &'b mut String, names_path: &str, attr: &str) -> &'b str {
     buf.clear();
@@ -189,13 +192,22 @@ impl AttributeCensus {
         slot_of(&mut self.keys, &mut self.sets, key)
     }
 
-    /// Records one attribute occurrence: `parent` is the names-trie node of
-    /// the element's parent (keys name the parent's path, see
-    /// [`Decider::keeps`]).
-    pub(crate) fn record_at(&mut self, parent: usize, attr: &str, value: &str) {
+    /// The slot of attribute `attr` of the element at names-trie `node`,
+    /// created when new.
+    pub(crate) fn slot_at(&mut self, node: usize, attr: &str) -> Option<usize> {
         let Self { trie, keys, sets, .. } = self;
-        let slot = trie.attr(parent, attr, |key| slot_of(keys, sets, key)).copied();
-        if let Some(slot) = slot {
+        trie.attr(node, attr, |key| slot_of(keys, sets, key)).copied()
+    }
+
+    /// Whether the slot's attribute has at most K distinct values so far.
+    pub(crate) fn keeps_slot(&self, slot: usize) -> bool {
+        self.sets.get(slot).is_none_or(|set| set.len() <= self.max_distinct)
+    }
+
+    /// Records one occurrence of attribute `attr` of the element at
+    /// names-trie `node`.
+    pub(crate) fn record_at(&mut self, node: usize, attr: &str, value: &str) {
+        if let Some(slot) = self.slot_at(node, attr) {
             self.record_slot(slot, value);
         }
     }
@@ -255,6 +267,41 @@ fn slot_of(keys: &mut FastMap<String, usize>, sets: &mut Vec<FastSet<Box<str>>>,
     slot
 }
 
+/// A census pass on its own (the comparison needs the original corpus's
+/// census to walk both corpora the same way). Malformed documents are left
+/// out, as in the extraction.
+pub fn census_input<R: BufRead>(census: &mut AttributeCensus, input: &str, source: R, split_at: Option<&str>) {
+    let mut reader = DocReader::new(input, source, split_at);
+    let mut stack = Vec::new();
+    while let Some(doc) = reader.next_document() {
+        if let Ok(doc) = doc {
+            census_document(census, doc, &mut stack);
+        }
+    }
+}
+
+/// Census of one well-formed document; `stack` is scratch (names-trie node
+/// of each open element).
+fn census_document(census: &mut AttributeCensus, doc: &Document, stack: &mut Vec<usize>) {
+    stack.clear();
+    for &token in &doc.tokens {
+        match token {
+            Token::Open { name, attrs } => {
+                let parent = stack.last().copied().unwrap_or(NamesTrie::<usize>::ROOT);
+                let (node, _) = census.trie.child(parent, doc.str(name));
+                for &(attr, value) in doc.attrs(attrs) {
+                    census.record_at(node, doc.str(attr), doc.str(value));
+                }
+                stack.push(node);
+            }
+            Token::Text { .. } => {}
+            Token::Close => {
+                stack.pop();
+            }
+        }
+    }
+}
+
 /// Decision for one attribute under a policy (with the census for `Auto`).
 #[derive(Debug)]
 pub(crate) enum Decider<'a> {
@@ -270,17 +317,6 @@ impl Decider<'_> {
             Decider::Keep => true,
             Decider::Names => false,
             Decider::Census(c) => c.keeps(key),
-        }
-    }
-
-    /// `scratch` is a reused buffer for the attribute key. (Walks with a
-    /// [`NamesTrie`] call [`Decider::keeps_key`] once per attribute slot.)
-    #[allow(dead_code)]
-    pub(crate) fn keeps(&self, names_path: &str, attr: &str, scratch: &mut String) -> bool {
-        match self {
-            Decider::Keep => true,
-            Decider::Names => false,
-            Decider::Census(c) => c.keeps(attribute_key(scratch, names_path, attr)),
         }
     }
 }

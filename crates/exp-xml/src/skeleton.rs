@@ -23,6 +23,44 @@ pub(crate) fn push_tag<'a>(out: &mut String, name: &str, attrs: impl Iterator<It
     out.push('>');
 }
 
+/// Splits a canonical tag written by [`push_tag`] into its name and its
+/// attributes (name, value if kept — still escaped, see [`unescaped`]).
+pub(crate) fn tag_parts(tag: &str) -> (&str, Vec<(&str, Option<&str>)>) {
+    let inner = tag.strip_prefix('<').unwrap_or(tag);
+    let inner = inner.strip_suffix('>').unwrap_or(inner);
+    let (name, mut rest) = inner.split_once(' ').unwrap_or((inner, ""));
+    let mut attrs = Vec::new();
+    while !rest.is_empty() {
+        let end = rest.find([' ', '=']).unwrap_or(rest.len());
+        let (key, after) = rest.split_at(end);
+        match after.strip_prefix("=\"") {
+            // Escaped values hold no `"`.
+            Some(value) => {
+                let (value, after) = value.split_once('"').unwrap_or((value, ""));
+                attrs.push((key, Some(value)));
+                rest = after.strip_prefix(' ').unwrap_or(after);
+            }
+            None => {
+                attrs.push((key, None));
+                rest = after.strip_prefix(' ').unwrap_or(after);
+            }
+        }
+    }
+    (name, attrs)
+}
+
+/// Reverses the escaping of [`push_tag`].
+pub(crate) fn unescaped(value: &str) -> std::borrow::Cow<'_, str> {
+    if !value.contains('&') {
+        return value.into();
+    }
+    value
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&amp;", "&")
+        .into()
+}
+
 fn push_escaped(out: &mut String, value: &str) {
     if !value.bytes().any(|b| matches!(b, b'&' | b'<' | b'"')) {
         out.push_str(value);
@@ -55,27 +93,6 @@ impl Skeleton {
         self.text.push_str(tag);
         self.marks.push(self.names.len());
         self.names.push_str(name);
-    }
-
-    /// Appends an opening tag written by `write` (with [`push_tag`]) and
-    /// returns where it starts, for [`Skeleton::since`]. Closed with
-    /// [`Skeleton::close_named`], not [`Skeleton::close`].
-    pub fn open_with(&mut self, write: impl FnOnce(&mut String)) -> usize {
-        let start = self.text.len();
-        write(&mut self.text);
-        start
-    }
-
-    /// The text appended since `start`.
-    pub fn since(&self, start: usize) -> &str {
-        self.text.get(start..).unwrap_or_default()
-    }
-
-    /// Appends the closing tag of `name`.
-    pub fn close_named(&mut self, name: &str) {
-        self.text.push_str("</");
-        self.text.push_str(name);
-        self.text.push('>');
     }
 
     pub fn close(&mut self) {
@@ -113,5 +130,13 @@ mod tests {
         sk.close();
         sk.close();
         assert_eq!(sk.as_str(), "<d><s id=\"a&quot;&amp;&lt;\" ts></s></d>");
+        let (name, attrs) = tag_parts(&tag);
+        assert_eq!((name, attrs.len()), ("s", 2));
+        assert_eq!(attrs[0].0, "id");
+        assert_eq!(attrs[0].1.map(unescaped).as_deref(), Some("a\"&<"));
+        assert_eq!(attrs[1], ("ts", None));
+        assert_eq!(tag_parts("<x>"), ("x", vec![]));
+        let (_, spaced) = tag_parts("<x a=\"p q\" b c=\"\">");
+        assert_eq!(spaced, [("a", Some("p q")), ("b", None), ("c", Some(""))]);
     }
 }

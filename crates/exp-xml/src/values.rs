@@ -108,18 +108,18 @@ pub(crate) struct Row {
 }
 
 impl Counts {
-    /// Counts `value`; with `parse`, returns it as a number (parsed the
-    /// first time only).
-    fn bump(&mut self, value: &str, parse: bool) -> Option<(f64, NumberFormat)> {
+    /// Counts `n` occurrences of `value`; with `parse`, returns it as a
+    /// number (parsed the first time only).
+    fn bump(&mut self, value: &str, n: u64, parse: bool) -> Option<(f64, NumberFormat)> {
         if let Some(row) = self.rows.get_mut(value) {
-            row.count += 1;
+            row.count += n;
             if parse && row.number.is_none() {
                 row.number = parse_number(value);
             }
             return row.number;
         }
         let number = if parse { parse_number(value) } else { None };
-        self.rows.insert(value.into(), Row { count: 1, number });
+        self.rows.insert(value.into(), Row { count: n, number });
         number
     }
 
@@ -140,19 +140,29 @@ impl Counts {
 
 impl ValueAcc {
     pub fn add(&mut self, value: &str, truncated: bool) {
+        self.add_repeated(value, truncated, 1);
+    }
+
+    /// Adds `n` occurrences of `value`.
+    pub fn add_repeated(&mut self, value: &str, truncated: bool, n: u64) {
         if truncated {
             // A cut value is not a number we could trust.
             self.non_numeric = true;
             self.numeric = None;
-            self.truncated.bump(value, false);
+            self.truncated.bump(value, n, false);
             return;
         }
         if self.non_numeric {
-            self.counts.bump(value, false);
+            self.counts.bump(value, n, false);
             return;
         }
-        match self.counts.bump(value, true) {
-            Some((v, format)) => self.numeric.get_or_insert_with(NumericAcc::default).push(v, format),
+        match self.counts.bump(value, n, true) {
+            Some((v, format)) => {
+                let acc = self.numeric.get_or_insert_with(NumericAcc::default);
+                for _ in 0..n {
+                    acc.push(v, format);
+                }
+            }
             None => {
                 self.non_numeric = true;
                 self.numeric = None;
@@ -229,12 +239,14 @@ pub struct NumericSummary {
     pub is_integer: bool,
     pub max_decimals: u32,
     pub format: NumberFormat,
-    /// Every value, in document order.
+    /// Every value, in ascending order (so that the summary does not
+    /// depend on how the corpus was split among threads).
     pub values: Vec<f64>,
 }
 
 impl NumericAcc {
-    pub fn summarize(self, path: crate::Md5Hash) -> NumericSummary {
+    pub fn summarize(mut self, path: crate::Md5Hash) -> NumericSummary {
+        self.values.sort_unstable_by(f64::total_cmp);
         let (min, max) = self
             .values
             .iter()

@@ -61,17 +61,18 @@ fn auto_policy_structures_paths_and_values() {
     let texts: Vec<&str> = x.paths.iter().map(|p| p.text.as_str()).collect();
     assert_eq!(
         texts,
+        // Sorted by text.
         [
-            "<event ts>@ts",
             "<event ts><device id=\"0001\"><sensor name=\"a\"><temp>",
             "<event ts><device id=\"0001\"><sensor name=\"b\"><temp>",
-            "<event ts><status>",
             "<event ts><device id=\"0001\"><sensor name=\"c\"><temp>",
+            "<event ts><status>",
+            "<event ts>@ts",
         ]
     );
     // Hashes checked against `printf '%s' '<path>' | md5sum`.
-    assert_eq!(x.paths[1].hash.to_string(), "030cce6e69eed4cfb158c0a027443cf9");
-    assert_eq!(x.paths[0].hash.to_string(), "ff9dd3b5a1e70c731ebc83b2a4a457de");
+    assert_eq!(x.paths[0].hash.to_string(), "030cce6e69eed4cfb158c0a027443cf9");
+    assert_eq!(x.paths[4].hash.to_string(), "ff9dd3b5a1e70c731ebc83b2a4a457de");
 
     let kinds: Vec<ValueKind> = x.paths.iter().map(|p| p.kind).collect();
     use ValueKind::{Categorical as C, Numeric as N};
@@ -89,7 +90,7 @@ fn auto_policy_structures_paths_and_values() {
     let temp_a = x
         .numeric
         .iter()
-        .find(|n| n.path == x.paths[1].hash)
+        .find(|n| n.path == x.paths[0].hash)
         .expect("numeric temp a");
     assert_eq!(temp_a.n, 40);
     assert_eq!(temp_a.min, 20.0);
@@ -99,7 +100,7 @@ fn auto_policy_structures_paths_and_values() {
     let ts = x
         .numeric
         .iter()
-        .find(|n| n.path == x.paths[0].hash)
+        .find(|n| n.path == x.paths[4].hash)
         .expect("numeric ts");
     assert!(ts.is_integer);
     assert_eq!(ts.format, NumberFormat::Integer);
@@ -199,4 +200,61 @@ fn a_root_named_like_the_split_element_is_one_document() {
     assert_eq!(bare.paths, wrapped.paths);
     assert_eq!(bare.summary.split_root, None, "no root holds these documents");
     assert_eq!(wrapped.summary.split_root.as_deref(), Some("log"));
+}
+
+/// `Auto` decides on the whole corpus even though it reads it once: an
+/// attribute whose (K+1)-th distinct value comes in the last document is
+/// treated exactly as when that document comes first.
+#[test]
+fn auto_decides_on_the_whole_corpus_whatever_the_order() {
+    // `slot` has K + 1 = 4 distinct values, the 4th in event 19 only;
+    // `kind` has 2.
+    let event = |i: u32| {
+        let slot = if i == 19 { 4 } else { i % 3 + 1 };
+        let kind = ["x", "y"][(i % 2) as usize];
+        format!("<event><dev kind=\"{kind}\" slot=\"{slot}\"><v>{i}</v></dev></event>\n")
+    };
+    let run = |order: &[u32]| {
+        let mut s = String::from("<log>\n");
+        order.iter().for_each(|&i| s.push_str(&event(i)));
+        s.push_str("</log>\n");
+        let sources = vec![Source::Memory {
+            name: "c.xml".into(),
+            data: s.into_bytes(),
+        }];
+        extract(&sources, &config(AttributePolicy::Auto { max_distinct: 3 })).expect("extract")
+    };
+    let late = run(&(0..20).collect::<Vec<_>>());
+    let early = run(&std::iter::once(19).chain(0..19).collect::<Vec<_>>());
+    for x in [&late, &early] {
+        let texts: Vec<&str> = x.paths.iter().map(|p| p.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                "<event><dev kind=\"x\" slot><v>",
+                "<event><dev kind=\"x\" slot>@slot",
+                "<event><dev kind=\"y\" slot><v>",
+                "<event><dev kind=\"y\" slot>@slot",
+            ]
+        );
+        let slots = |path: usize| -> Vec<(&str, u64)> {
+            x.categorical
+                .iter()
+                .filter(|r| r.path == x.paths[path].hash)
+                .map(|r| (r.value.as_str(), r.count))
+                .collect()
+        };
+        assert_eq!(slots(1), [("1", 4), ("2", 3), ("3", 3)]);
+        assert_eq!(slots(3), [("1", 3), ("2", 3), ("3", 3), ("4", 1)]);
+        assert_eq!(x.structures.len(), 2);
+        assert!(x.structures.iter().all(|s| s.count == 10));
+        assert_eq!((x.summary.unique_tags, x.summary.unique_attributes), (3, 2));
+    }
+    let rows = |x: &exp_xml::Extraction| {
+        let paths: Vec<_> = x.paths.iter().map(|p| (p.hash, p.occurrences)).collect();
+        let skeletons: Vec<_> = x.structures.iter().map(|s| (s.skeleton.clone(), s.count)).collect();
+        let values: Vec<_> = x.numeric.iter().map(|n| (n.path, n.values.clone())).collect();
+        (paths, skeletons, values)
+    };
+    assert_eq!(rows(&late), rows(&early));
 }

@@ -225,11 +225,9 @@ impl<'c> CorpusStats<'c> {
         for &(key, _) in attrs {
             let key = doc.str(key);
             self.attributes.add(key, 1);
-            // Keyed by the parent's names path, as the census is.
+            // Keyed by the element's names path, as the census is.
             let decider = &self.decider;
-            let kept = self
-                .names
-                .attr(parent_names, key, |full_key| decider.keeps_key(full_key));
+            let kept = self.names.attr(names_node, key, |full_key| decider.keeps_key(full_key));
             keep.push(kept.copied().unwrap_or(true));
         }
         self.tag.clear();
