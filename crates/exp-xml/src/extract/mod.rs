@@ -358,16 +358,16 @@ impl Extractor {
             None => (self.paths, self.skeletons),
         };
         let structures = skeletons.into_structures(&paths);
-        let mut entries: Vec<_> = paths.take_entries().into_iter().map(|(_, e)| e).collect();
-        entries.sort_by(|a, b| a.text.cmp(&b.text));
+        let mut entries: Vec<_> = paths.take_entries().into_iter().map(|(_, e)| Box::new(e)).collect();
+        // Boxed: entries are large, and a corpus can have millions.
+        entries.sort_unstable_by(|a, b| a.text.cmp(&b.text));
         let mut infos = Vec::new();
         let mut categorical = Vec::new();
         let mut numeric = Vec::new();
         for entry in entries {
-            let values = entry.values;
-            let is_numeric = !values.non_numeric
-                && values.numeric.is_some()
-                && values.distinct() > self.config.categorical_threshold;
+            let entry = *entry;
+            let mut values = entry.values;
+            let is_numeric = values.is_numeric(self.config.categorical_threshold);
             infos.push(PathInfo {
                 hash: entry.hash,
                 text: entry.text,
@@ -378,15 +378,14 @@ impl Extractor {
                 },
                 occurrences: entry.occurrences,
             });
-            match (is_numeric, values.numeric) {
+            match (is_numeric, values.numeric.take()) {
                 (true, Some(acc)) => numeric.push(acc.summarize(entry.hash)),
                 _ => {
-                    let mut rows: Vec<CategoricalCount> = values
-                        .counts
-                        .rows
-                        .into_iter()
-                        .map(|(value, row)| (value, row.count, false))
-                        .chain(values.truncated.rows.into_iter().map(|(v, row)| (v, row.count, true)))
+                    let (counts, truncated) = values.into_counts();
+                    let mut rows: Vec<CategoricalCount> = counts
+                        .into_rows()
+                        .map(|(value, count)| (value, count, false))
+                        .chain(truncated.into_rows().map(|(value, count)| (value, count, true)))
                         .map(|(value, count, truncated)| CategoricalCount {
                             path: entry.hash,
                             value: value.into(),
