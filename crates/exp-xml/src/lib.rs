@@ -61,8 +61,8 @@ pub struct Config {
     /// Paths with at most this many distinct values are categorical.
     pub categorical_threshold: usize,
     /// Threads for [`extract`]: 1 reads everything on the calling thread;
-    /// more split the work per input, or per batch of documents for a
-    /// single input; 0 uses every available core. The result is the same.
+    /// more split the work per input (a single input is read on one
+    /// thread); 0 uses every available core. The result is the same.
     pub threads: usize,
 }
 
@@ -161,8 +161,8 @@ fn for_each_input(sources: &[Source], mut f: impl FnMut(&str, &mut dyn std::io::
 }
 
 /// Extracts a corpus in one pass (`Auto` too, see `extract/collapse.rs`).
-/// With `threads > 1` the work is split per input, or per batch of
-/// documents for one input; the result is identical to one thread's.
+/// With `threads > 1` the work is split per input; the result is
+/// identical to one thread's.
 pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlError> {
     if config.split_at.as_deref() == Some("") {
         return Err(XmlError::Config("split_at must not be empty".into()));

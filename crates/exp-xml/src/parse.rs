@@ -87,11 +87,6 @@ impl Document {
         span.of(&self.text)
     }
 
-    /// The arena every span of this document points into.
-    pub fn arena(&self) -> &str {
-        &self.text
-    }
-
     pub fn attrs(&self, (from, to): (usize, usize)) -> &[(Span, Span)] {
         self.attrs.get(from..to).unwrap_or_default()
     }
@@ -124,12 +119,6 @@ impl<R: BufRead> DocReader<R> {
             scanner: Scanner::new(input, source, split_at),
             doc: Document::default(),
         }
-    }
-
-    /// Name of the input's first top-level element, once it was read (the
-    /// root that holds the documents when splitting).
-    pub fn root(&self) -> Option<&str> {
-        self.scanner.root()
     }
 
     /// The next document, `Err` for a skipped one, `None` at the end.

@@ -23,7 +23,7 @@ mod skeletons;
 
 use crate::error::Skipped;
 use crate::hash::FastSet;
-use crate::parse::{parse_attributes, Document, Scanner, Sink, Span, Token, MAX_VALUE_LEN};
+use crate::parse::{parse_attributes, Scanner, Sink, Span, MAX_VALUE_LEN};
 use crate::paths::PathTable;
 use crate::policy::{AttributeCensus, NamesTrie};
 use crate::skeleton::{push_tag, tag_parts};
@@ -173,32 +173,12 @@ impl Extractor {
         self.note_root(scanner.root());
     }
 
-    /// Adds one well-formed document already parsed into tokens.
-    pub(crate) fn document(&mut self, doc: &Document) {
-        self.begin();
-        for &token in &doc.tokens {
-            match token {
-                Token::Open { name, attrs } => {
-                    self.enter();
-                    self.open_parsed(doc.str(name), None, doc.arena(), doc.attrs(attrs));
-                }
-                Token::Text { value, truncated } => self.text(doc.str(value), truncated),
-                Token::Close => self.close(),
-            }
-        }
-        self.commit();
-    }
-
     /// Records the root element of an input that split into documents
     /// (the first one seen wins).
     pub(crate) fn note_root(&mut self, root: Option<&str>) {
         if self.config.split_at.is_some() && self.split_root.is_none() {
             self.split_root = root.map(str::to_owned);
         }
-    }
-
-    pub(crate) fn skip(&mut self, skipped: Skipped) {
-        self.skipped.push(skipped);
     }
 
     /// A child element starts: the parent is no leaf, text before it is no
