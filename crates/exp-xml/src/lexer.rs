@@ -26,10 +26,11 @@ const TEXT_PIECE: usize = 64 * 1024;
 /// One token of the input; slices borrow the lexer's buffer.
 #[derive(Debug)]
 pub(crate) enum Lexeme<'a> {
-    /// `<name attrs>` or `<name attrs/>`; `attrs` is the raw rest of the tag.
+    /// `<name attrs>` or `<name attrs/>`: `tag` is the name and the raw
+    /// attributes as written, `name` its start.
     Start {
         name: &'a [u8],
-        attrs: &'a [u8],
+        tag: &'a [u8],
         empty: bool,
     },
     End {
@@ -255,7 +256,7 @@ impl<R: BufRead> Lexer<R> {
                     .unwrap_or(inner.len());
                 Lexeme::Start {
                     name: &inner[..name_len],
-                    attrs: &inner[name_len..],
+                    tag: inner,
                     empty,
                 }
             }
@@ -292,31 +293,53 @@ fn bang(rest: &[u8]) -> Bang {
     }
 }
 
-/// How far a plain byte loop looks before handing over to `memchr`: most
-/// names, values and indentation are short, and a `memchr` call costs more
-/// than scanning a few bytes.
+/// How far the word-at-a-time loops look before handing over to
+/// `memchr`: most names, values and indentation are short, and a `memchr`
+/// call costs more than scanning a few words.
 const SHORT: usize = 32;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit set in each byte of `word` equal to `byte`; exact for the
+/// lowest such byte, which is all the callers use.
+fn matches(word: u64, byte: u8) -> u64 {
+    let x = word ^ (ONES * u64::from(byte));
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// Index of the first byte in `hay` for which `mask` (see [`matches`]) of
+/// its 8-byte word is set, looking at most [`SHORT`] bytes a word at a
+/// time; then `tail` takes over from the offset it is given.
+fn scan(hay: &[u8], mask: impl Fn(u64) -> u64, tail: impl Fn(&[u8]) -> Option<usize>) -> Option<usize> {
+    let mut i = 0;
+    while i < SHORT {
+        let Some(Ok(word)) = hay.get(i..i + 8).map(<[u8; 8]>::try_from) else {
+            break;
+        };
+        let m = mask(u64::from_le_bytes(word));
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    tail(hay.get(i..)?).map(|j| i + j)
+}
 
 /// Index of the first `byte` in `hay`.
 fn find_short(byte: u8, hay: &[u8]) -> Option<usize> {
-    let head = &hay[..hay.len().min(SHORT)];
-    match head.iter().position(|&b| b == byte) {
-        Some(i) => Some(i),
-        None if hay.len() > SHORT => memchr(byte, &hay[SHORT..]).map(|i| i + SHORT),
-        None => None,
-    }
+    scan(hay, |w| matches(w, byte), |rest| memchr(byte, rest))
 }
 
 /// Index of the `>` closing a start tag, skipping quoted attribute values.
 fn tag_end(rest: &[u8]) -> Option<usize> {
     let mut i = 1;
     loop {
-        let head = &rest[i..rest.len().min(i + SHORT)];
-        let j = match head.iter().position(|&b| matches!(b, b'>' | b'"' | b'\'')) {
-            Some(j) => i + j,
-            None if head.len() == SHORT => i + SHORT + memchr3(b'>', b'"', b'\'', &rest[i + SHORT..])?,
-            None => return None,
-        };
+        let j = i + scan(
+            rest.get(i..)?,
+            |w| matches(w, b'>') | matches(w, b'"') | matches(w, b'\''),
+            |tail| memchr3(b'>', b'"', b'\'', tail),
+        )?;
         let quote = rest[j];
         if quote == b'>' {
             return Some(j);
@@ -353,10 +376,10 @@ mod tests {
         let mut out = Vec::new();
         loop {
             let s = match lexer.next().map(|(lexeme, _, _)| lexeme) {
-                Ok(Lexeme::Start { name, attrs, empty }) => format!(
+                Ok(Lexeme::Start { name, tag, empty }) => format!(
                     "S {} [{}]{}",
                     String::from_utf8_lossy(name),
-                    String::from_utf8_lossy(attrs),
+                    String::from_utf8_lossy(&tag[name.len()..]),
                     if empty { "/" } else { "" }
                 ),
                 Ok(Lexeme::End { name }) => format!("E {}", String::from_utf8_lossy(name)),
@@ -372,6 +395,41 @@ mod tests {
             out.push(s);
         }
         out
+    }
+
+    #[test]
+    fn word_scans_agree_with_byte_loops() {
+        let alphabet = b"ab <>\"'\xC3\xA9=";
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        for len in 0..120 {
+            for _ in 0..200 {
+                let hay: Vec<u8> = (0..len)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        alphabet[(x % alphabet.len() as u64) as usize]
+                    })
+                    .collect();
+                for byte in [b'<', b'>', b'"'] {
+                    assert_eq!(find_short(byte, &hay), hay.iter().position(|&b| b == byte));
+                }
+                let naive = || {
+                    let mut quote = None;
+                    for (i, &b) in hay.iter().enumerate().skip(1) {
+                        match (quote, b) {
+                            (Some(q), b) if b == q => quote = None,
+                            (Some(_), _) => {}
+                            (None, b'"' | b'\'') => quote = Some(b),
+                            (None, b'>') => return Some(i),
+                            (None, _) => {}
+                        }
+                    }
+                    None
+                };
+                assert_eq!(tag_end(&hay), naive(), "{:?}", String::from_utf8_lossy(&hay));
+            }
+        }
     }
 
     #[test]

@@ -29,10 +29,10 @@ use crate::unescape::{self, Unescape};
 pub(crate) trait Sink {
     /// A document starts: forget anything staged for the previous one.
     fn begin(&mut self);
-    /// An opening tag; `raw_attrs` is the rest of the tag, unparsed. On
-    /// `Err` (the attributes are malformed) the document will be skipped,
-    /// but the sink must still count the element as open: a `close` follows.
-    fn open(&mut self, name: &str, raw_attrs: &[u8]) -> Result<(), String>;
+    /// An opening tag, unchecked. On `Err` (a malformed name or attributes)
+    /// the document will be skipped, but the sink must still count the
+    /// element as open: a `close` follows.
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String>;
     /// Text directly before the next tag, trimmed, never empty.
     fn text(&mut self, value: &str, truncated: bool);
     fn close(&mut self);
@@ -41,6 +41,29 @@ pub(crate) trait Sink {
 /// Longest value kept, in bytes. Longer text is truncated (at a character
 /// boundary) and flagged, so a 50 MB text node costs 4 KiB in the counts.
 pub const MAX_VALUE_LEN: usize = 4096;
+
+/// An opening tag as written, `<name attrs>` without the brackets.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RawTag<'a> {
+    /// The name and the attributes.
+    pub bytes: &'a [u8],
+    name_len: usize,
+}
+
+impl<'a> RawTag<'a> {
+    /// The tag name, checked.
+    pub fn name(&self) -> Result<&'a str, String> {
+        match self.bytes.get(..self.name_len).unwrap_or_default() {
+            [] => Err("empty tag name".to_owned()),
+            name => std::str::from_utf8(name).map_err(|err| format!("tag name: {err}")),
+        }
+    }
+
+    /// The attributes, unparsed.
+    pub fn attrs(&self) -> &'a [u8] {
+        self.bytes.get(self.name_len..).unwrap_or_default()
+    }
+}
 
 /// Byte range of a string in [`Document::text`] (or another arena).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -194,10 +217,14 @@ impl<R: BufRead> Scanner<R> {
         while !st.done {
             let step = match self.lexer.next() {
                 Ok((lexeme, start, end)) => match lexeme {
-                    Lexeme::Start { name, attrs, empty } => {
+                    Lexeme::Start { name, tag, empty, .. } => {
                         st.marks.push(st.open_names.len());
                         st.open_names.extend_from_slice(name);
-                        st.open(sink, name, attrs, end);
+                        let tag = RawTag {
+                            bytes: tag,
+                            name_len: name.len(),
+                        };
+                        st.open(sink, tag, end);
                         if empty {
                             st.close(sink)
                         } else {
@@ -284,12 +311,9 @@ impl State {
 
     /// Handles an opening tag already pushed on the open-element stack;
     /// `end` is the position after it.
-    fn open<S: Sink>(&mut self, sink: &mut S, name: &[u8], attrs: &[u8], end: u64) {
-        let name = match name {
-            [] => Err("empty tag name".to_owned()),
-            name => std::str::from_utf8(name).map_err(|err| format!("tag name: {err}")),
-        };
+    fn open<S: Sink>(&mut self, sink: &mut S, tag: RawTag<'_>, end: u64) {
         if !self.in_doc() {
+            let name = tag.name();
             let depth = self.depth();
             // A root named like the split element is itself one document:
             // generated sets written one document per file read back with
@@ -311,15 +335,7 @@ impl State {
             sink.begin();
         }
         self.flush_text(sink);
-        let result = match name {
-            Ok(name) => sink.open(name, attrs),
-            Err(msg) => {
-                // The sink still sees an element, for the close that follows.
-                let _ = sink.open("?", b"");
-                Err(msg)
-            }
-        };
-        if let Err(msg) = result {
+        if let Err(msg) = sink.open(tag) {
             self.mark_bad(msg, end);
         }
     }

@@ -23,13 +23,13 @@ mod skeletons;
 
 use crate::error::Skipped;
 use crate::hash::FastSet;
-use crate::parse::{parse_attributes, Scanner, Sink, Span, MAX_VALUE_LEN};
+use crate::parse::{parse_attributes, RawTag, Scanner, Sink, Span, MAX_VALUE_LEN};
 use crate::paths::PathTable;
 use crate::policy::{AttributeCensus, NamesTrie};
 use crate::skeleton::{push_tag, tag_parts};
 use crate::{AttributePolicy, CategoricalCount, Config, CorpusSummary, Extraction, PathInfo, ValueKind};
 
-use raw_tags::{Found, RawTags};
+use raw_tags::{After, Found, RawTags};
 use skeletons::{node_id, Skeletons, CLOSE};
 
 /// Accumulates an extraction over any number of inputs.
@@ -50,6 +50,8 @@ pub struct Extractor {
     /// What the current document adds, until it is known to be well-formed.
     doc: Staged,
     stack: Vec<OpenElement>,
+    /// The element opened or closed last, to predict the next tag.
+    after: After,
     // Scratch reused across elements.
     attr_text: String,
     attr_spans: Vec<(Span, Span)>,
@@ -78,8 +80,7 @@ struct Value {
 #[derive(Debug, Clone, Copy)]
 struct NewTag {
     parent: usize,
-    name: Range,
-    attrs: Range,
+    tag: Range,
     found: Found,
 }
 
@@ -154,6 +155,7 @@ impl Extractor {
             split_root: None,
             doc: Staged::default(),
             stack: Vec::new(),
+            after: After::Opened(PathTable::ROOT),
             attr_text: String::new(),
             attr_spans: Vec::new(),
             keep: Vec::new(),
@@ -197,7 +199,7 @@ impl Extractor {
     }
 
     /// Opens an element from its parsed attributes (sorted by name, spans
-    /// of `text`); `raw` is the tag as written, to cache.
+    /// of `text`); `raw` is the whole tag as written, to cache.
     fn open_parsed(&mut self, name: &str, raw: Option<&[u8]>, text: &str, attrs: &[(Span, Span)]) {
         let parent = self.stack.last().map(|p| p.found);
         let parent_node = parent.map_or(PathTable::ROOT, |p| p.node);
@@ -252,8 +254,7 @@ impl Extractor {
         if let (Some(raw), true) = (raw, keep.iter().all(|&k| k)) {
             let tag = NewTag {
                 parent: parent_node,
-                name: self.doc.push_raw(name.as_bytes()),
-                attrs: self.doc.push_raw(raw),
+                tag: self.doc.push_raw(raw),
                 found,
             };
             self.doc.raw_tags.push(tag);
@@ -262,6 +263,7 @@ impl Extractor {
     }
 
     fn push_open(&mut self, found: Found) {
+        self.after = After::Opened(found.node);
         self.stack.push(OpenElement {
             found,
             has_child: false,
@@ -308,7 +310,7 @@ impl Extractor {
             }
         }
         for tag in &doc.raw_tags {
-            raw_tags.insert(tag.parent, doc.raw(tag.name), doc.raw(tag.attrs), tag.found);
+            raw_tags.insert(tag.parent, doc.raw(tag.tag), tag.found);
         }
         self.skeletons.add(&doc.nodes, 1);
     }
@@ -399,6 +401,7 @@ impl Extractor {
     fn begin(&mut self) {
         self.doc.clear();
         self.stack.clear();
+        self.after = After::Opened(PathTable::ROOT);
     }
 }
 
@@ -407,9 +410,9 @@ impl Sink for Extractor {
         Extractor::begin(self);
     }
 
-    fn open(&mut self, name: &str, raw_attrs: &[u8]) -> Result<(), String> {
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
         let parent = self.enter();
-        if let Some(found) = self.raw_tags.get(parent, name.as_bytes(), raw_attrs) {
+        if let Some(found) = self.raw_tags.get(parent, tag.bytes, self.after) {
             self.push_open(found);
             return Ok(());
         }
@@ -417,9 +420,11 @@ impl Sink for Extractor {
         let mut spans = std::mem::take(&mut self.attr_spans);
         text.clear();
         spans.clear();
-        let result = parse_attributes(name, raw_attrs, &mut text, &mut spans);
+        let result = tag
+            .name()
+            .and_then(|name| parse_attributes(name, tag.attrs(), &mut text, &mut spans).map(|()| name));
         match result {
-            Ok(()) => self.open_parsed(name, Some(raw_attrs), &text, &spans),
+            Ok(name) => self.open_parsed(name, Some(tag.bytes), &text, &spans),
             // The document is skipped; keep the element count for its close.
             Err(_) => self.push_open(Found {
                 node: PathTable::ROOT,
@@ -428,7 +433,7 @@ impl Sink for Extractor {
         }
         self.attr_text = text;
         self.attr_spans = spans;
-        result
+        result.map(|_| ())
     }
 
     fn text(&mut self, value: &str, truncated: bool) {
@@ -443,6 +448,7 @@ impl Sink for Extractor {
             self.doc.values.push((top.found.node, pending));
         }
         self.doc.nodes.push(CLOSE);
+        self.after = After::Closed(top.found.node);
     }
 }
 

@@ -1,7 +1,7 @@
 //! Opening tags: attributes parsed, resolved and sorted; and the document
 //! token list as a [`Sink`].
 
-use super::{Document, Sink, Span, Token};
+use super::{Document, RawTag, Sink, Span, Token};
 use crate::unescape;
 
 /// Parses the raw attributes of an opening tag `<name raw>`: strings go to
@@ -117,13 +117,16 @@ impl Sink for Document {
         self.clear();
     }
 
-    fn open(&mut self, name: &str, raw_attrs: &[u8]) -> Result<(), String> {
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
         let from = self.attrs.len();
-        let result = parse_attributes(name, raw_attrs, &mut self.text, &mut self.attrs);
-        let name = self.push_str(name);
+        let result = tag
+            .name()
+            .and_then(|name| parse_attributes(name, tag.attrs(), &mut self.text, &mut self.attrs).map(|()| name));
+        // A malformed tag still opens an element, for the close that follows.
+        let name = self.push_str(result.as_deref().unwrap_or("?"));
         let attrs = (from, self.attrs.len());
         self.tokens.push(Token::Open { name, attrs });
-        result
+        result.map(|_| ())
     }
 
     fn text(&mut self, value: &str, truncated: bool) {
