@@ -15,7 +15,7 @@
 
 use std::io::{self, BufRead};
 
-use memchr::{memchr, memchr3, memmem};
+use memchr::{memchr, memchr2, memchr3, memmem};
 
 /// Bytes appended to the buffer per refill (at most).
 const FILL: usize = 256 * 1024;
@@ -38,7 +38,11 @@ pub(crate) enum Lexeme<'a> {
     },
     /// Raw text (entities not yet resolved), possibly one piece of a longer
     /// run: pieces end at a UTF-8 boundary and never inside a reference.
-    Text(&'a [u8]),
+    /// `plain`: known to hold no `&`.
+    Text {
+        raw: &'a [u8],
+        plain: bool,
+    },
     CData(&'a [u8]),
     /// Comment, processing instruction, XML declaration, DOCTYPE.
     Other,
@@ -61,6 +65,8 @@ pub(crate) struct Lexer<R> {
     /// Absolute input position of `buf[0]`.
     offset: u64,
     eof: bool,
+    /// The text found last holds no `&`.
+    text_plain: bool,
     /// A read error that came after some data: reported by the next fill,
     /// so the documents before it are still read.
     failed: Option<io::Error>,
@@ -74,6 +80,7 @@ impl<R: BufRead> Lexer<R> {
             pos: 0,
             offset: 0,
             eof: false,
+            text_plain: false,
             failed: None,
         }
     }
@@ -85,6 +92,8 @@ impl<R: BufRead> Lexer<R> {
     }
 
     /// Appends up to [`FILL`] bytes; `false` at the end of the input.
+    #[cold]
+    #[inline(never)]
     fn fill(&mut self) -> Result<bool, LexError> {
         if let Some(e) = self.failed.take() {
             return Err(LexError::Io(e));
@@ -122,6 +131,7 @@ impl<R: BufRead> Lexer<R> {
 
     /// The next lexeme with its absolute start and end positions; an error
     /// comes with the position of the markup that failed.
+    #[inline(always)]
     pub fn next(&mut self) -> Result<(Lexeme<'_>, u64, u64), (LexError, u64)> {
         match self.advance() {
             Ok((kind, from, end)) => {
@@ -134,6 +144,7 @@ impl<R: BufRead> Lexer<R> {
 
     /// Finds the next lexeme: its kind and range in `buf`; `pos` moves past
     /// it.
+    #[inline(always)]
     fn advance(&mut self) -> Result<(Kind, usize, usize), LexError> {
         if self.offset == 0 && self.pos == 0 {
             // Skip a UTF-8 byte order mark.
@@ -162,7 +173,19 @@ impl<R: BufRead> Lexer<R> {
     /// End of the text starting at `pos`, or `None` after a refill (call
     /// again).
     fn text_end(&mut self) -> Result<Option<usize>, LexError> {
-        if let Some(i) = find_short(b'<', &self.buf[self.pos..]) {
+        let rest = &self.buf[self.pos..];
+        // One scan finds the end and whether a reference comes before it.
+        let first = scan(
+            rest,
+            |w| matches(w, b'<') | matches(w, b'&'),
+            |t| memchr2(b'<', b'&', t),
+        );
+        self.text_plain = first.is_none_or(|i| rest[i] == b'<');
+        let end = match first {
+            Some(i) if rest[i] == b'&' => find_short(b'<', &rest[i..]).map(|j| i + j),
+            found => found,
+        };
+        if let Some(i) = end {
             return Ok(Some(self.pos + i));
         }
         if self.buf.len() - self.pos <= TEXT_PIECE {
@@ -234,11 +257,15 @@ impl<R: BufRead> Lexer<R> {
         Err(LexError::Syntax(format!("unclosed {what} at the end of the input")))
     }
 
+    #[inline(always)]
     fn lexeme(&self, kind: Kind, from: usize, end: usize) -> Lexeme<'_> {
         let markup = &self.buf[from..end];
         match kind {
             Kind::Eof => Lexeme::Eof,
-            Kind::Text => Lexeme::Text(markup),
+            Kind::Text => Lexeme::Text {
+                raw: markup,
+                plain: self.text_plain,
+            },
             Kind::End => Lexeme::End {
                 name: markup[2..markup.len() - 1].trim_ascii_end(),
             },
@@ -383,7 +410,7 @@ mod tests {
                     if empty { "/" } else { "" }
                 ),
                 Ok(Lexeme::End { name }) => format!("E {}", String::from_utf8_lossy(name)),
-                Ok(Lexeme::Text(t)) => format!("T {}", String::from_utf8_lossy(t)),
+                Ok(Lexeme::Text { raw, .. }) => format!("T {}", String::from_utf8_lossy(raw)),
                 Ok(Lexeme::CData(t)) => format!("C {}", String::from_utf8_lossy(t)),
                 Ok(Lexeme::Other) => "O".into(),
                 Ok(Lexeme::Eof) => break,

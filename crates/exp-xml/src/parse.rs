@@ -232,8 +232,8 @@ impl<R: BufRead> Scanner<R> {
                         }
                     }
                     Lexeme::End { name } => st.end_tag(sink, name, start),
-                    Lexeme::Text(raw) => {
-                        st.push_raw_text(raw, end);
+                    Lexeme::Text { raw, plain } => {
+                        st.push_raw_text(raw, plain, end);
                         None
                     }
                     Lexeme::CData(raw) => {
@@ -360,6 +360,7 @@ impl State {
         self.close(sink)
     }
 
+    #[inline]
     fn close<S: Sink>(&mut self, sink: &mut S) -> Option<Result<(), Skipped>> {
         let closing = self.depth();
         if let Some(mark) = self.marks.pop() {
@@ -379,9 +380,10 @@ impl State {
         Some(result)
     }
 
-    /// Text with references; once the value is cut at [`MAX_VALUE_LEN`] the
-    /// rest of it is not even decoded.
-    fn push_raw_text(&mut self, raw: &[u8], end: u64) {
+    /// Text with references (`plain`: known to have none); once the value
+    /// is cut at [`MAX_VALUE_LEN`] the rest of it is not even decoded.
+    #[inline]
+    fn push_raw_text(&mut self, raw: &[u8], plain: bool, end: u64) {
         if !self.in_doc() || self.truncated {
             return;
         }
@@ -390,7 +392,7 @@ impl State {
             self.skipped_space += raw.len();
             return;
         }
-        let result = if memchr::memchr(b'&', raw).is_none() {
+        let result = if plain || memchr::memchr(b'&', raw).is_none() {
             match std::str::from_utf8(raw) {
                 Ok(s) => {
                     self.push_text(s);
@@ -415,6 +417,7 @@ impl State {
         }
     }
 
+    #[inline]
     fn push_text(&mut self, s: &str) {
         if !self.in_doc() || self.truncated {
             return;
@@ -432,6 +435,7 @@ impl State {
         }
     }
 
+    #[inline]
     fn flush_text<S: Sink>(&mut self, sink: &mut S) {
         let value = self.text.trim();
         if !value.is_empty() {

@@ -101,6 +101,7 @@ impl PathTable {
     }
 
     /// Adds `count` elements opened at `node`; returns the new total.
+    #[inline]
     pub fn add_opens(&mut self, node: usize, count: u64) -> u64 {
         match self.nodes.get_mut(node) {
             Some(n) => {
@@ -211,6 +212,7 @@ impl PathTable {
     }
 
     /// The path entry of `node`, its text built from the trie when new.
+    #[inline]
     pub fn entry_of(&mut self, node: usize) -> &mut PathEntry {
         match self.nodes.get(node).and_then(|n| n.entry) {
             Some(i) => &mut self.entries[i],

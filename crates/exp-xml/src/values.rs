@@ -1,6 +1,6 @@
 //! Value collection per path and the categorical/numeric classification.
 
-use crate::hash::FastMap;
+use hashbrown::HashTable;
 
 /// How numeric values are written, so generated values can look alike.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -145,35 +145,52 @@ pub(crate) struct ValueAcc {
 /// Distinct values with their counts and parsed numbers, so a repeated
 /// value is hashed once and never parsed again. Unordered: the output sorts
 /// rows by count and value.
+///
+/// The values live in one text per path and the table holds row numbers,
+/// so a lookup touches a few adjacent places instead of a separately
+/// allocated string per value.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Counts {
-    /// Value → its row.
-    index: FastMap<Box<str>, usize>,
+    table: HashTable<usize>,
     rows: Vec<Row>,
-    /// The last value counted and its row: runs of one value (a unit, a
+    text: String,
+    /// The row of the last value counted: runs of one value (a unit, a
     /// status) cost a comparison each, not a lookup.
     last: Option<usize>,
-    last_value: String,
 }
 
-/// Count of one value, and the value as a number once parsed.
-#[derive(Debug, Clone, Copy, Default)]
+/// One distinct value: its place in the text, its count, and the value as
+/// a number once parsed.
+#[derive(Debug, Clone, Copy)]
 struct Row {
+    start: usize,
+    end: usize,
     count: u64,
     number: Option<(f64, NumberFormat)>,
 }
 
+fn hash_of(value: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::default().hash_one(value)
+}
+
 impl Counts {
+    fn value(&self, i: usize) -> &str {
+        self.rows
+            .get(i)
+            .and_then(|r| self.text.get(r.start..r.end))
+            .unwrap_or_default()
+    }
+
     /// Counts `n` occurrences of `value`; with `parse`, returns it as a
     /// number (parsed the first time only).
+    #[inline]
     fn bump(&mut self, value: &str, n: u64, parse: bool) -> Option<(f64, NumberFormat)> {
         let i = match self.last {
-            Some(i) if self.last_value == value => i,
+            Some(i) if self.value(i) == value => i,
             _ => {
                 let i = self.row_of(value);
                 self.last = Some(i);
-                self.last_value.clear();
-                self.last_value.push_str(value);
                 i
             }
         };
@@ -186,12 +203,24 @@ impl Counts {
     }
 
     fn row_of(&mut self, value: &str) -> usize {
-        if let Some(&i) = self.index.get(value) {
+        let hash = hash_of(value);
+        let Self { table, rows, text, .. } = self;
+        let value_of = |i: usize| rows.get(i).and_then(|r| text.get(r.start..r.end)).unwrap_or_default();
+        if let Some(&i) = table.find(hash, |&i| value_of(i) == value) {
             return i;
         }
-        self.index.insert(value.into(), self.rows.len());
-        self.rows.push(Row::default());
-        self.rows.len() - 1
+        let i = rows.len();
+        let start = text.len();
+        text.push_str(value);
+        rows.push(Row {
+            start,
+            end: text.len(),
+            count: 0,
+            number: None,
+        });
+        let value_of = |i: usize| rows.get(i).and_then(|r| text.get(r.start..r.end)).unwrap_or_default();
+        table.insert_unique(hash, i, |&i| hash_of(value_of(i)));
+        i
     }
 
     pub fn len(&self) -> usize {
@@ -200,23 +229,22 @@ impl Counts {
 
     /// Every distinct value with its count.
     pub fn into_rows(self) -> impl Iterator<Item = (Box<str>, u64)> {
-        let rows = self.rows;
-        self.index
+        let text = self.text;
+        self.rows
             .into_iter()
-            .map(move |(value, i)| (value, rows.get(i).map_or(0, |r| r.count)))
+            .map(move |r| (text.get(r.start..r.end).unwrap_or_default().into(), r.count))
     }
 
     #[cfg(test)]
     fn count_of(&self, value: &str) -> Option<u64> {
-        let i = *self.index.get(value)?;
+        let i = (0..self.rows.len()).find(|&i| self.value(i) == value)?;
         self.rows.get(i).map(|r| r.count)
     }
 
     /// Adds the counts of `other`.
     pub fn merge(&mut self, other: Counts) {
-        for (value, i) in other.index {
-            let Some(theirs) = other.rows.get(i) else { continue };
-            let mine = self.row_of(&value);
+        for (i, theirs) in other.rows.iter().enumerate() {
+            let mine = self.row_of(other.value(i));
             if let Some(row) = self.rows.get_mut(mine) {
                 row.count += theirs.count;
                 row.number = row.number.or(theirs.number);
@@ -241,11 +269,13 @@ impl Uncounted {
 }
 
 impl ValueAcc {
+    #[inline]
     pub fn add(&mut self, value: &str, truncated: bool) {
         self.add_repeated(value, truncated, 1);
     }
 
     /// Adds `n` occurrences of `value`.
+    #[inline]
     pub fn add_repeated(&mut self, value: &str, truncated: bool, n: u64) {
         if truncated {
             // A cut value is not a number we could trust.
@@ -391,6 +421,20 @@ impl NumericAcc {
     }
 }
 
+/// Sorts in `f64::total_cmp` order, as integers: the same order, several
+/// times faster than comparing floats.
+fn sort_floats(values: &mut [f64]) {
+    // `total_cmp`'s key: flipping the magnitude bits of negative numbers
+    // makes the signed integer order the total order (and is its own
+    // inverse).
+    let key = |bits: u64| bits ^ ((((bits as i64) >> 63) as u64) >> 1);
+    let mut keys: Vec<i64> = values.iter().map(|v| key(v.to_bits()) as i64).collect();
+    keys.sort_unstable();
+    for (v, k) in values.iter_mut().zip(keys) {
+        *v = f64::from_bits(key(k as u64));
+    }
+}
+
 /// Numeric summary of a path classified numeric.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NumericSummary {
@@ -409,7 +453,7 @@ pub struct NumericSummary {
 
 impl NumericAcc {
     pub fn summarize(mut self, path: crate::Md5Hash) -> NumericSummary {
-        self.values.sort_unstable_by(f64::total_cmp);
+        sort_floats(&mut self.values);
         let (min, max) = self
             .values
             .iter()
@@ -490,6 +534,18 @@ mod tests {
         assert_eq!(counts.len(), 601);
         assert_eq!(counts.count_of("599"), Some(1));
         assert_eq!(counts.count_of("0"), Some(2));
+    }
+
+    #[test]
+    fn floats_sort_in_total_order() {
+        let mut v = vec![3.5, -0.0, 0.0, -2.0, f64::INFINITY, 1e-300, -1e300, 2.0, -0.5];
+        let mut want = v.clone();
+        want.sort_by(f64::total_cmp);
+        sort_floats(&mut v);
+        assert_eq!(
+            v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            want.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
     }
 
     #[test]

@@ -185,6 +185,7 @@ impl Extractor {
 
     /// A child element starts: the parent is no leaf, text before it is no
     /// value. Returns the parent's path node.
+    #[inline]
     fn enter(&mut self) -> usize {
         if let Some(pending) = self.doc.pending.take() {
             self.doc.text.truncate(pending.range.0);
@@ -262,6 +263,7 @@ impl Extractor {
         self.keep = keep;
     }
 
+    #[inline]
     fn push_open(&mut self, found: Found) {
         self.after = After::Opened(found.node);
         self.stack.push(OpenElement {
@@ -410,6 +412,7 @@ impl Sink for Extractor {
         Extractor::begin(self);
     }
 
+    #[inline]
     fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
         let parent = self.enter();
         if let Some(found) = self.raw_tags.get(parent, tag.bytes, self.after) {
@@ -436,11 +439,13 @@ impl Sink for Extractor {
         result.map(|_| ())
     }
 
+    #[inline]
     fn text(&mut self, value: &str, truncated: bool) {
         let range = self.doc.push_text(value);
         self.doc.pending = Some(Value { range, truncated });
     }
 
+    #[inline]
     fn close(&mut self) {
         let Some(top) = self.stack.pop() else { return };
         let pending = self.doc.pending.take();

@@ -70,6 +70,7 @@ fn key_hash(parent: usize, tag: &[u8]) -> u64 {
 impl RawTags {
     /// The cached tag `tag` under `parent`; `after` says what came just
     /// before it, to try last time's successor first.
+    #[inline]
     pub fn get(&mut self, parent: usize, tag: &[u8], after: After) -> Option<Found> {
         let (node, side) = after.slot();
         let predicted = self.follow.get(node).and_then(|f| f[side]);
