@@ -123,7 +123,7 @@ pub(crate) struct NumericAcc {
 
 /// Distinct values a path counts one by one before, while every value is a
 /// number, further values are only appended (see [`ValueAcc::uncounted`]).
-const COUNTED: usize = 256;
+const COUNTED: usize = 64;
 
 /// Values seen for one path.
 #[derive(Debug, Clone, Default)]
@@ -134,8 +134,8 @@ pub(crate) struct ValueAcc {
     pub truncated: Counts,
     /// Values of a path that already had [`COUNTED`] distinct values, all
     /// numbers: a timestamp or a measurement. They are appended, not looked
-    /// up — a lookup in a table of thousands of values is a cache miss each
-    /// — and counted only if the path turns out categorical after all.
+    /// up — with thousands of paths, a lookup is a cache miss or three —
+    /// and counted only if the path turns out categorical after all.
     uncounted: Uncounted,
     /// `None` once a non-numeric value was seen (or before any value).
     pub numeric: Option<NumericAcc>,
@@ -253,18 +253,31 @@ impl Counts {
     }
 }
 
-/// Values appended with their repeat counts, as one text.
+/// Values appended as one text, each once.
 #[derive(Debug, Clone, Default)]
 struct Uncounted {
     text: String,
-    /// End of each value in `text`, and how many times it occurred.
-    ends: Vec<(usize, u64)>,
+    /// Length of each value (at most [`MAX_VALUE_LEN`](crate::MAX_VALUE_LEN)).
+    lens: Vec<u16>,
 }
 
 impl Uncounted {
-    fn push(&mut self, value: &str, n: u64) {
+    fn push(&mut self, value: &str) {
         self.text.push_str(value);
-        self.ends.push((self.text.len(), n));
+        self.lens.push(u16::try_from(value.len()).unwrap_or(u16::MAX));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.lens.is_empty()
+    }
+
+    fn values(&self) -> impl Iterator<Item = &str> {
+        self.lens.iter().scan(0usize, |start, &len| {
+            let end = *start + usize::from(len);
+            let value = self.text.get(*start..end).unwrap_or_default();
+            *start = end;
+            Some(value)
+        })
     }
 }
 
@@ -287,10 +300,11 @@ impl ValueAcc {
             self.counts.bump(value, n, false);
             return;
         }
-        let number = if self.counts.len() >= COUNTED {
+        // Repeats (`n > 1`, from the collapse of `Auto`) are few: counted.
+        let number = if self.counts.len() >= COUNTED && n == 1 {
             match parse_number(value) {
                 Some(number) => {
-                    self.uncounted.push(value, n);
+                    self.uncounted.push(value);
                     Some(number)
                 }
                 None => {
@@ -325,30 +339,22 @@ impl ValueAcc {
 
     fn count_all(&mut self) {
         let uncounted = std::mem::take(&mut self.uncounted);
-        let mut start = 0;
-        for (end, n) in uncounted.ends {
-            self.counts
-                .bump(uncounted.text.get(start..end).unwrap_or_default(), n, false);
-            start = end;
+        for value in uncounted.values() {
+            self.counts.bump(value, 1, false);
         }
     }
 
     /// Appends the values of a later part of the corpus (the partial
     /// extraction of the next input or documents).
     pub fn merge(&mut self, other: ValueAcc) {
-        if self.counts.len() + self.truncated.len() == 0 && self.uncounted.ends.is_empty() {
+        if self.counts.len() + self.truncated.len() == 0 && self.uncounted.is_empty() {
             *self = other;
             return;
         }
         self.counts.merge(other.counts);
         self.truncated.merge(other.truncated);
-        self.uncounted.text.reserve(other.uncounted.text.len());
-        let mut start = 0;
-        for (end, n) in other.uncounted.ends {
-            self.uncounted
-                .push(other.uncounted.text.get(start..end).unwrap_or_default(), n);
-            start = end;
-        }
+        self.uncounted.text.push_str(&other.uncounted.text);
+        self.uncounted.lens.extend(other.uncounted.lens);
         if self.non_numeric || other.non_numeric {
             self.set_non_numeric();
             return;
@@ -366,7 +372,7 @@ impl ValueAcc {
         if self.non_numeric || self.numeric.is_none() {
             return false;
         }
-        if self.counts.len() <= threshold && !self.uncounted.ends.is_empty() {
+        if self.counts.len() <= threshold && !self.uncounted.is_empty() {
             // Not decided by the counted values alone.
             self.count_all();
         }
@@ -376,7 +382,7 @@ impl ValueAcc {
     /// Distinct values (plain and truncated); the uncounted ones are known
     /// to add at least one.
     pub fn distinct(&self) -> usize {
-        self.counts.len() + self.truncated.len() + usize::from(!self.uncounted.ends.is_empty())
+        self.counts.len() + self.truncated.len() + usize::from(!self.uncounted.is_empty())
     }
 
     /// The counted values, all of them (for a categorical path).
