@@ -21,6 +21,7 @@ mod parse;
 mod paths;
 mod policy;
 pub mod set;
+mod short;
 mod skeleton;
 mod unescape;
 mod values;

@@ -23,6 +23,7 @@ pub(crate) use attrs::parse_attributes;
 
 use crate::error::{SkipReason, Skipped};
 use crate::lexer::{LexError, Lexeme, Lexer};
+use crate::short;
 use crate::unescape::{self, Unescape};
 
 /// Receives the elements of the documents a [`Scanner`] reads.
@@ -33,14 +34,28 @@ pub(crate) trait Sink {
     /// the document will be skipped, but the sink must still count the
     /// element as open: a `close` follows.
     fn open(&mut self, tag: RawTag<'_>) -> Result<(), String>;
-    /// Text directly before the next tag, trimmed, never empty.
-    fn text(&mut self, value: &str, truncated: bool);
+    /// A piece of text, references resolved; the pieces up to the next tag
+    /// are one text.
+    fn text(&mut self, piece: &str);
+    /// The text since the last tag is complete (`truncated`: cut at
+    /// [`MAX_VALUE_LEN`]): the sink trims it (see [`trimmed`]) and drops it
+    /// if nothing is left.
+    fn end_text(&mut self, truncated: bool);
     fn close(&mut self);
 }
 
 /// Longest value kept, in bytes. Longer text is truncated (at a character
 /// boundary) and flagged, so a 50 MB text node costs 4 KiB in the counts.
 pub const MAX_VALUE_LEN: usize = 4096;
+
+/// The range `start..end` of `text` without leading and trailing
+/// whitespace.
+pub(crate) fn trimmed(text: &str, start: usize, end: usize) -> (usize, usize) {
+    let value = text.get(start..end).unwrap_or_default();
+    let lead = value.len() - value.trim_start().len();
+    let trail = value.len() - value.trim_end().len();
+    (start + lead, (end - trail).max(start + lead))
+}
 
 /// An opening tag as written, `<name attrs>` without the brackets.
 #[derive(Debug, Clone, Copy)]
@@ -103,6 +118,8 @@ pub struct Document {
     text: String,
     attrs: Vec<(Span, Span)>,
     pub tokens: Vec<Token>,
+    /// Where the text being read starts in `text`.
+    text_start: Option<usize>,
 }
 
 impl Document {
@@ -118,6 +135,7 @@ impl Document {
         self.text.clear();
         self.attrs.clear();
         self.tokens.clear();
+        self.text_start = None;
     }
 
     fn push_str(&mut self, s: &str) -> Span {
@@ -159,18 +177,28 @@ pub(crate) struct Scanner<R: BufRead> {
     state: State,
 }
 
+/// The name of an open element: its content when short (see
+/// [`short::key16`]), else where it starts in `State::open_names`.
+#[derive(Debug, Clone, Copy)]
+enum OpenName {
+    Short { len: usize, key: (u64, u64) },
+    Long { start: usize },
+}
+
 /// Everything but the lexer, so a lexeme borrowing the lexer's buffer can
 /// be handled by `&mut State` methods.
 struct State {
     input: String,
     split_at: Option<Vec<u8>>,
     /// Names of the open elements in the whole input (not only the current
-    /// document), concatenated; `marks` holds where each starts.
+    /// document), for matching end tags: short ones in `marks` itself,
+    /// longer ones in `open_names`.
     open_names: Vec<u8>,
-    marks: Vec<usize>,
+    marks: Vec<OpenName>,
     /// Depth of the current document's root, when inside one.
     doc_depth: Option<usize>,
-    text: String,
+    /// Bytes of text handed to the sink since the last tag.
+    text_len: usize,
     /// Whitespace-only text skipped before `text` (it still counts towards
     /// [`MAX_VALUE_LEN`], as the value is cut before it is trimmed).
     skipped_space: usize,
@@ -192,7 +220,7 @@ impl<R: BufRead> Scanner<R> {
                 open_names: Vec::new(),
                 marks: Vec::new(),
                 doc_depth: None,
-                text: String::new(),
+                text_len: 0,
                 skipped_space: 0,
                 scratch: String::new(),
                 truncated: false,
@@ -218,8 +246,7 @@ impl<R: BufRead> Scanner<R> {
             let step = match self.lexer.next() {
                 Ok((lexeme, start, end)) => match lexeme {
                     Lexeme::Start { name, tag, empty, .. } => {
-                        st.marks.push(st.open_names.len());
-                        st.open_names.extend_from_slice(name);
+                        st.push_name(name);
                         let tag = RawTag {
                             bytes: tag,
                             name_len: name.len(),
@@ -233,12 +260,12 @@ impl<R: BufRead> Scanner<R> {
                     }
                     Lexeme::End { name } => st.end_tag(sink, name, start),
                     Lexeme::Text { raw, plain } => {
-                        st.push_raw_text(raw, plain, end);
+                        st.push_raw_text(sink, raw, plain, end);
                         None
                     }
                     Lexeme::CData(raw) => {
                         match std::str::from_utf8(raw) {
-                            Ok(s) => st.push_text(s),
+                            Ok(s) => st.push_text(sink, s),
                             Err(e) => st.mark_bad(format!("CDATA: {e}"), end),
                         }
                         None
@@ -272,6 +299,35 @@ impl<R: BufRead> Scanner<R> {
 }
 
 impl State {
+    fn push_name(&mut self, name: &[u8]) {
+        let open = match short::key16(name) {
+            Some(key) => OpenName::Short { len: name.len(), key },
+            None => {
+                let start = self.open_names.len();
+                self.open_names.extend_from_slice(name);
+                OpenName::Long { start }
+            }
+        };
+        self.marks.push(open);
+    }
+
+    /// Whether `name` closes the open element `open`.
+    fn matches(&self, open: OpenName, name: &[u8]) -> bool {
+        match open {
+            OpenName::Short { len, key } => len == name.len() && short::key16(name) == Some(key),
+            OpenName::Long { start } => self.open_names.get(start..) == Some(name),
+        }
+    }
+
+    /// An open element's name, for messages.
+    fn name_text(&self, open: OpenName) -> String {
+        let name = match open {
+            OpenName::Short { len, key } => short::unkey16(len, key),
+            OpenName::Long { start } => self.open_names.get(start..).unwrap_or_default().to_vec(),
+        };
+        String::from_utf8_lossy(&name).into_owned()
+    }
+
     fn in_doc(&self) -> bool {
         self.doc_depth.is_some()
     }
@@ -291,7 +347,7 @@ impl State {
 
     fn reset_doc(&mut self) {
         self.doc_depth = None;
-        self.text.clear();
+        self.text_len = 0;
         self.skipped_space = 0;
         self.truncated = false;
         self.bad = None;
@@ -341,19 +397,18 @@ impl State {
     }
 
     fn end_tag<S: Sink>(&mut self, sink: &mut S, name: &[u8], start: u64) -> Option<Result<(), Skipped>> {
-        let Some(&mark) = self.marks.last() else {
+        let Some(&open) = self.marks.last() else {
             let message = format!("unmatched end tag </{}>", String::from_utf8_lossy(name));
             self.mark_bad(message, start);
             return None;
         };
-        let open = self.open_names.get(mark..).unwrap_or_default();
-        if open != name {
+        if !self.matches(open, name) {
             // Pop the element anyway, so the depth stays in step and the
             // next document can still be read.
             let message = format!(
                 "end tag </{}> does not match <{}>",
                 String::from_utf8_lossy(name),
-                String::from_utf8_lossy(open)
+                self.name_text(open)
             );
             self.mark_bad(message, start);
         }
@@ -363,8 +418,8 @@ impl State {
     #[inline]
     fn close<S: Sink>(&mut self, sink: &mut S) -> Option<Result<(), Skipped>> {
         let closing = self.depth();
-        if let Some(mark) = self.marks.pop() {
-            self.open_names.truncate(mark);
+        if let Some(OpenName::Long { start }) = self.marks.pop() {
+            self.open_names.truncate(start);
         }
         let root = self.doc_depth?;
         self.flush_text(sink);
@@ -383,11 +438,11 @@ impl State {
     /// Text with references (`plain`: known to have none); once the value
     /// is cut at [`MAX_VALUE_LEN`] the rest of it is not even decoded.
     #[inline]
-    fn push_raw_text(&mut self, raw: &[u8], plain: bool, end: u64) {
+    fn push_raw_text<S: Sink>(&mut self, sink: &mut S, raw: &[u8], plain: bool, end: u64) {
         if !self.in_doc() || self.truncated {
             return;
         }
-        if self.text.is_empty() && raw.iter().all(u8::is_ascii_whitespace) {
+        if self.text_len == 0 && raw.iter().all(u8::is_ascii_whitespace) {
             // Indentation between tags: trimmed anyway.
             self.skipped_space += raw.len();
             return;
@@ -395,7 +450,7 @@ impl State {
         let result = if plain || memchr::memchr(b'&', raw).is_none() {
             match std::str::from_utf8(raw) {
                 Ok(s) => {
-                    self.push_text(s);
+                    self.push_text(sink, s);
                     Ok(())
                 }
                 Err(_) => Err(Unescape::Utf8),
@@ -405,7 +460,7 @@ impl State {
             scratch.clear();
             let result = unescape::text(raw, &mut scratch);
             if result.is_ok() {
-                self.push_text(&scratch);
+                self.push_text(sink, &scratch);
             }
             self.scratch = scratch;
             result
@@ -418,30 +473,29 @@ impl State {
     }
 
     #[inline]
-    fn push_text(&mut self, s: &str) {
+    fn push_text<S: Sink>(&mut self, sink: &mut S, s: &str) {
         if !self.in_doc() || self.truncated {
             return;
         }
-        let room = MAX_VALUE_LEN.saturating_sub(self.skipped_space + self.text.len());
-        if s.len() <= room {
-            self.text.push_str(s);
-        } else {
-            let mut cut = room;
-            while !s.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            self.text.push_str(&s[..cut]);
-            self.truncated = true;
+        let room = MAX_VALUE_LEN.saturating_sub(self.skipped_space + self.text_len);
+        let mut cut = s.len().min(room);
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        self.truncated = cut < s.len();
+        let piece = s.get(..cut).unwrap_or_default();
+        if !piece.is_empty() {
+            sink.text(piece);
+            self.text_len += piece.len();
         }
     }
 
     #[inline]
     fn flush_text<S: Sink>(&mut self, sink: &mut S) {
-        let value = self.text.trim();
-        if !value.is_empty() {
-            sink.text(value, self.truncated);
+        if self.text_len > 0 {
+            sink.end_text(self.truncated);
         }
-        self.text.clear();
+        self.text_len = 0;
         self.skipped_space = 0;
         self.truncated = false;
     }

@@ -23,7 +23,7 @@ mod skeletons;
 
 use crate::error::Skipped;
 use crate::hash::FastSet;
-use crate::parse::{parse_attributes, RawTag, Scanner, Sink, Span, MAX_VALUE_LEN};
+use crate::parse::{parse_attributes, trimmed, RawTag, Scanner, Sink, Span, MAX_VALUE_LEN};
 use crate::paths::PathTable;
 use crate::policy::{AttributeCensus, NamesTrie};
 use crate::skeleton::{push_tag, tag_parts};
@@ -440,9 +440,31 @@ impl Sink for Extractor {
     }
 
     #[inline]
-    fn text(&mut self, value: &str, truncated: bool) {
-        let range = self.doc.push_text(value);
-        self.doc.pending = Some(Value { range, truncated });
+    fn text(&mut self, piece: &str) {
+        let range = self.doc.push_text(piece);
+        match &mut self.doc.pending {
+            Some(pending) => pending.range.1 = range.1,
+            None => {
+                self.doc.pending = Some(Value {
+                    range,
+                    truncated: false,
+                })
+            }
+        }
+    }
+
+    #[inline]
+    fn end_text(&mut self, truncated: bool) {
+        let Some(pending) = self.doc.pending.take() else { return };
+        let (start, end) = trimmed(&self.doc.text, pending.range.0, pending.range.1);
+        if start < end {
+            self.doc.pending = Some(Value {
+                range: (start, end),
+                truncated,
+            });
+        } else {
+            self.doc.text.truncate(pending.range.0);
+        }
     }
 
     #[inline]

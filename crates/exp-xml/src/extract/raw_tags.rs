@@ -16,6 +16,7 @@
 use std::hash::BuildHasher;
 
 use crate::hash::FastMap;
+use crate::short::same;
 
 #[derive(Debug, Default)]
 pub(crate) struct RawTags {
@@ -75,7 +76,7 @@ impl RawTags {
         let (node, side) = after.slot();
         let predicted = self.follow.get(node).and_then(|f| f[side]);
         if let Some(e) = predicted.and_then(|i| self.entries.get(i)) {
-            if e.parent == parent && self.bytes.get(e.tag.0..e.tag.1) == Some(tag) {
+            if e.parent == parent && self.bytes.get(e.tag.0..e.tag.1).is_some_and(|b| same(b, tag)) {
                 return Some(e.found);
             }
         }
@@ -91,7 +92,7 @@ impl RawTags {
         let mut at = self.index.get(&key_hash(parent, tag)).copied();
         while let Some(i) = at {
             let e = self.entries.get(i)?;
-            if e.parent == parent && self.bytes.get(e.tag.0..e.tag.1) == Some(tag) {
+            if e.parent == parent && self.bytes.get(e.tag.0..e.tag.1).is_some_and(|b| same(b, tag)) {
                 return Some(i);
             }
             at = e.next;

@@ -1,7 +1,7 @@
 //! Opening tags: attributes parsed, resolved and sorted; and the document
 //! token list as a [`Sink`].
 
-use super::{Document, RawTag, Sink, Span, Token};
+use super::{trimmed, Document, RawTag, Sink, Span, Token};
 use crate::unescape;
 
 /// Parses the raw attributes of an opening tag `<name raw>`: strings go to
@@ -129,9 +129,20 @@ impl Sink for Document {
         result.map(|_| ())
     }
 
-    fn text(&mut self, value: &str, truncated: bool) {
-        let value = self.push_str(value);
-        self.tokens.push(Token::Text { value, truncated });
+    fn text(&mut self, piece: &str) {
+        if self.text_start.is_none() {
+            self.text_start = Some(self.text.len());
+        }
+        self.text.push_str(piece);
+    }
+
+    fn end_text(&mut self, truncated: bool) {
+        let Some(start) = self.text_start.take() else { return };
+        let (start, end) = trimmed(&self.text, start, self.text.len());
+        if start < end {
+            let value = Span { start, end };
+            self.tokens.push(Token::Text { value, truncated });
+        }
     }
 
     fn close(&mut self) {
