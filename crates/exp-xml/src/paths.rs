@@ -53,8 +53,6 @@ struct Node {
     tag: (usize, usize),
     entry: Option<usize>,
     next: Option<usize>,
-    /// Elements opened at this node (in well-formed documents).
-    opens: u64,
 }
 
 impl Default for PathTable {
@@ -92,23 +90,6 @@ impl PathTable {
         match self.nodes.get(node) {
             Some(n) => (self.tag(n), n.parent),
             None => ("", Self::ROOT),
-        }
-    }
-
-    /// Elements opened at `node`.
-    pub fn opens(&self, node: usize) -> u64 {
-        self.nodes.get(node).map_or(0, |n| n.opens)
-    }
-
-    /// Adds `count` elements opened at `node`; returns the new total.
-    #[inline]
-    pub fn add_opens(&mut self, node: usize, count: u64) -> u64 {
-        match self.nodes.get_mut(node) {
-            Some(n) => {
-                n.opens += count;
-                n.opens
-            }
-            None => 0,
         }
     }
 
@@ -233,7 +214,6 @@ impl PathTable {
         for (id, node) in other.nodes.iter().enumerate().skip(1) {
             let parent = map.get(node.parent).copied().unwrap_or(Self::ROOT);
             map[id] = self.child(parent, other.tag(node));
-            self.add_opens(map[id], node.opens);
         }
         for (node, entry) in other.take_entries() {
             let text = entry.text;

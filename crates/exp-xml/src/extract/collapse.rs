@@ -19,6 +19,7 @@ use crate::policy::{attribute_key, AttributeCensus};
 use crate::skeleton::{push_tag, tag_parts, unescaped};
 
 pub(super) fn collapse(mut paths: PathTable, skeletons: Skeletons, census: &AttributeCensus) -> (PathTable, Skeletons) {
+    let old_opens = skeletons.opens(paths.len());
     let mut out = PathTable::default();
     let mut map = vec![PathTable::ROOT; paths.len()];
     // Names path of each element node (`<event><device>`), for the census
@@ -53,8 +54,7 @@ pub(super) fn collapse(mut paths: PathTable, skeletons: Skeletons, census: &Attr
         );
         let node = out.child(new_parent, &tag);
         map[id] = node;
-        let opens = paths.opens(id);
-        out.add_opens(node, opens);
+        let opens = old_opens.get(id).copied().unwrap_or(0);
         for (attr, value, _) in attrs.iter().filter(|a| a.2 && opens > 0) {
             tag.clear();
             tag.push('@');

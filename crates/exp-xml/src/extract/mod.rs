@@ -42,8 +42,6 @@ pub struct Extractor {
     paths: PathTable,
     skeletons: Skeletons,
     raw_tags: RawTags,
-    tags: FastSet<Box<str>>,
-    attributes: FastSet<Box<str>>,
     documents: u64,
     skipped: Vec<Skipped>,
     split_root: Option<String>,
@@ -148,8 +146,6 @@ impl Extractor {
             paths: PathTable::default(),
             skeletons: Skeletons::default(),
             raw_tags: RawTags::default(),
-            tags: FastSet::default(),
-            attributes: FastSet::default(),
             documents: 0,
             skipped: Vec::new(),
             split_root: None,
@@ -281,24 +277,8 @@ impl Extractor {
             paths,
             census,
             raw_tags,
-            tags,
-            attributes,
             ..
         } = self;
-        for &n in &doc.nodes {
-            if n != CLOSE && paths.add_opens(n as usize, 1) == 1 {
-                // First time this tag counts: note its names.
-                let (name, attrs) = tag_parts(paths.tag_of(n as usize).0);
-                if !tags.contains(name) {
-                    tags.insert(name.into());
-                }
-                for (key, _) in attrs {
-                    if !attributes.contains(key) {
-                        attributes.insert(key.into());
-                    }
-                }
-            }
-        }
         for &(node, value) in &doc.values {
             let entry = paths.entry_of(node);
             entry.occurrences += 1;
@@ -322,8 +302,6 @@ impl Extractor {
     pub fn merge(&mut self, other: Extractor) {
         self.documents += other.documents;
         self.skipped.extend(other.skipped);
-        self.tags.extend(other.tags);
-        self.attributes.extend(other.attributes);
         let map = self.paths.merge(other.paths);
         self.skeletons.merge(other.skeletons, &map);
         if let (Some(mine), Some(theirs)) = (&mut self.census, other.census) {
@@ -341,6 +319,7 @@ impl Extractor {
             Some(census) => collapse::collapse(self.paths, self.skeletons, census),
             None => (self.paths, self.skeletons),
         };
+        let (unique_tags, unique_attributes) = names_used(&paths, &skeletons.opens(paths.len()));
         let structures = skeletons.into_structures(&paths);
         let mut entries: Vec<_> = paths.take_entries().into_iter().map(|(_, e)| Box::new(e)).collect();
         // Boxed: entries are large, and a corpus can have millions.
@@ -384,8 +363,8 @@ impl Extractor {
         }
         let summary = CorpusSummary {
             documents: self.documents,
-            unique_tags: self.tags.len(),
-            unique_attributes: self.attributes.len(),
+            unique_tags,
+            unique_attributes,
             paths: infos.len(),
             structures: structures.len(),
             skipped: self.skipped,
@@ -477,6 +456,19 @@ impl Sink for Extractor {
         self.doc.nodes.push(CLOSE);
         self.after = After::Closed(top.found.node);
     }
+}
+
+/// Distinct element names and attribute names of the tags opened in
+/// well-formed documents (`opens` per path node).
+fn names_used(paths: &PathTable, opens: &[u64]) -> (usize, usize) {
+    let mut tags: FastSet<&str> = FastSet::default();
+    let mut attributes: FastSet<&str> = FastSet::default();
+    for (node, _) in opens.iter().enumerate().filter(|(_, &n)| n > 0) {
+        let (name, attrs) = tag_parts(paths.tag_of(node).0);
+        tags.insert(name);
+        attributes.extend(attrs.into_iter().map(|(key, _)| key));
+    }
+    (tags.len(), attributes.len())
 }
 
 /// A value cut to [`MAX_VALUE_LEN`] at a character boundary, and whether it

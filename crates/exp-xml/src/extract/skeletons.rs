@@ -36,6 +36,19 @@ impl Skeletons {
         }
     }
 
+    /// Elements opened per path node (of a table with `nodes` nodes).
+    pub fn opens(&self, nodes: usize) -> Vec<u64> {
+        let mut opens = vec![0u64; nodes];
+        for (count, list) in &self.list {
+            for &n in list.iter().filter(|&&n| n != CLOSE) {
+                if let Some(o) = opens.get_mut(n as usize) {
+                    *o += count;
+                }
+            }
+        }
+        opens
+    }
+
     /// The same skeletons with every node replaced by `map[node]` (skeletons
     /// that become equal are counted together).
     pub fn remapped(self, map: &[usize]) -> Skeletons {
