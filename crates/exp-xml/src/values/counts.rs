@@ -36,12 +36,14 @@ fn hash_of(value: &str) -> u64 {
     foldhash::fast::FixedState::default().hash_one(value)
 }
 
+/// The value of row `i`.
+fn value_at<'t>(rows: &[Row], text: &'t str, i: usize) -> &'t str {
+    rows.get(i).and_then(|r| text.get(r.start..r.end)).unwrap_or_default()
+}
+
 impl Counts {
     fn value(&self, i: usize) -> &str {
-        self.rows
-            .get(i)
-            .and_then(|r| self.text.get(r.start..r.end))
-            .unwrap_or_default()
+        value_at(&self.rows, &self.text, i)
     }
 
     /// Counts `n` occurrences of `value`; with `parse`, returns it as a
@@ -67,8 +69,7 @@ impl Counts {
     fn row_of(&mut self, value: &str) -> usize {
         let hash = hash_of(value);
         let Self { table, rows, text, .. } = self;
-        let value_of = |i: usize| rows.get(i).and_then(|r| text.get(r.start..r.end)).unwrap_or_default();
-        if let Some(&i) = table.find(hash, |&i| value_of(i) == value) {
+        if let Some(&i) = table.find(hash, |&i| value_at(rows, text, i) == value) {
             return i;
         }
         let i = rows.len();
@@ -80,8 +81,7 @@ impl Counts {
             count: 0,
             number: None,
         });
-        let value_of = |i: usize| rows.get(i).and_then(|r| text.get(r.start..r.end)).unwrap_or_default();
-        table.insert_unique(hash, i, |&i| hash_of(value_of(i)));
+        table.insert_unique(hash, i, |&i| hash_of(value_at(rows, text, i)));
         i
     }
 
