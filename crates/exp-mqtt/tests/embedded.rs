@@ -9,6 +9,11 @@ use std::time::Duration;
 use common::{assert_delivered, collect_distinct, run_fleet, subscribe, Outcome};
 use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint};
 
+/// The fleet tests take the shared broker one at a time: run together, their
+/// connect ramps add up to a burst, and rumqttd drops connections in bursts
+/// (a dropped clean session loses its unacknowledged message).
+static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// rumqttd cannot be stopped, so the tests in this binary share one broker.
 fn broker() -> Endpoint {
     static BROKER: OnceLock<EmbeddedBroker> = OnceLock::new();
@@ -19,6 +24,7 @@ fn broker() -> Endpoint {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos1_fleet_every_message_acked_and_delivered() {
+    let _serial = SERIAL.lock().await;
     let endpoint = broker();
     let (sub, mut rx) = subscribe(&endpoint, "q1-sub", "fleet/#").await;
     let result = run_fleet(
@@ -38,8 +44,15 @@ async fn qos1_fleet_every_message_acked_and_delivered() {
     assert_eq!(
         acked.len(),
         1000,
-        "every QoS 1 message is acked; lost: {:?}",
-        result.count(|o| matches!(o, Outcome::Lost(_)))
+        "every QoS 1 message is acked; lost: {:?}, connects {}, disconnects {}",
+        result
+            .outcomes
+            .values()
+            .flatten()
+            .filter(|o| matches!(o, Outcome::Lost(_)))
+            .collect::<Vec<_>>(),
+        result.connects.values().sum::<u32>(),
+        result.disconnects
     );
     let latencies: Vec<Duration> = result
         .outcomes
@@ -62,6 +75,7 @@ async fn qos1_fleet_every_message_acked_and_delivered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos0_smoke() {
+    let _serial = SERIAL.lock().await;
     let endpoint = broker();
     let result = run_fleet(
         &endpoint,
@@ -79,6 +93,7 @@ async fn qos0_smoke() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos2_smoke() {
+    let _serial = SERIAL.lock().await;
     let endpoint = broker();
     let result = run_fleet(
         &endpoint,
