@@ -19,6 +19,10 @@ use serde_json::Value;
 const DEVICES: u64 = 100;
 const MESSAGES: u64 = 31;
 
+/// Send lateness p99 above which the trial is marked `contended`: loose,
+/// for a debug build on a shared machine.
+const LATENESS_BOUND_MS: u64 = 20;
+
 fn expc(args: &[&std::ffi::OsStr]) -> Output {
     let output = Command::new(env!("CARGO_BIN_EXE_expc")).args(args).output().unwrap();
     assert!(
@@ -51,6 +55,7 @@ experiment "timing" {{
     messages = {MESSAGES}
     payload  = json(size = 128B, fields = [temperature])
     qos      = 1
+    lateness_bound = {LATENESS_BOUND_MS}ms
   }}
 }}
 "#
@@ -67,7 +72,9 @@ experiment "timing" {{
         .path();
     let json = expc(&["report".as_ref(), dir.as_os_str(), "--json".as_ref()]);
     let report: Value = serde_json::from_slice(&json.stdout).unwrap();
-    let fleet = report["mqtt"]["trials"][0]["fleets"][0].clone();
+    let trial = &report["mqtt"]["trials"][0];
+    let mut fleet = trial["fleets"][0].clone();
+    fleet["contended"] = trial["contended"].clone();
     let (gaps, lateness) = (&fleet["gaps"]["achieved"], &fleet["lateness_ns"]);
     eprintln!(
         "{name:>8}: {} gaps, median {:.3} ms, sd {:.3} ms, min {:.3} ms, max {:.3} ms; \
@@ -102,11 +109,24 @@ fn pareto_gaps_follow_their_distribution() {
     let fleet = run_gaps("pareto", "pareto(shape = 3, median = 100ms)");
     let ks = &fleet["gaps"]["ks"];
     assert_eq!(ks["n"].as_u64().unwrap(), DEVICES * (MESSAGES - 1));
-    // Asserted loosely: send lateness on a shared machine reshapes the
-    // achieved gaps (a CI run with p99 lateness 18 ms gave a statistic of
-    // 0.042, p < 0.01), while a wrong family or scale gives more than 0.2.
-    // The exact p-value is printed above; the schedule itself passes KS at
-    // α = 0.01 in exp-mqtt's `schedule::pareto_gaps_pass_ks`.
+    // Either the trial is marked contended — and then its gaps say more
+    // about the machine than the schedule (a CI run with send lateness p99
+    // 149 ms gave a KS statistic of 0.137) — or the gaps follow the
+    // configured Pareto, asserted loosely: host noise alone has given 0.042
+    // (p < 0.01), a wrong family or scale gives more than 0.2. The exact
+    // p-value is printed above; the schedule itself passes KS at α = 0.01
+    // in exp-mqtt's `schedule::pareto_gaps_pass_ks`.
+    let p99 = fleet["lateness_ns"]["p99"].as_f64().unwrap();
+    let contended = fleet["contended"].as_bool().unwrap();
+    assert_eq!(
+        contended,
+        p99 > (LATENESS_BOUND_MS * 1_000_000) as f64,
+        "lateness p99 {p99} ns"
+    );
+    if contended {
+        eprintln!("trial marked contended: its gaps are not judged");
+        return;
+    }
     let statistic = ks["statistic"].as_f64().unwrap();
     assert!(statistic < 0.1, "achieved gaps far from the configured Pareto: {ks}");
     let median = fleet["gaps"]["achieved"]["median"].as_f64().unwrap();
