@@ -115,6 +115,10 @@ impl Device {
         let capacity = usize::from(options.max_inflight).saturating_mul(2).max(16);
         let (client, mut eventloop) = AsyncClient::new(opts, capacity);
         eventloop.set_network_options(network_options());
+        // rumqttc reserves room for 100 buffered incoming events (14 KiB per
+        // client); a device handles each event as it comes, so the queue
+        // grows to a few entries at most.
+        eventloop.state.events = std::collections::VecDeque::new();
         let tracker = Arc::new(Mutex::new(Tracker::default()));
         let (ready_tx, ready_rx) = oneshot::channel();
         let task = tokio::spawn(drive(index, eventloop, Arc::clone(&tracker), events.clone(), ready_tx));
