@@ -26,19 +26,6 @@ fn adu(side: Side, recv_wait_us: u64, bytes: u64) -> Adu {
     }
 }
 
-fn connection(start_us: u64, mode: Mode, adus: Vec<Adu>) -> Connection {
-    Connection {
-        mode,
-        start_us,
-        mss: None,
-        window: None,
-        min_rtt_us: None,
-        loss: None,
-        ids: (String::new(), String::new()),
-        adus,
-    }
-}
-
 fn percentile(sorted: &[u64], p: f64) -> u64 {
     if sorted.is_empty() {
         return 0;
@@ -119,7 +106,7 @@ async fn start_accuracy(rate: u64, seconds: u64) -> Result<String, String> {
     let connections = (0..total)
         .map(|i| {
             let adus = vec![adu(Side::Initiator, 0, 100), adu(Side::Acceptor, 0, 1_000)];
-            connection(i * gap, Mode::Sequential, adus)
+            Connection::new(i * gap, Mode::Sequential, adus)
         })
         .collect();
     let result = run(connections, None).await?;
@@ -150,7 +137,7 @@ async fn hold(count: u64, seconds: u64, target: Option<&str>) -> Result<String, 
                 adu(Side::Initiator, seconds * 1_000_000, 10),
                 adu(Side::Acceptor, 0, 10),
             ];
-            connection(i * spread, Mode::Sequential, adus)
+            Connection::new(i * spread, Mode::Sequential, adus)
         })
         .collect();
     let result = run(connections, target).await?;
@@ -168,7 +155,7 @@ async fn bulk(bytes: u64) -> Result<String, String> {
     // The acceptor answers one byte once everything has arrived, so the
     // time to that answer is the receiver's view, like iperf3's.
     let adus = vec![adu(Side::Initiator, 0, bytes), adu(Side::Acceptor, 0, 1)];
-    let result = run(vec![connection(0, Mode::Sequential, adus)], None).await?;
+    let result = run(vec![Connection::new(0, Mode::Sequential, adus)], None).await?;
     let row = result.connections.first().ok_or("no connection row")?;
     let elapsed_us = row
         .last_byte_us

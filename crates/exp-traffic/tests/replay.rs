@@ -23,19 +23,6 @@ fn adu(side: Side, send_wait_us: u64, recv_wait_us: u64, bytes: u64) -> Adu {
     }
 }
 
-fn connection(start_us: u64, mode: Mode, adus: Vec<Adu>) -> Connection {
-    Connection {
-        mode,
-        start_us,
-        mss: None,
-        window: None,
-        min_rtt_us: None,
-        loss: None,
-        ids: (String::new(), String::new()),
-        adus,
-    }
-}
-
 use Side::{Acceptor as A, Initiator as I};
 
 async fn run(connections: Vec<Connection>, config: impl FnOnce(&mut ReplayConfig)) -> Run {
@@ -107,7 +94,7 @@ impl Run {
 async fn every_byte_arrives_in_every_mode() {
     let connections = vec![
         // Request/response epochs with server and think times.
-        connection(
+        Connection::new(
             0,
             Mode::Sequential,
             vec![
@@ -121,7 +108,7 @@ async fn every_byte_arrives_in_every_mode() {
         ),
         // The acceptor speaks first (a greeting), two requests in a row,
         // and the initiator half-closes before the last response.
-        connection(
+        Connection::new(
             1_000,
             Mode::Sequential,
             vec![
@@ -135,7 +122,7 @@ async fn every_byte_arrives_in_every_mode() {
             ],
         ),
         // Both sides at once, several megabytes each way.
-        connection(
+        Connection::new(
             2_000,
             Mode::Concurrent,
             vec![
@@ -147,14 +134,14 @@ async fn every_byte_arrives_in_every_mode() {
             ],
         ),
         // No FINs in the script: both sides close at the end.
-        connection(3_000, Mode::Sequential, vec![adu(I, 0, 0, 1), adu(A, 0, 0, 1)]),
+        Connection::new(3_000, Mode::Sequential, vec![adu(I, 0, 0, 1), adu(A, 0, 0, 1)]),
         // A small fixed window (w line) still moves every byte.
         Connection {
             window: Some(PerSide {
                 initiator: 8_192,
                 acceptor: 4_096,
             }),
-            ..connection(
+            ..Connection::new(
                 4_000,
                 Mode::Sequential,
                 vec![adu(I, 0, 0, 500_000), adu(A, 0, 0, 700_000)],
@@ -189,7 +176,7 @@ async fn every_byte_arrives_in_every_mode() {
 async fn window_override_and_measurement_window() {
     let connections: Vec<Connection> = (0..20)
         .map(|i| {
-            connection(
+            Connection::new(
                 i * 10_000,
                 Mode::Sequential,
                 vec![adu(I, 0, 0, 100_000), adu(A, 0, 0, 100_000)],
@@ -231,7 +218,7 @@ impl FlowHook for RecordingHook {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spreads_source_addresses_and_registers_flows() {
     let connections: Vec<Connection> = (0..40)
-        .map(|i| connection(i * 1_000, Mode::Sequential, vec![adu(I, 0, 0, 10), adu(A, 0, 0, 10)]))
+        .map(|i| Connection::new(i * 1_000, Mode::Sequential, vec![adu(I, 0, 0, 10), adu(A, 0, 0, 10)]))
         .collect();
     let hook = Arc::new(RecordingHook::default());
     let for_config = Arc::clone(&hook);
@@ -297,7 +284,11 @@ async fn garbage_preambles_close_with_an_error_record() {
         assert!(record.error.is_some());
     }
     // The acceptor still serves real connections afterwards.
-    let connections = vec![connection(0, Mode::Sequential, vec![adu(I, 0, 0, 5), adu(A, 0, 0, 6)])];
+    let connections = vec![Connection::new(
+        0,
+        Mode::Sequential,
+        vec![adu(I, 0, 0, 5), adu(A, 0, 0, 6)],
+    )];
     let result = replay(connections, ReplayConfig::new(acceptor.local_addr()))
         .await
         .expect("replay runs");
@@ -308,8 +299,8 @@ async fn garbage_preambles_close_with_an_error_record() {
 async fn refuses_what_it_cannot_run() {
     let target: SocketAddr = "127.0.0.1:9".parse().expect("address");
     let after_fin = vec![
-        connection(0, Mode::Sequential, vec![adu(I, 0, 0, 1)]),
-        connection(0, Mode::Sequential, vec![adu(I, 0, 0, 0), adu(I, 0, 0, 1)]),
+        Connection::new(0, Mode::Sequential, vec![adu(I, 0, 0, 1)]),
+        Connection::new(0, Mode::Sequential, vec![adu(I, 0, 0, 0), adu(I, 0, 0, 1)]),
     ];
     match replay(after_fin, ReplayConfig::new(target)).await {
         Err(ReplayError::InvalidConnection { index: 1, .. }) => {}
@@ -317,7 +308,7 @@ async fn refuses_what_it_cannot_run() {
     }
     let mut config = ReplayConfig::new(target);
     config.fds_per_connection = 1 << 40;
-    let one = vec![connection(0, Mode::Sequential, vec![adu(I, 0, 0, 1)])];
+    let one = vec![Connection::new(0, Mode::Sequential, vec![adu(I, 0, 0, 1)])];
     match replay(one, config).await {
         Err(ReplayError::TooManyOpen { peak: 1, needed, limit }) => assert!(needed > limit),
         other => panic!("expected the preflight to refuse, got {other:?}"),
@@ -356,7 +347,7 @@ fn synthetic_set(seed: u64) -> Vec<Connection> {
             }
             adus.push(adu(I, 0, 0, 0));
             adus.push(adu(A, 0, 0, 0));
-            connection(rng.range(0, 8_000_000), Mode::Sequential, adus)
+            Connection::new(rng.range(0, 8_000_000), Mode::Sequential, adus)
         })
         .collect()
 }
@@ -515,7 +506,7 @@ async fn a_silent_peer_times_out() {
     });
     let mut config = ReplayConfig::new(target);
     config.connection_timeout = Some(std::time::Duration::from_millis(200));
-    let connections = vec![connection(
+    let connections = vec![Connection::new(
         0,
         Mode::Sequential,
         vec![adu(I, 0, 0, 10), adu(A, 0, 0, 10)],
@@ -534,7 +525,7 @@ async fn a_silent_peer_times_out() {
 /// for 30 s; two more that start a minute in.
 fn long_connections() -> Vec<Connection> {
     let long = |start_us| {
-        connection(
+        Connection::new(
             start_us,
             Mode::Sequential,
             vec![adu(I, 0, 0, 10_000), adu(A, 0, 0, 5_000), adu(I, 0, 30_000_000, 1_000)],

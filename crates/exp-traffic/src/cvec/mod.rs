@@ -80,6 +80,21 @@ pub struct Connection {
 }
 
 impl Connection {
+    /// A connection without `m`, `w`, `r` or `l` lines and with empty
+    /// identifiers (for scripts built in code).
+    pub fn new(start_us: u64, mode: Mode, adus: Vec<Adu>) -> Self {
+        Self {
+            mode,
+            start_us,
+            mss: None,
+            window: None,
+            min_rtt_us: None,
+            loss: None,
+            ids: (String::new(), String::new()),
+            adus,
+        }
+    }
+
     /// Bytes sent by `side` (FINs count 0).
     pub fn bytes(&self, side: Side) -> u64 {
         self.adus.iter().filter(|a| a.side == side).map(|a| a.bytes).sum()

@@ -90,19 +90,6 @@ mod tests {
     use super::*;
     use crate::cvec::Adu;
 
-    fn conn(start_us: u64, mode: Mode, adus: Vec<Adu>) -> Connection {
-        Connection {
-            mode,
-            start_us,
-            mss: None,
-            window: None,
-            min_rtt_us: None,
-            loss: None,
-            ids: (String::new(), String::new()),
-            adus,
-        }
-    }
-
     fn adu(side: Side, send: u64, recv: u64, bytes: u64) -> Adu {
         Adu {
             side,
@@ -125,12 +112,18 @@ mod tests {
             adu(Side::Acceptor, 200, 0, 10),
             adu(Side::Acceptor, 200, 0, 10),
         ];
-        assert_eq!(planned_lifetime_us(&conn(0, Mode::Sequential, seq.clone())), 1_150);
-        assert_eq!(planned_lifetime_us(&conn(0, Mode::Concurrent, conc.clone())), 400);
+        assert_eq!(
+            planned_lifetime_us(&Connection::new(0, Mode::Sequential, seq.clone())),
+            1_150
+        );
+        assert_eq!(
+            planned_lifetime_us(&Connection::new(0, Mode::Concurrent, conc.clone())),
+            400
+        );
         let set = [
-            conn(0, Mode::Sequential, seq.clone()),
-            conn(1_000, Mode::Concurrent, conc),
-            conn(1_100, Mode::Sequential, seq),
+            Connection::new(0, Mode::Sequential, seq.clone()),
+            Connection::new(1_000, Mode::Concurrent, conc),
+            Connection::new(1_100, Mode::Sequential, seq),
         ];
         assert_eq!(planned_peak_open(&set), 3);
     }
