@@ -96,12 +96,15 @@ fn constant_gaps_are_kept() {
     let fleet = run_gaps("constant", "constant(100ms)");
     let gaps = &fleet["gaps"]["achieved"];
     assert_eq!(gaps["n"].as_u64().unwrap(), DEVICES * (MESSAGES - 1));
+    assert!(fleet["gaps"]["ks"].is_null(), "no KS test for a constant");
     // Deadlines are absolute: lateness never accumulates, so the median gap
-    // is the target to well within a millisecond even on a busy machine.
+    // is the target to well within a millisecond even on a busy machine
+    // (a CI run stalled 100 ms and still had a median of 100.000 ms).
     let median = gaps["median"].as_f64().unwrap();
     assert!((median - 100e6).abs() < 1e6, "median {median} ns");
-    assert!(gaps["sd"].as_f64().unwrap() < 10e6, "{gaps}");
-    assert!(fleet["gaps"]["ks"].is_null(), "no KS test for a constant");
+    if judged(&fleet) {
+        assert!(gaps["sd"].as_f64().unwrap() < 10e6, "{gaps}");
+    }
 }
 
 #[test]
@@ -109,17 +112,30 @@ fn pareto_gaps_follow_their_distribution() {
     let fleet = run_gaps("pareto", "pareto(shape = 3, median = 100ms)");
     let ks = &fleet["gaps"]["ks"];
     assert_eq!(ks["n"].as_u64().unwrap(), DEVICES * (MESSAGES - 1));
-    // Either the trial is marked contended — and then its gaps say more
-    // about the machine than the schedule (a CI run with send lateness p99
-    // 149 ms gave a KS statistic of 0.137) — or the gaps follow the
-    // configured Pareto, asserted loosely: host noise alone has given 0.042
+    // An uncontended trial's gaps follow the configured Pareto, asserted
+    // loosely: host noise alone has given 0.042
     // (p < 0.01), a wrong family or scale gives more than 0.2. The exact
     // p-value is printed above; the schedule itself passes KS at α = 0.01
     // in exp-mqtt's `schedule::pareto_gaps_pass_ks`.
+    if !judged(&fleet) {
+        return;
+    }
+    let statistic = ks["statistic"].as_f64().unwrap();
+    assert!(statistic < 0.1, "achieved gaps far from the configured Pareto: {ks}");
+    let median = fleet["gaps"]["achieved"]["median"].as_f64().unwrap();
+    assert!((median - 100e6).abs() < 10e6, "median {median} ns");
+}
+
+/// Whether the trial's gaps can be judged: a trial the runner marks
+/// `contended` (send lateness p99 above the bound) says more about the
+/// machine than the schedule — a CI run stalled 100 ms gave a constant
+/// schedule a gap sd of 25 ms, another gave a correct Pareto KS 0.137 —
+/// and the product promises exactly that flag. The flag itself is checked
+/// against the reported lateness: it follows the runner's own p99, the
+/// report's comes from the table and may differ slightly.
+fn judged(fleet: &Value) -> bool {
     let p99 = fleet["lateness_ns"]["p99"].as_f64().unwrap();
     let contended = fleet["contended"].as_bool().unwrap();
-    // The flag follows the runner's own lateness p99; the report's, from
-    // the table, may be computed slightly differently.
     let bound = (LATENESS_BOUND_MS * 1_000_000) as f64;
     assert!(
         if contended {
@@ -131,10 +147,6 @@ fn pareto_gaps_follow_their_distribution() {
     );
     if contended {
         eprintln!("trial marked contended: its gaps are not judged");
-        return;
     }
-    let statistic = ks["statistic"].as_f64().unwrap();
-    assert!(statistic < 0.1, "achieved gaps far from the configured Pareto: {ks}");
-    let median = fleet["gaps"]["achieved"]["median"].as_f64().unwrap();
-    assert!((median - 100e6).abs() < 10e6, "median {median} ns");
+    !contended
 }
