@@ -310,7 +310,7 @@ struct Fleet {
 
 impl Fleet {
     fn publish(&mut self, d: usize) -> Result<(), BoxError> {
-        self.devices[d].publish(&self.topics[d], self.qos, self.payload.clone())?;
+        self.devices[d].publish(&self.topics[d], self.qos, &self.payload)?;
         self.outstanding += 1;
         self.report.published += 1;
         Ok(())

@@ -1,6 +1,6 @@
-//! What devices and the subscriber share: their settings, the rumqttc options
-//! built from them (plain TCP or TLS), reconnect backoff, and how a first
-//! connection attempt is given up early.
+//! What devices and the subscriber share: their settings and how they are
+//! checked, the subscriber's rumqttc options (plain TCP or TLS), reconnect
+//! backoff, and how a first connection attempt is given up early.
 
 use std::time::Duration;
 
@@ -22,8 +22,9 @@ pub struct DeviceOptions {
     pub max_packet_bytes: usize,
 }
 
-/// rumqttc options, checked first because rumqttc asserts on some invalid values.
-pub(crate) fn mqtt_options(endpoint: &Endpoint, o: &DeviceOptions) -> Result<MqttOptions, MqttError> {
+/// Checks what a device or the subscriber cannot work with (rumqttc would
+/// even panic on some of it).
+pub(crate) fn validate(endpoint: &Endpoint, o: &DeviceOptions) -> Result<(), MqttError> {
     let invalid = |reason| MqttError::InvalidClientOptions {
         client_id: o.client_id.clone(),
         reason,
@@ -34,18 +35,21 @@ pub(crate) fn mqtt_options(endpoint: &Endpoint, o: &DeviceOptions) -> Result<Mqt
     if o.max_inflight == 0 {
         return Err(invalid("max_inflight must be at least 1"));
     }
+    if endpoint.scheme == Scheme::Mqtts && endpoint.tls.is_none() {
+        return Err(MqttError::TlsNotConfigured {
+            endpoint: endpoint.to_string(),
+        });
+    }
+    Ok(())
+}
+
+/// rumqttc options (for the subscriber), checked first.
+pub(crate) fn mqtt_options(endpoint: &Endpoint, o: &DeviceOptions) -> Result<MqttOptions, MqttError> {
+    validate(endpoint, o)?;
     let mut opts = MqttOptions::new(o.client_id.clone(), endpoint.host.clone(), endpoint.port);
-    match (endpoint.scheme, &endpoint.tls) {
-        (Scheme::Mqtt, _) => {}
+    if let Some(tls) = &endpoint.tls {
         // rumqttc verifies the broker's certificate against the host given above.
-        (Scheme::Mqtts, Some(tls)) => {
-            opts.set_transport(tls.transport());
-        }
-        (Scheme::Mqtts, None) => {
-            return Err(MqttError::TlsNotConfigured {
-                endpoint: endpoint.to_string(),
-            })
-        }
+        opts.set_transport(tls.transport());
     }
     opts.set_keep_alive(Duration::from_secs(o.keep_alive.as_secs()));
     opts.set_clean_session(o.clean_session);

@@ -1,31 +1,38 @@
-//! One emulated device: one rumqttc client with its own TCP connection.
+//! One emulated device: its own MQTT 3.1.1 client and TCP connection.
 //!
-//! A task drives the rumqttc `EventLoop` without ever cancelling `poll()`
-//! (cancelling it mid-write can drop an ack rumqttc already accounted for).
-//! rumqttc assigns packet ids itself and only tells us through events, so the
-//! [`Tracker`] replays its bookkeeping: publishes enter rumqttc's request
-//! channel in `seq` order; each first `Outgoing::Publish(pkid)` (or
-//! `AwaitAck` on a packet-id collision) belongs to the oldest submitted
-//! message; PUBACK / PUBREC→PUBCOMP close it. On a connection error rumqttc
-//! moves unacked publishes and the not-yet-read channel into `pending` and
-//! retransmits them if the broker resumes the session; if the session is gone
-//! (`session_present == false`) it drops them, and so do we — as `Lost`.
-//! Every message thus ends as `Written` (QoS 0), `Acked`, or `Lost`.
+//! A device is a small client of its own (not rumqttc's `AsyncClient`):
+//! [`Session`](session::Session) holds the protocol state, [`Link`](link::Link)
+//! the socket, and one task per device drives both. rumqttc's codec
+//! (`mqttbytes`) decodes what the broker sends. Why not rumqttc's client:
+//! it allocates about 33 KB per client up front (framed read and write
+//! buffers, a 65,536-bit QoS 2 id set, in-flight slots) against a budget of
+//! 50 KB per device, it wakes a request channel and a `select!` over its
+//! whole state for every message, and it assigns packet ids privately, so
+//! matching acknowledgements to messages meant mirroring its bookkeeping.
+//! Here the device assigns packet ids itself and every message ends as
+//! `Written` (QoS 0), `Acked`, or `Lost`, exactly once.
+//!
+//! `publish` queues under a lock and wakes the task, so it never blocks and
+//! can run on the pacer thread. On a broken connection the task reconnects
+//! with backoff; a resumed session (`clean_session = false`) retransmits
+//! what was in flight, a new one loses it (`SessionLost`); messages queued
+//! but never written go out on the new connection either way.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
-use rumqttc::{AsyncClient, ConnectionError, Event, EventLoop, Outgoing, Packet, QoS};
-use tokio::sync::{mpsc::UnboundedSender, oneshot};
+use tokio::sync::{mpsc::UnboundedSender, oneshot, Notify};
 use tokio::task::JoinHandle;
 
-mod tracker;
+mod driver;
+mod link;
+mod session;
 
-use tracker::Tracker;
+use driver::Driver;
+use session::Session;
 
 pub use crate::client::DeviceOptions;
-use crate::client::{mqtt_options, network_options, Refused, BACKOFF_MAX, BACKOFF_MIN};
+use crate::client::{validate, Refused};
 use crate::url::Endpoint;
 use crate::MqttError;
 
@@ -74,7 +81,7 @@ pub enum DeviceEventKind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LostReason {
-    /// rumqttc's request queue was full (the device is disconnected or far behind) or refused it.
+    /// The device's queue was full (it is disconnected or far behind) or the packet too large.
     NotQueued(String),
     /// The broker did not resume the session after a reconnect; the message will not be retransmitted.
     SessionLost,
@@ -86,18 +93,22 @@ pub enum LostReason {
 pub struct Device {
     index: u32,
     client_id: String,
-    client: AsyncClient,
-    tracker: Arc<Mutex<Tracker>>,
+    shared: Arc<Shared>,
     events: UnboundedSender<DeviceEvent>,
     task: JoinHandle<()>,
 }
 
-fn rumqttc_qos(qos: u8) -> Result<QoS, MqttError> {
-    match qos {
-        0 => Ok(QoS::AtMostOnce),
-        1 => Ok(QoS::AtLeastOnce),
-        2 => Ok(QoS::ExactlyOnce),
-        q => Err(MqttError::InvalidQos(q)),
+/// What `publish` and the device's task share.
+struct Shared {
+    session: Mutex<Session>,
+    /// Wakes the task: a message was queued, or the device is closing.
+    wake: Notify,
+}
+
+impl Shared {
+    fn session(&self) -> MutexGuard<'_, Session> {
+        // The session stays consistent between statements, so a panic elsewhere does not corrupt it.
+        self.session.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -110,25 +121,26 @@ impl Device {
         events: UnboundedSender<DeviceEvent>,
         timeout: Duration,
     ) -> Result<Device, MqttError> {
-        let opts = mqtt_options(endpoint, &options)?;
-        // Room for a full window plus a burst; beyond that `publish` reports NotQueued.
-        let capacity = usize::from(options.max_inflight).saturating_mul(2).max(16);
-        let (client, mut eventloop) = AsyncClient::new(opts, capacity);
-        eventloop.set_network_options(network_options());
-        // rumqttc reserves room for 100 buffered incoming events (14 KiB per
-        // client); a device handles each event as it comes, so the queue
-        // grows to a few entries at most.
-        eventloop.state.events = std::collections::VecDeque::new();
-        let tracker = Arc::new(Mutex::new(Tracker::default()));
+        validate(endpoint, &options)?;
+        let shared = Arc::new(Shared {
+            session: Mutex::new(Session::new(options.max_inflight, options.max_packet_bytes)),
+            wake: Notify::new(),
+        });
         let (ready_tx, ready_rx) = oneshot::channel();
-        let task = tokio::spawn(drive(index, eventloop, Arc::clone(&tracker), events.clone(), ready_tx));
-        let client_id = options.client_id;
+        let client_id = options.client_id.clone();
+        let driver = Driver {
+            index,
+            endpoint: endpoint.clone(),
+            options,
+            shared: Arc::clone(&shared),
+            events: events.clone(),
+        };
+        let task = tokio::spawn(driver.run(ready_tx));
         match tokio::time::timeout(timeout, ready_rx).await {
             Ok(Ok(Ok(()))) => Ok(Device {
                 index,
                 client_id,
-                client,
-                tracker,
+                shared,
                 events,
                 task,
             }),
@@ -145,7 +157,11 @@ impl Device {
             }
             Ok(Err(_)) | Err(_) => {
                 task.abort();
-                let last_error = lock(&tracker).last_error.clone().unwrap_or_else(|| "none".to_string());
+                let last_error = shared
+                    .session()
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "none".to_string());
                 let waited_ms = u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX);
                 Err(MqttError::ConnectTimeout {
                     client_id,
@@ -162,35 +178,40 @@ impl Device {
     }
 
     /// Queues one message. The ticket's `seq` identifies it in later `Written`/`Acked`/`Lost` events;
-    /// a message rumqttc cannot queue is reported `Lost` at once (the ticket is still returned).
-    pub fn publish(&self, topic: &str, qos: u8, payload: Bytes) -> Result<MessageTicket, MqttError> {
-        let qos = rumqttc_qos(qos)?;
-        let mut t = lock(&self.tracker);
-        if t.closed {
-            return Err(MqttError::Closed {
-                client_id: self.client_id.clone(),
-            });
+    /// a message that cannot be queued is reported `Lost` at once (the ticket is still returned).
+    pub fn publish(&self, topic: &str, qos: u8, payload: &[u8]) -> Result<MessageTicket, MqttError> {
+        if qos > 2 {
+            return Err(MqttError::InvalidQos(qos));
         }
-        let seq = t.next_seq;
-        t.next_seq += 1;
+        let queued = {
+            let mut session = self.shared.session();
+            if session.closed {
+                return Err(MqttError::Closed {
+                    client_id: self.client_id.clone(),
+                });
+            }
+            session.queue(topic, qos, payload)
+        };
         let sent_at = Instant::now();
-        // Pushed before sending, under the lock, so the task sees fifo order == channel order.
-        t.fifo.push_back(seq);
-        if let Err(e) = self.client.try_publish(topic, qos, false, Vec::from(payload)) {
-            t.fifo.pop_back();
-            let reason = LostReason::NotQueued(e.to_string());
-            self.emit(DeviceEventKind::Lost {
-                seq,
-                at: Instant::now(),
-                reason,
-            });
+        match queued {
+            Ok(seq) => {
+                self.shared.wake.notify_one();
+                Ok(MessageTicket { seq, sent_at })
+            }
+            Err((seq, reason)) => {
+                self.emit(DeviceEventKind::Lost {
+                    seq,
+                    at: sent_at,
+                    reason,
+                });
+                Ok(MessageTicket { seq, sent_at })
+            }
         }
-        Ok(MessageTicket { seq, sent_at })
     }
 
     /// Messages published and not yet written (QoS 0), acknowledged or lost.
     pub fn outstanding(&self) -> usize {
-        lock(&self.tracker).outstanding()
+        self.shared.session().outstanding()
     }
 
     /// Waits up to `grace` for outstanding acknowledgements, disconnects, and
@@ -200,16 +221,16 @@ impl Device {
         while self.outstanding() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        lock(&self.tracker).closed = true;
-        // The task ends when rumqttc has written DISCONNECT; don't wait long for a dead broker.
-        let _ = self.client.try_disconnect();
+        self.shared.session().closed = true;
+        self.shared.wake.notify_one();
         let Device {
             index,
-            tracker,
+            shared,
             events,
             mut task,
             ..
         } = self;
+        // The task ends once DISCONNECT is written; don't wait long for a dead broker.
         if tokio::time::timeout(Duration::from_millis(500), &mut task)
             .await
             .is_err()
@@ -217,145 +238,18 @@ impl Device {
             task.abort();
         }
         let now = Instant::now();
-        for seq in lock(&tracker).drain_all() {
-            let kind = DeviceEventKind::Lost {
-                seq,
-                at: now,
-                reason: LostReason::Unacked,
-            };
-            let _ = events.send(DeviceEvent { device: index, kind });
+        for seq in shared.session().drain_all() {
+            let reason = LostReason::Unacked;
+            report(&events, index, DeviceEventKind::Lost { seq, at: now, reason });
         }
     }
 
     fn emit(&self, kind: DeviceEventKind) {
-        // A dropped receiver means nobody records results any more; nothing to do then.
-        let _ = self.events.send(DeviceEvent {
-            device: self.index,
-            kind,
-        });
+        report(&self.events, self.index, kind);
     }
 }
 
-fn lock(tracker: &Mutex<Tracker>) -> std::sync::MutexGuard<'_, Tracker> {
-    // The tracker stays consistent between statements, so a panic elsewhere does not corrupt it.
-    tracker.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
-/// Drives the event loop until the device is closed.
-async fn drive(
-    index: u32,
-    mut eventloop: EventLoop,
-    tracker: Arc<Mutex<Tracker>>,
-    events: UnboundedSender<DeviceEvent>,
-    ready: oneshot::Sender<Result<(), Refused>>,
-) {
-    let emit = |kind| {
-        let _ = events.send(DeviceEvent { device: index, kind });
-    };
-    let mut ready = Some(ready);
-    let mut backoff = BACKOFF_MIN;
-    let mut connected = false;
-    loop {
-        let event = eventloop.poll().await;
-        let now = Instant::now();
-        // The guard must not live across an await (the task must be Send): decide, then sleep.
-        let retry = {
-            let mut t = lock(&tracker);
-            match event {
-                Ok(Event::Incoming(Packet::ConnAck(ack))) => {
-                    for seq in t.on_connack(ack.session_present) {
-                        emit(DeviceEventKind::Lost {
-                            seq,
-                            at: now,
-                            reason: LostReason::SessionLost,
-                        });
-                    }
-                    connected = true;
-                    backoff = BACKOFF_MIN;
-                    emit(DeviceEventKind::Connected {
-                        at: now,
-                        session_present: ack.session_present,
-                    });
-                    if let Some(ready) = ready.take() {
-                        let _ = ready.send(Ok(()));
-                    }
-                    false
-                }
-                Ok(Event::Outgoing(Outgoing::Publish(pkid))) => {
-                    if let Some(seq) = t.on_publish_written(pkid, now) {
-                        emit(DeviceEventKind::Written { seq, at: now });
-                    }
-                    false
-                }
-                Ok(Event::Outgoing(Outgoing::AwaitAck(pkid))) => {
-                    t.on_collision(pkid);
-                    false
-                }
-                Ok(Event::Incoming(Packet::PubAck(ack))) => {
-                    if let Some(p) = t.awaiting_ack.remove(&ack.pkid) {
-                        emit(DeviceEventKind::Acked {
-                            seq: p.seq,
-                            written_at: p.written_at,
-                            acked_at: now,
-                        });
-                    }
-                    false
-                }
-                Ok(Event::Incoming(Packet::PubRec(rec))) => {
-                    if let Some(p) = t.awaiting_ack.remove(&rec.pkid) {
-                        t.awaiting_comp.insert(rec.pkid, p);
-                    }
-                    false
-                }
-                Ok(Event::Incoming(Packet::PubComp(comp))) => {
-                    if let Some(p) = t.awaiting_comp.remove(&comp.pkid) {
-                        emit(DeviceEventKind::Acked {
-                            seq: p.seq,
-                            written_at: p.written_at,
-                            acked_at: now,
-                        });
-                    }
-                    false
-                }
-                Ok(Event::Outgoing(Outgoing::Disconnect)) | Err(ConnectionError::RequestsDone) => return,
-                Ok(_) => false,
-                Err(e) => {
-                    if t.closed {
-                        return;
-                    }
-                    // Bad credentials, a rejected client id or an untrusted certificate:
-                    // fail the first connect instead of retrying until it times out.
-                    let refused = match &e {
-                        ConnectionError::ConnectionRefused(code) => Some(Refused::Broker(format!("{code:?}"))),
-                        e => crate::tls::rejection(e).map(Refused::Tls),
-                    };
-                    if let Some(refused) = refused {
-                        if let Some(ready) = ready.take() {
-                            let _ = ready.send(Err(refused));
-                            return;
-                        }
-                    }
-                    // Publishes rumqttc moved to `pending` without a packet id came from the front of our fifo.
-                    t.in_pending = eventloop
-                        .pending
-                        .iter()
-                        .filter(|r| matches!(r, rumqttc::Request::Publish(p) if p.pkid == 0))
-                        .count();
-                    t.last_error = Some(e.to_string());
-                    if connected {
-                        connected = false;
-                        emit(DeviceEventKind::Disconnected {
-                            at: now,
-                            error: e.to_string(),
-                        });
-                    }
-                    true
-                }
-            }
-        };
-        if retry {
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(BACKOFF_MAX);
-        }
-    }
+fn report(events: &UnboundedSender<DeviceEvent>, device: u32, kind: DeviceEventKind) {
+    // A dropped receiver means nobody records results any more; nothing to do then.
+    let _ = events.send(DeviceEvent { device, kind });
 }

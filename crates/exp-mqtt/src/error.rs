@@ -79,7 +79,7 @@ pub enum MqttError {
     /// The client was closed; nothing more can be published.
     #[error("client `{client_id}` is closed")]
     Closed { client_id: String },
-    /// Client options rumqttc would reject (it panics on some of them, so we check first).
+    /// Client options no client can work with (rumqttc would even panic on some).
     #[error("client `{client_id}`: {reason}")]
     InvalidClientOptions { client_id: String, reason: &'static str },
     /// A QoS other than 0, 1 or 2.

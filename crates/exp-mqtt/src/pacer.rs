@@ -29,6 +29,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+mod thread;
+
+pub use thread::Scheduling;
+
 use crate::schedule::DeviceSchedule;
 use crate::MqttError;
 
@@ -163,6 +167,8 @@ pub struct PacerStats {
     pub spin_ns: u64,
     /// CPU time of the pacer thread (Linux: /proc/thread-self/schedstat).
     pub thread_cpu_ns: Option<u64>,
+    /// What the kernel granted the pacer thread (see [`Scheduling`]).
+    pub scheduling: Scheduling,
 }
 
 /// The running pacer thread. Dropping it stops and joins the thread.
@@ -262,18 +268,6 @@ impl SpinBudget {
     }
 }
 
-/// A sleeping thread is woken up to its timer slack (50 µs by default) after
-/// its deadline; 1 ns makes the kernel wake the pacer on time. Best effort:
-/// without it sleeps are only less exact.
-#[allow(unsafe_code)]
-fn set_timer_slack_1ns() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: PR_SET_TIMERSLACK takes an integer and touches only the calling thread's slack.
-    unsafe {
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
-    }
-}
-
 /// ns since `start`, 0 before it.
 fn since(start: Instant, now: Instant) -> u64 {
     u64::try_from(now.saturating_duration_since(start).as_nanos()).unwrap_or(u64::MAX)
@@ -296,7 +290,7 @@ fn run<S: FireSink>(
             heap.push(Reverse((deadline, slot)));
         }
     }
-    set_timer_slack_1ns();
+    stats.scheduling = thread::ask_to_run_on_time();
     let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
 
@@ -342,7 +336,7 @@ fn run<S: FireSink>(
             &mut stats,
         );
     }
-    stats.thread_cpu_ns = thread_cpu_ns();
+    stats.thread_cpu_ns = thread::cpu_ns();
     stats
 }
 
@@ -398,22 +392,4 @@ fn fire_due<S: FireSink>(
             }
         }
     }
-}
-
-/// CPU time of the calling thread in ns: the first field of
-/// /proc/thread-self/schedstat, else utime + stime from /proc/thread-self/stat
-/// (in USER_HZ = 100 ticks per second, fixed by the kernel ABI). `None` off Linux.
-pub fn thread_cpu_ns() -> Option<u64> {
-    if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(ns) = s.split_whitespace().next().and_then(|f| f.parse().ok()) {
-            return Some(ns);
-        }
-    }
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the parenthesised command (which may contain spaces); utime and stime are fields 14 and 15.
-    let rest = stat.rsplit_once(')')?.1;
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) * 10_000_000)
 }

@@ -15,7 +15,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use rumqttc::{ConnectionError, TlsConfiguration, Transport};
+use rumqttc::{TlsConfiguration, Transport};
 use rustls::pki_types::pem::{self, PemObject};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{AlertDescription, CertificateError, ClientConfig, RootCertStore};
@@ -45,6 +45,10 @@ impl Tls {
         Ok(Tls {
             config: client_config(files)?,
         })
+    }
+
+    pub(crate) fn config(&self) -> Arc<ClientConfig> {
+        Arc::clone(&self.config)
     }
 
     pub(crate) fn transport(&self) -> Transport {
@@ -200,7 +204,7 @@ fn system_roots() -> Result<RootCertStore, MqttError> {
 
 /// A TLS failure that retrying cannot fix, with what it most likely means;
 /// `None` for anything else (a broker restarting, a network hiccup).
-pub(crate) fn rejection(e: &ConnectionError) -> Option<String> {
+pub(crate) fn rejection(e: &(dyn std::error::Error + 'static)) -> Option<String> {
     let tls = rustls_error(e)?;
     let hint = match tls {
         rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer | CertificateError::BadSignature) => {
@@ -231,12 +235,12 @@ pub(crate) fn rejection(e: &ConnectionError) -> Option<String> {
     Some(format!("{tls} ({hint})"))
 }
 
-/// The rustls error behind a connection error. It can sit deep: an alert read
-/// after the handshake arrives as rumqttc state error → packet error → I/O
-/// error, and tokio-rustls wraps rustls errors *inside* I/O errors, where
+/// The rustls error behind a connection error. It can sit deep: in rumqttc
+/// an alert read after the handshake arrives as state error → packet error →
+/// I/O error, and tokio-rustls wraps rustls errors *inside* I/O errors, where
 /// `source()` does not look.
-fn rustls_error(e: &ConnectionError) -> Option<&rustls::Error> {
-    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(e);
+fn rustls_error<'e>(e: &'e (dyn std::error::Error + 'static)) -> Option<&'e rustls::Error> {
+    let mut next = Some(e);
     while let Some(err) = next {
         let inner = err
             .downcast_ref::<std::io::Error>()

@@ -104,7 +104,7 @@ pub async fn run_fleet(
             let topic = format!("{TOPIC_PREFIX}/{d}");
             let mut sent = Vec::new();
             for seq in 0..messages {
-                let ticket = device.publish(&topic, qos, payload(d, seq)).unwrap();
+                let ticket = device.publish(&topic, qos, &payload(d, seq)).unwrap();
                 assert_eq!(ticket.seq, seq);
                 sent.push(((d, seq), ticket.sent_at));
                 tokio::time::sleep(gap).await;

@@ -12,7 +12,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
 use exp_mqtt::{Device, DeviceEvent, DeviceEventKind, DeviceOptions, Endpoint, Fire, FireSink, LostReason};
 use exp_mqtt::{PayloadGenerator, SendOutcome};
 use tokio::sync::mpsc;
@@ -123,7 +122,7 @@ impl FireSink for Publishers {
             dseq,
             at: Instant::now(),
         });
-        match device.publish(&s.topic, self.qos, Bytes::copy_from_slice(&self.buffer)) {
+        match device.publish(&s.topic, self.qos, &self.buffer) {
             Ok(_) => s.dseq += 1,
             // Refused before it took a sequence number (a closed client): the next message reuses it.
             Err(e) => {

@@ -1,0 +1,163 @@
+//! The device's task: connects, reconnects with backoff, and runs each
+//! connection — retransmissions first, then queued messages as `publish`
+//! wakes it, acknowledgements as they arrive, and keep-alive pings.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use rumqttc::mqttbytes::v4::Packet;
+use tokio::sync::{mpsc::UnboundedSender, oneshot};
+
+use super::link::{self, Link, LinkError};
+use super::session::Out;
+use super::{report, DeviceEvent, DeviceEventKind, Shared};
+use crate::client::{DeviceOptions, Refused, BACKOFF_MAX, BACKOFF_MIN};
+use crate::url::Endpoint;
+
+/// How long one connection attempt (TCP, TLS, CONNECT → CONNACK) may take.
+const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The device's task: connects, reconnects with backoff, and runs each connection.
+pub(super) struct Driver {
+    pub(super) index: u32,
+    pub(super) endpoint: Endpoint,
+    pub(super) options: DeviceOptions,
+    pub(super) shared: Arc<Shared>,
+    pub(super) events: UnboundedSender<DeviceEvent>,
+}
+
+/// How a connection ended.
+enum Ended {
+    /// The device was closed (DISCONNECT sent).
+    Closed,
+    Broken(String),
+}
+
+impl Driver {
+    fn emit(&self, kind: DeviceEventKind) {
+        report(&self.events, self.index, kind);
+    }
+
+    fn emit_all(&self, events: Vec<DeviceEventKind>) {
+        for kind in events {
+            self.emit(kind);
+        }
+    }
+
+    pub(super) async fn run(self, ready: oneshot::Sender<Result<(), Refused>>) {
+        let mut ready = Some(ready);
+        let mut backoff = BACKOFF_MIN;
+        loop {
+            let error = match Link::open(&self.endpoint, &self.options, ATTEMPT_TIMEOUT).await {
+                Ok((link, session_present)) => {
+                    backoff = BACKOFF_MIN;
+                    let now = Instant::now();
+                    let mut out = Out::default();
+                    self.shared.session().on_connack(session_present, now, &mut out);
+                    self.emit_all(std::mem::take(&mut out.events));
+                    self.emit(DeviceEventKind::Connected {
+                        at: now,
+                        session_present,
+                    });
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(Ok(()));
+                    }
+                    match self.serve(link, out.frames).await {
+                        Ended::Closed => return,
+                        Ended::Broken(error) => {
+                            self.emit(DeviceEventKind::Disconnected {
+                                at: Instant::now(),
+                                error: error.clone(),
+                            });
+                            error
+                        }
+                    }
+                }
+                Err(e) => {
+                    // Bad credentials, a rejected client id or an untrusted certificate:
+                    // fail the first connect instead of retrying until it times out.
+                    let refused = match &e {
+                        LinkError::Refused(code) => Some(Refused::Broker(format!("{code:?}"))),
+                        e => crate::tls::rejection(e).map(Refused::Tls),
+                    };
+                    if let (Some(refused), Some(ready)) = (refused, ready.take()) {
+                        let _ = ready.send(Err(refused));
+                        return;
+                    }
+                    e.to_string()
+                }
+            };
+            {
+                let mut session = self.shared.session();
+                if session.closed {
+                    return;
+                }
+                session.last_error = Some(error);
+            }
+            tokio::time::sleep(backoff).await;
+            backoff = (backoff * 2).min(BACKOFF_MAX);
+        }
+    }
+
+    /// Runs one connection: first what a resumed session retransmits, then
+    /// queued messages as they come, acknowledgements, and keep-alive pings.
+    async fn serve(&self, mut link: Link, retransmit: Vec<Bytes>) -> Ended {
+        let broken = |e: LinkError| Ended::Broken(e.to_string());
+        if let Err(e) = link.write_all(&retransmit).await {
+            return broken(e);
+        }
+        let keep_alive = self.options.keep_alive;
+        let mut last_write = tokio::time::Instant::now();
+        let mut awaiting_pong = false;
+        let mut out = Out::default();
+        loop {
+            let closing = {
+                let mut session = self.shared.session();
+                session.take_sendable(Instant::now(), &mut out);
+                session.closed
+            };
+            self.emit_all(std::mem::take(&mut out.events));
+            if !out.frames.is_empty() {
+                let written = link.write_all(&out.frames).await;
+                out.frames.clear();
+                if let Err(e) = written {
+                    return broken(e);
+                }
+                last_write = tokio::time::Instant::now();
+            }
+            if closing {
+                link.disconnect().await;
+                return Ended::Closed;
+            }
+            let ping_at = last_write + keep_alive;
+            tokio::select! {
+                () = self.shared.wake.notified() => {}
+                packet = link.read_packet() => match packet {
+                    Ok(packet) => {
+                        let now = Instant::now();
+                        let mut session = self.shared.session();
+                        match packet {
+                            Packet::PubAck(ack) => out.events.extend(session.on_puback(ack.pkid, now)),
+                            Packet::PubRec(rec) => out.frames.push(session.on_pubrec(rec.pkid)),
+                            Packet::PubComp(comp) => out.events.extend(session.on_pubcomp(comp.pkid, now)),
+                            Packet::PingResp => awaiting_pong = false,
+                            _ => {}
+                        }
+                    }
+                    Err(e) => return broken(e),
+                },
+                () = tokio::time::sleep_until(ping_at), if !keep_alive.is_zero() => {
+                    if awaiting_pong {
+                        return Ended::Broken(format!("no PINGRESP within the keep-alive of {keep_alive:?}"));
+                    }
+                    if let Err(e) = link.write(&link::PINGREQ).await {
+                        return broken(e);
+                    }
+                    awaiting_pong = true;
+                    last_write = tokio::time::Instant::now();
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! How the pacer thread asks the kernel to run it on time, and what it cost.
+//!
+//! Measured with `bench/fleet-scale.sh` (4,000 devices × 5 msg/s on two
+//! cores shared with Mosquitto), the pacer thread spent 14 % of the run
+//! waiting in the run queue behind the runtime's workers and the broker, and
+//! that wait, not the pacer's own work, made the send-lateness tail: p99
+//! 1.2–2.3 ms in the seconds without hypervisor steal. Two requests fix it,
+//! both best effort:
+//! - a short EEVDF slice (Linux 6.12+): a thread that asks for 100 µs gets an
+//!   early virtual deadline, so its timer wake-up preempts the running
+//!   thread instead of waiting for that thread's slice to end;
+//! - nice −10 (needs `CAP_SYS_NICE`), so the fair share it is owed while
+//!   runnable is much larger than a worker's. It sleeps almost all the time,
+//!   so this takes little from anyone.
+//!
+//! With both, p99 fell to 0.2–0.5 ms in the same seconds. SCHED_FIFO was
+//! tried and was worse (p99 8 ms): a real-time pacer preempts the workers
+//! holding the locks and allocator arenas it needs next.
+
+/// What the kernel granted the pacer thread.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Scheduling {
+    /// The slice asked for was accepted (the kernel may ignore it before 6.12).
+    pub short_slice: bool,
+    /// The nice value the thread runs at.
+    pub nice: i32,
+}
+
+const SLICE_NS: u64 = 100_000;
+const NICE: i32 = -10;
+
+/// Sets 1 ns timer slack, a short slice and nice −10, as far as allowed.
+pub(super) fn ask_to_run_on_time() -> Scheduling {
+    set_timer_slack_1ns();
+    for nice in [NICE, 0] {
+        if set_fair_attributes(SLICE_NS, nice) {
+            return Scheduling {
+                short_slice: true,
+                nice,
+            };
+        }
+    }
+    Scheduling::default()
+}
+
+/// A sleeping thread is woken up to its timer slack (50 µs by default) after
+/// its deadline; 1 ns makes the kernel wake the pacer on time. Best effort:
+/// without it sleeps are only less exact.
+#[allow(unsafe_code)]
+fn set_timer_slack_1ns() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes an integer and touches only the calling thread's slack.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
+/// `struct sched_attr` (its first version, 48 bytes), which libc does not define.
+#[repr(C)]
+struct SchedAttr {
+    size: u32,
+    policy: u32,
+    flags: u64,
+    nice: i32,
+    priority: u32,
+    /// For SCHED_OTHER since Linux 6.12: the slice the thread asks for.
+    runtime: u64,
+    deadline: u64,
+    period: u64,
+}
+
+/// SCHED_OTHER with the given slice and nice value for the calling thread.
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn set_fair_attributes(slice_ns: u64, nice: i32) -> bool {
+    let attr = SchedAttr {
+        size: std::mem::size_of::<SchedAttr>() as u32,
+        policy: libc::SCHED_OTHER as u32,
+        flags: 0,
+        nice,
+        priority: 0,
+        runtime: slice_ns,
+        deadline: 0,
+        period: 0,
+    };
+    // SAFETY: the kernel reads `size` bytes of a live, correctly laid out
+    // sched_attr; pid 0 is the calling thread.
+    unsafe { libc::syscall(libc::SYS_sched_setattr, 0, &attr as *const SchedAttr, 0) == 0 }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn set_fair_attributes(_slice_ns: u64, _nice: i32) -> bool {
+    false
+}
+
+/// CPU time of the calling thread in ns: the first field of
+/// /proc/thread-self/schedstat, else utime + stime from /proc/thread-self/stat
+/// (in USER_HZ = 100 ticks per second, fixed by the kernel ABI). `None` off Linux.
+pub(super) fn cpu_ns() -> Option<u64> {
+    if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
+        if let Some(ns) = s.split_whitespace().next().and_then(|f| f.parse().ok()) {
+            return Some(ns);
+        }
+    }
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    // Fields after the parenthesised command (which may contain spaces); utime and stime are fields 14 and 15.
+    let rest = stat.rsplit_once(')')?.1;
+    let mut fields = rest.split_whitespace().skip(11);
+    let utime: u64 = fields.next()?.parse().ok()?;
+    let stime: u64 = fields.next()?.parse().ok()?;
+    Some((utime + stime) * 10_000_000)
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// A field of /proc/thread-self/sched, e.g. `prio` or `se.slice`.
+    fn sched_field(name: &str) -> Option<i64> {
+        let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
+        text.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key.trim() == name).then(|| value.trim().parse().ok())?
+        })
+    }
+
+    #[test]
+    fn what_is_reported_is_what_the_thread_runs_with() {
+        std::thread::spawn(|| {
+            let granted = ask_to_run_on_time();
+            // prio is 120 + nice for a fair thread.
+            assert_eq!(sched_field("prio"), Some(120 + i64::from(granted.nice)));
+            // Kernels that know custom slices show it; older ones have no such line.
+            if let (true, Some(slice)) = (granted.short_slice, sched_field("se.slice")) {
+                assert_eq!(slice, SLICE_NS as i64);
+            }
+        })
+        .join()
+        .unwrap();
+    }
+}

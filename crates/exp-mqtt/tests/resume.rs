@@ -1,0 +1,181 @@
+//! Reconnects with messages in flight, through a proxy the test controls:
+//! it holds the broker's acknowledgements back, so the device has messages
+//! written but unacknowledged, then cuts every connection. Mosquitto keeps
+//! running, so a persistent session (`clean_session = false`) survives and
+//! the device must retransmit; a clean one must report those messages lost.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::mosquitto::Mosquitto;
+use exp_mqtt::{Device, DeviceEvent, DeviceEventKind, Endpoint, LostReason};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc::unbounded_channel;
+use tokio::sync::watch;
+
+/// Forwards connections to `upstream`; can hold the broker's bytes back and cut everything.
+struct Proxy {
+    port: u16,
+    hold_acks: Arc<AtomicBool>,
+    cut: watch::Sender<u64>,
+}
+
+impl Proxy {
+    async fn start(upstream: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let hold_acks = Arc::new(AtomicBool::new(false));
+        let (cut, _) = watch::channel(0u64);
+        let (hold, cuts) = (Arc::clone(&hold_acks), cut.subscribe());
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let broker = TcpStream::connect(("127.0.0.1", upstream)).await.unwrap();
+                // Only cuts from now on end this connection.
+                let mut cut = cuts.clone();
+                cut.borrow_and_update();
+                tokio::spawn(pipe(client, broker, Arc::clone(&hold), cut));
+            }
+        });
+        Proxy { port, hold_acks, cut }
+    }
+
+    fn cut_all(&self) {
+        self.cut.send_modify(|n| *n += 1);
+    }
+}
+
+/// Copies both ways until either side closes or the connections are cut.
+async fn pipe(client: TcpStream, broker: TcpStream, hold: Arc<AtomicBool>, mut cut: watch::Receiver<u64>) {
+    let (mut client_rx, mut client_tx) = client.into_split();
+    let (mut broker_rx, mut broker_tx) = broker.into_split();
+    let up = async {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = client_rx.read(&mut buf).await {
+            if broker_tx.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    };
+    let down = async {
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = broker_rx.read(&mut buf).await {
+            // Held bytes wait here until released or cut.
+            while hold.load(Ordering::SeqCst) {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+            if client_tx.write_all(&buf[..n]).await.is_err() {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        // Checked first, so held bytes never leak out after a cut.
+        biased;
+        _ = cut.changed() => {}
+        () = up => {}
+        () = down => {}
+    }
+}
+
+/// Publishes 5 messages while acks are held, cuts the connection, waits for
+/// the device to settle, and returns every outcome by seq plus the
+/// `session_present` flag of each CONNACK.
+async fn in_flight_across_a_cut(clean_session: bool, tag: &str) -> (BTreeMap<u64, Vec<DeviceEventKind>>, Vec<bool>) {
+    let broker = Mosquitto::start();
+    let proxy = Proxy::start(broker.port()).await;
+    let (tx, mut rx) = unbounded_channel::<DeviceEvent>();
+    let mut options = common::options(format!("{tag}-resume"));
+    options.clean_session = clean_session;
+    let endpoint = Endpoint::tcp("127.0.0.1", proxy.port);
+    let device = Device::connect(0, &endpoint, options, tx, Duration::from_secs(5))
+        .await
+        .unwrap();
+
+    let topic = "fleet/resume";
+    device.publish(topic, 1, b"before").unwrap();
+    tokio::time::timeout(Duration::from_secs(5), async {
+        while device.outstanding() > 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .unwrap();
+    proxy.hold_acks.store(true, Ordering::SeqCst);
+    for i in 0..5 {
+        device.publish(topic, 1, format!("held {i}").as_bytes()).unwrap();
+    }
+    // Written, and the broker has them: give them time to cross.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(device.outstanding(), 5, "acks are held, so all five are in flight");
+    proxy.cut_all();
+    proxy.hold_acks.store(false, Ordering::SeqCst);
+    // Published once the device knows, so it is not written into the dead connection.
+    let mut events = Vec::new();
+    loop {
+        let event = tokio::time::timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        let disconnected = matches!(event.kind, DeviceEventKind::Disconnected { .. });
+        events.push(event);
+        if disconnected {
+            break;
+        }
+    }
+    device.publish(topic, 1, b"after").unwrap();
+    device.close(Duration::from_secs(5)).await;
+    while let Some(event) = rx.recv().await {
+        events.push(event);
+    }
+
+    let mut outcomes = BTreeMap::<u64, Vec<DeviceEventKind>>::new();
+    let mut sessions = Vec::new();
+    for event in events {
+        match event.kind {
+            DeviceEventKind::Connected { session_present, .. } => sessions.push(session_present),
+            DeviceEventKind::Disconnected { .. } => {}
+            kind @ (DeviceEventKind::Written { seq, .. }
+            | DeviceEventKind::Acked { seq, .. }
+            | DeviceEventKind::Lost { seq, .. }) => outcomes.entry(seq).or_default().push(kind),
+        }
+    }
+    (outcomes, sessions)
+}
+
+fn one_outcome_each(outcomes: &BTreeMap<u64, Vec<DeviceEventKind>>) {
+    assert_eq!(outcomes.keys().copied().collect::<Vec<_>>(), (0..7).collect::<Vec<_>>());
+    assert!(outcomes.values().all(|o| o.len() == 1), "{outcomes:?}");
+}
+
+#[tokio::test]
+async fn a_resumed_session_retransmits_what_was_in_flight() {
+    let (outcomes, sessions) = in_flight_across_a_cut(false, "persistent").await;
+    assert_eq!(sessions, [false, true], "a new session, then the same one resumed");
+    one_outcome_each(&outcomes);
+    let acked = outcomes
+        .values()
+        .filter(|o| matches!(o[0], DeviceEventKind::Acked { .. }))
+        .count();
+    assert_eq!(acked, 7, "nothing lost: {outcomes:?}");
+}
+
+#[tokio::test]
+async fn a_clean_session_loses_what_was_in_flight_and_nothing_else() {
+    let (outcomes, sessions) = in_flight_across_a_cut(true, "clean").await;
+    assert_eq!(sessions, [false, false]);
+    one_outcome_each(&outcomes);
+    for (seq, o) in &outcomes {
+        match (seq, &o[0]) {
+            (1..=5, DeviceEventKind::Lost { reason, .. }) => assert_eq!(*reason, LostReason::SessionLost),
+            (0 | 6, DeviceEventKind::Acked { .. }) => {}
+            other => panic!("unexpected outcome {other:?}"),
+        }
+    }
+}
