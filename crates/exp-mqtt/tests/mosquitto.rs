@@ -128,3 +128,34 @@ async fn broker_killed_and_restarted_mid_run() {
     );
     drop(m);
 }
+
+/// Mosquitto drops a client silent for 1.5 × its keep-alive (checked
+/// coarsely: a silent raw client with a 1 s keep-alive was dropped after
+/// 5.1 s); an idle device must ping to stay connected.
+#[tokio::test]
+async fn an_idle_device_pings_and_keeps_its_connection() {
+    let m = Mosquitto::start();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let mut options = common::options("idle".to_string());
+    options.keep_alive = Duration::from_secs(1);
+    let device = exp_mqtt::Device::connect(0, &m.endpoint(), options, tx, Duration::from_secs(5))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(7000)).await;
+    device.publish("fleet/idle", 1, b"still here").unwrap();
+    device.close(Duration::from_secs(5)).await;
+    let mut kinds = Vec::new();
+    while let Some(event) = rx.recv().await {
+        kinds.push(event.kind);
+    }
+    assert!(
+        matches!(
+            kinds[..],
+            [
+                exp_mqtt::DeviceEventKind::Connected { .. },
+                exp_mqtt::DeviceEventKind::Acked { seq: 0, .. }
+            ]
+        ),
+        "one connection, one ack: {kinds:?}"
+    );
+}

@@ -107,14 +107,22 @@ impl Driver {
         if let Err(e) = link.write_all(&retransmit).await {
             return broken(e);
         }
+        // The keep-alive is checked every half period rather than re-armed on
+        // every write (a timer registration per message adds up across
+        // thousands of devices): a ping goes out once half a period passed
+        // without a write, so the broker never sees a full period of silence.
         let keep_alive = self.options.keep_alive;
-        let mut last_write = tokio::time::Instant::now();
-        let mut awaiting_pong = false;
+        let check_every = keep_alive / 2;
+        let ping_check = tokio::time::sleep(check_every);
+        tokio::pin!(ping_check);
+        let mut last_write = Instant::now();
+        let mut ping_sent: Option<Instant> = None;
         let mut out = Out::default();
         loop {
+            let now = Instant::now();
             let closing = {
                 let mut session = self.shared.session();
-                session.take_sendable(Instant::now(), &mut out);
+                session.take_sendable(now, &mut out);
                 session.closed
             };
             self.emit_all(std::mem::take(&mut out.events));
@@ -124,13 +132,12 @@ impl Driver {
                 if let Err(e) = written {
                     return broken(e);
                 }
-                last_write = tokio::time::Instant::now();
+                last_write = now;
             }
             if closing {
                 link.disconnect().await;
                 return Ended::Closed;
             }
-            let ping_at = last_write + keep_alive;
             tokio::select! {
                 () = self.shared.wake.notified() => {}
                 packet = link.read_packet() => match packet {
@@ -141,21 +148,24 @@ impl Driver {
                             Packet::PubAck(ack) => out.events.extend(session.on_puback(ack.pkid, now)),
                             Packet::PubRec(rec) => out.frames.push(session.on_pubrec(rec.pkid)),
                             Packet::PubComp(comp) => out.events.extend(session.on_pubcomp(comp.pkid, now)),
-                            Packet::PingResp => awaiting_pong = false,
+                            Packet::PingResp => ping_sent = None,
                             _ => {}
                         }
                     }
                     Err(e) => return broken(e),
                 },
-                () = tokio::time::sleep_until(ping_at), if !keep_alive.is_zero() => {
-                    if awaiting_pong {
+                () = &mut ping_check, if !keep_alive.is_zero() => {
+                    let now = Instant::now();
+                    if ping_sent.is_some_and(|at| now.duration_since(at) >= keep_alive) {
                         return Ended::Broken(format!("no PINGRESP within the keep-alive of {keep_alive:?}"));
                     }
-                    if let Err(e) = link.write(&link::PINGREQ).await {
-                        return broken(e);
+                    if ping_sent.is_none() && now.duration_since(last_write) >= check_every {
+                        if let Err(e) = link.write(&link::PINGREQ).await {
+                            return broken(e);
+                        }
+                        (ping_sent, last_write) = (Some(now), now);
                     }
-                    awaiting_pong = true;
-                    last_write = tokio::time::Instant::now();
+                    ping_check.as_mut().reset(tokio::time::Instant::now() + check_every);
                 }
             }
         }
