@@ -10,7 +10,8 @@
 //! burns CPU for the last `spin_ns` of each wait. At high fleet rates the
 //! deadlines are closer together than `spin_ns` and the thread would spin
 //! all the time, taking a core from the system under test; spinning is
-//! therefore capped at `spin_share` of a core, and beyond that the thread
+//! therefore capped at `spin_share` of a core (a token bucket, so it never
+//! spins for more than a millisecond at a time), and beyond that the thread
 //! sleeps all the way, with its timer slack set to 1 ns so the kernel wakes
 //! it at the deadline rather than up to 50 µs after. Everything due is fired in
 //! one pass: a `Fire` goes to the device's handler over a channel and the
@@ -118,8 +119,8 @@ pub struct PacerConfig {
     /// slack under moderate load (see `PacerStats::max_oversleep_ns`); 0
     /// sleeps all the way (no spinning: less CPU, ~60–100 µs lateness).
     pub spin_ns: u64,
-    /// The most CPU spinning may take, as a share of one core (per second of
-    /// wall time); past it the pacer sleeps all the way until the window ends.
+    /// The most CPU spinning may take, as a share of one core, earned
+    /// continuously; without budget the pacer sleeps all the way.
     pub spin_share: f64,
     /// Deadlines at or after this offset are not fired; the pacer then ends.
     pub end_ns: Option<u64>,
@@ -236,35 +237,42 @@ impl Drop for Pacer {
     }
 }
 
-/// How much spinning the pacer may still do in the current one-second window.
+/// How much the pacer may still spin: a token bucket filling at `share` of
+/// wall time, holding at most `BURST`. Spread this way, spinning never takes
+/// a core for long at a time; a budget per one-second window was spent in
+/// one burst at each window's start, which took a core from the workers and
+/// the broker for 50 ms every second and showed as a tail in ack latency.
 struct SpinBudget {
     share: f64,
-    window_start: Instant,
-    spent: Duration,
+    last: Instant,
+    tokens: Duration,
 }
 
 impl SpinBudget {
-    const WINDOW: Duration = Duration::from_secs(1);
+    const BURST: Duration = Duration::from_millis(1);
 
     fn new(share: f64) -> Self {
         SpinBudget {
             share: share.clamp(0.0, 1.0),
-            window_start: Instant::now(),
-            spent: Duration::ZERO,
+            last: Instant::now(),
+            tokens: Self::BURST,
         }
     }
 
-    /// `spin` while the window's budget lasts, else zero (sleep all the way).
+    /// `spin` if the bucket holds that much, else zero (sleep all the way).
     fn allowed(&mut self, now: Instant, spin: Duration) -> Duration {
-        if now.saturating_duration_since(self.window_start) >= Self::WINDOW {
-            self.window_start = now;
-            self.spent = Duration::ZERO;
-        }
-        if self.spent.as_secs_f64() < self.share * Self::WINDOW.as_secs_f64() {
+        let earned = now.saturating_duration_since(self.last).mul_f64(self.share);
+        self.tokens = (self.tokens + earned).min(Self::BURST);
+        self.last = now;
+        if self.tokens >= spin {
             spin
         } else {
             Duration::ZERO
         }
+    }
+
+    fn spend(&mut self, spun: Duration) {
+        self.tokens = self.tokens.saturating_sub(spun);
     }
 }
 
@@ -322,7 +330,7 @@ fn run<S: FireSink>(
                 std::hint::spin_loop();
             }
             let spun = now.elapsed();
-            budget.spent += spun;
+            budget.spend(spun);
             stats.spin_ns += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
         }
         fire_due(
@@ -391,5 +399,38 @@ fn fire_due<S: FireSink>(
                 PeekMut::pop(top);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spinning_is_spread_out_not_spent_in_one_burst() {
+        let spin = Duration::from_micros(200);
+        let t0 = Instant::now();
+        let mut budget = SpinBudget::new(0.05);
+        // Back to back, the bucket allows at most its burst.
+        let mut spun = Duration::ZERO;
+        while budget.allowed(t0, spin) == spin {
+            budget.spend(spin);
+            spun += spin;
+        }
+        assert_eq!(spun, SpinBudget::BURST);
+        // 4 ms of wall time earn 5 % of it: one more 200 µs spin, not two.
+        let later = t0 + Duration::from_millis(4);
+        assert_eq!(budget.allowed(later, spin), spin);
+        budget.spend(spin);
+        assert_eq!(budget.allowed(later, spin), Duration::ZERO);
+        // However long the pause, the bucket holds no more than its burst.
+        assert_eq!(
+            budget.allowed(t0 + Duration::from_secs(60), SpinBudget::BURST),
+            SpinBudget::BURST
+        );
+        assert_eq!(
+            budget.allowed(t0 + Duration::from_secs(60), SpinBudget::BURST * 2),
+            Duration::ZERO
+        );
     }
 }
