@@ -11,14 +11,17 @@ pub struct CpuUse {
     pub wall_s: f64,
     /// CPU seconds of this process (all threads).
     pub runner_s: f64,
-    /// Busy CPU seconds of the whole machine minus the runner's.
+    /// Busy CPU seconds of the whole machine minus the runner's and steal.
     pub others_s: f64,
+    /// CPU seconds the hypervisor ran something else on this machine's
+    /// virtual CPUs: stalls no process here can see or avoid.
+    pub steal_s: f64,
 }
 
 pub struct CpuMeter {
     started: Instant,
     self_ticks: u64,
-    busy_ticks: Option<u64>,
+    machine: Option<Machine>,
 }
 
 impl CpuMeter {
@@ -26,20 +29,21 @@ impl CpuMeter {
         CpuMeter {
             started: Instant::now(),
             self_ticks: self_ticks(),
-            busy_ticks: busy_ticks(),
+            machine: machine_ticks(),
         }
     }
 
     pub fn read(&self) -> CpuUse {
         let hz = exp_host::clock_ticks_per_s().max(1) as f64;
         let runner = self_ticks().saturating_sub(self.self_ticks);
-        let busy = busy_ticks()
-            .zip(self.busy_ticks)
-            .map_or(0, |(now, then)| now.saturating_sub(then));
+        let (busy, steal) = machine_ticks().zip(self.machine).map_or((0, 0), |(now, then)| {
+            (now.busy.saturating_sub(then.busy), now.steal.saturating_sub(then.steal))
+        });
         CpuUse {
             wall_s: self.started.elapsed().as_secs_f64(),
             runner_s: runner as f64 / hz,
-            others_s: busy.saturating_sub(runner) as f64 / hz,
+            others_s: busy.saturating_sub(runner).saturating_sub(steal) as f64 / hz,
+            steal_s: steal as f64 / hz,
         }
     }
 }
@@ -58,10 +62,19 @@ fn self_ticks() -> u64 {
         .map_or(0, |s| s.utime_ticks.saturating_add(s.stime_ticks))
 }
 
-/// Ticks every CPU spent neither idle nor waiting for I/O, from /proc/stat.
-fn busy_ticks() -> Option<u64> {
+#[derive(Clone, Copy)]
+struct Machine {
+    /// Ticks every CPU spent neither idle nor waiting for I/O (steal included).
+    busy: u64,
+    steal: u64,
+}
+
+fn machine_ticks() -> Option<Machine> {
     let cpu = exp_host::proc_stat().ok()?.cpu;
-    Some(cpu.total().saturating_sub(cpu.idle).saturating_sub(cpu.iowait))
+    Some(Machine {
+        busy: cpu.total().saturating_sub(cpu.idle).saturating_sub(cpu.iowait),
+        steal: cpu.steal,
+    })
 }
 
 #[cfg(test)]
@@ -85,6 +98,6 @@ mod tests {
         // One spinning thread (plus the test harness) cannot use more than the cores it has.
         let cores = exp_host::online_cpus().len().max(1) as f64;
         assert!(used.runner_s <= used.wall_s * cores + 0.05, "{used:?}");
-        assert!(used.others_s >= 0.0);
+        assert!(used.others_s >= 0.0 && used.steal_s >= 0.0);
     }
 }

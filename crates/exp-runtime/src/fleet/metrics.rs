@@ -57,6 +57,7 @@ pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
     let wall = cpu.wall_s.max(1e-9);
     put("runner_cpu_ratio", cpu.runner_s / wall);
     put("others_cpu_ratio", cpu.others_s / wall);
+    put("steal_cpu_ratio", cpu.steal_s / wall);
     let sent = t.lateness.len();
     if sent > 0 {
         put("runner_cpu_per_message", cpu.runner_s * 1e9 / sent as f64);
