@@ -132,6 +132,9 @@ pub struct PacerConfig {
     /// The longest single sleep, which bounds how late a stop flag set without
     /// [`Pacer::stop`] (which also wakes the thread) is noticed.
     pub max_sleep_ns: u64,
+    /// The nice value the pacer thread asks for (best effort, see
+    /// `pacer/thread.rs`); 0 leaves its priority as it is.
+    pub nice: i32,
 }
 
 impl Default for PacerConfig {
@@ -143,6 +146,7 @@ impl Default for PacerConfig {
             messages: None,
             max_batch: 4096,
             max_sleep_ns: 10_000_000,
+            nice: -10,
         }
     }
 }
@@ -298,7 +302,7 @@ fn run<S: FireSink>(
             heap.push(Reverse((deadline, slot)));
         }
     }
-    stats.scheduling = thread::ask_to_run_on_time();
+    stats.scheduling = thread::ask_to_run_on_time(config.nice);
     let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
 

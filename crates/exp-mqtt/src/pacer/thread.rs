@@ -9,13 +9,17 @@
 //! - a short EEVDF slice (Linux 6.12+): a thread that asks for 100 µs gets an
 //!   early virtual deadline, so its timer wake-up preempts the running
 //!   thread instead of waiting for that thread's slice to end;
-//! - nice −10 (needs `CAP_SYS_NICE`), so the fair share it is owed while
-//!   runnable is much larger than a worker's. It sleeps almost all the time,
-//!   so this takes little from anyone.
+//! - a lower nice value (−10 by default, `PacerConfig::nice`; needs
+//!   `CAP_SYS_NICE`), so the fair share it is owed while runnable is much
+//!   larger than a worker's.
 //!
-//! With both, p99 fell to 0.2–0.5 ms in the same seconds. SCHED_FIFO was
-//! tried and was worse (p99 8 ms): a real-time pacer preempts the workers
-//! holding the locks and allocator arenas it needs next.
+//! With both, p99 fell to 0.2–0.7 ms in the same seconds. The nice value is
+//! not free: the pacer takes a third of a core at 20,000 msg/s, and with the
+//! embedded broker in the same process, rumqttd's router lost so much to it
+//! that ack p99 rose from 12 ms to 191–220 ms (runs with under 1 % steal),
+//! so the fleet executor leaves nice at 0 for the embedded broker.
+//! SCHED_FIFO was tried and was worse (p99 8 ms): a real-time pacer preempts
+//! the workers holding the locks and allocator arenas it needs next.
 
 /// What the kernel granted the pacer thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -27,12 +31,11 @@ pub struct Scheduling {
 }
 
 const SLICE_NS: u64 = 100_000;
-const NICE: i32 = -10;
 
-/// Sets 1 ns timer slack, a short slice and nice −10, as far as allowed.
-pub(super) fn ask_to_run_on_time() -> Scheduling {
+/// Sets 1 ns timer slack, a short slice and `nice`, as far as allowed.
+pub(super) fn ask_to_run_on_time(nice: i32) -> Scheduling {
     set_timer_slack_1ns();
-    for nice in [NICE, 0] {
+    for nice in [nice, 0] {
         if set_fair_attributes(SLICE_NS, nice) {
             return Scheduling {
                 short_slice: true,
@@ -128,7 +131,7 @@ mod tests {
     #[test]
     fn what_is_reported_is_what_the_thread_runs_with() {
         std::thread::spawn(|| {
-            let granted = ask_to_run_on_time();
+            let granted = ask_to_run_on_time(-10);
             // prio is 120 + nice for a fair thread.
             assert_eq!(sched_field("prio"), Some(120 + i64::from(granted.nice)));
             // Kernels that know custom slices show it; older ones have no such line.

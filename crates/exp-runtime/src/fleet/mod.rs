@@ -173,6 +173,13 @@ async fn run_interval(
     let config = PacerConfig {
         end_ns: length_ns,
         messages: fleet.messages,
+        // Above the embedded broker, which shares this process, the pacer
+        // would starve the system under test (see exp-mqtt's pacer/thread.rs).
+        nice: if fleet.broker.url.is_some() {
+            PacerConfig::default().nice
+        } else {
+            0
+        },
         ..PacerConfig::default()
     };
     let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, sink, config)
