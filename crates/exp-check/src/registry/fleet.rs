@@ -90,7 +90,7 @@ pub const BROKER: BlockSchema = BlockSchema {
             "max_inflight",
             Ty::Int,
             "128",
-            "Unacknowledged messages allowed per device (each slot costs the device ~70 bytes of memory).",
+            "Unacknowledged QoS 1/2 messages a device keeps on the wire (65,535 acts as 65,534: one packet id stays free). More wait in the device's queue, up to twice this (at least 16); past that a message is lost as `not_queued`. Only messages actually in flight take memory.",
         )
         .range(1.0, 65535.0),
         Prop::with_default("max_packet", Ty::Quantity(Bytes), "1MiB", "Largest packet accepted.")
