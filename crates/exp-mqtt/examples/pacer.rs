@@ -128,9 +128,10 @@ fn main() -> Result<(), Box<dyn Error>> {
         )
     });
     println!(
-        "pacer thread CPU {cpu} (short slice {}, nice {}); spinning {:.3} s; {} sleeps, max oversleep {:.1} µs, {} late wakes; overflows {}",
+        "pacer thread CPU {cpu} (short slice {}, nice {}, CPU wake latency 0: {}); spinning {:.3} s; {} sleeps, max oversleep {:.1} µs, {} late wakes; overflows {}",
         stats.scheduling.short_slice,
         stats.scheduling.nice,
+        stats.scheduling.cpu_wake_latency_zero,
         stats.spin_ns as f64 / 1e9,
         stats.sleeps,
         stats.max_oversleep_ns as f64 / 1e3,

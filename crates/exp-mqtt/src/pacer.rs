@@ -303,6 +303,9 @@ fn run<S: FireSink>(
         }
     }
     stats.scheduling = thread::ask_to_run_on_time(config.nice);
+    // Held until the pacer ends.
+    let wake_latency = thread::WakeLatency::request_zero();
+    stats.scheduling.cpu_wake_latency_zero = wake_latency.is_some();
     let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
 
