@@ -255,14 +255,8 @@ impl Parser<'_> {
         };
         Ok(Builder {
             conn: Connection {
-                mode,
-                start_us,
-                mss: None,
-                window: None,
-                min_rtt_us: None,
-                loss: None,
                 ids,
-                adus: Vec::new(),
+                ..Connection::new(start_us, mode, Vec::new())
             },
             body,
             body_started: false,
