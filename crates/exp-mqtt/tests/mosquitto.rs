@@ -159,3 +159,27 @@ async fn an_idle_device_pings_and_keeps_its_connection() {
         "one connection, one ack: {kinds:?}"
     );
 }
+
+/// A first attempt that fails for a reason retrying can fix (nothing
+/// listens yet) is retried until the broker is there.
+#[tokio::test]
+async fn a_device_waits_for_a_broker_that_is_still_starting() {
+    let mut m = Mosquitto::start();
+    m.kill();
+    let endpoint = m.endpoint();
+    let (tx, _rx) = tokio::sync::mpsc::unbounded_channel();
+    let connecting = tokio::spawn(async move {
+        let options = common::options("early".to_string());
+        exp_mqtt::Device::connect(0, &endpoint, options, tx, Duration::from_secs(10)).await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let m = tokio::task::spawn_blocking(move || {
+        m.restart();
+        m
+    })
+    .await
+    .unwrap();
+    let device = connecting.await.unwrap().expect("connected once the broker was up");
+    device.close(Duration::from_secs(1)).await;
+    drop(m);
+}

@@ -81,9 +81,11 @@ impl Driver {
                         LinkError::Refused(code) => Some(Refused::Broker(format!("{code:?}"))),
                         e => crate::tls::rejection(e).map(Refused::Tls),
                     };
-                    if let (Some(refused), Some(ready)) = (refused, ready.take()) {
-                        let _ = ready.send(Err(refused));
-                        return;
+                    if let Some(refused) = refused {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(Err(refused));
+                            return;
+                        }
                     }
                     e.to_string()
                 }
