@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! cargo run --release -p exp-mqtt --example pacer -- --devices 4000 --rate 5 --seconds 10 [--spin-us 200] [--gap constant|exponential|pareto]
+//!     [--nice -10] [--wake-latency-zero true|false]
 //! ```
 //!
 //! Prints pacer lateness (fired − deadline), handler lateness (when the
@@ -22,6 +23,8 @@ struct Args {
     seconds: f64,
     spin_us: u64,
     gap: String,
+    nice: i32,
+    wake_latency_zero: bool,
 }
 
 fn parse_args() -> Result<Args, Box<dyn Error>> {
@@ -31,6 +34,8 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
         seconds: 10.0,
         spin_us: 200,
         gap: "constant".into(),
+        nice: PacerConfig::default().nice,
+        wake_latency_zero: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -41,6 +46,8 @@ fn parse_args() -> Result<Args, Box<dyn Error>> {
             "--seconds" => args.seconds = value.parse()?,
             "--spin-us" => args.spin_us = value.parse()?,
             "--gap" => args.gap = value,
+            "--nice" => args.nice = value.parse()?,
+            "--wake-latency-zero" => args.wake_latency_zero = value.parse()?,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
@@ -96,6 +103,8 @@ fn main() -> Result<(), Box<dyn Error>> {
     let config = PacerConfig {
         spin_ns: args.spin_us * 1000,
         end_ns: Some(end_ns),
+        nice: args.nice,
+        cpu_wake_latency_zero: args.wake_latency_zero,
         ..PacerConfig::default()
     };
     let pacer = Pacer::start(start, schedules, senders, config)?;

@@ -135,6 +135,9 @@ pub struct PacerConfig {
     /// The nice value the pacer thread asks for (best effort, see
     /// `pacer/thread.rs`); 0 leaves its priority as it is.
     pub nice: i32,
+    /// Hold a 0 µs CPU wake-latency request while running (best effort, see
+    /// `pacer/thread.rs`).
+    pub cpu_wake_latency_zero: bool,
 }
 
 impl Default for PacerConfig {
@@ -147,6 +150,7 @@ impl Default for PacerConfig {
             max_batch: 4096,
             max_sleep_ns: 10_000_000,
             nice: -10,
+            cpu_wake_latency_zero: true,
         }
     }
 }
@@ -302,10 +306,9 @@ fn run<S: FireSink>(
             heap.push(Reverse((deadline, slot)));
         }
     }
-    stats.scheduling = thread::ask_to_run_on_time(config.nice);
-    // Held until the pacer ends.
-    let wake_latency = thread::WakeLatency::request_zero();
-    stats.scheduling.cpu_wake_latency_zero = wake_latency.is_some();
+    // The wake-latency request is held until the pacer ends.
+    let (scheduling, _wake_latency) = thread::ask_to_run_on_time(config.nice, config.cpu_wake_latency_zero);
+    stats.scheduling = scheduling;
     let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
 

@@ -106,7 +106,7 @@ impl Driver {
     /// queued messages as they come, acknowledgements, and keep-alive pings.
     async fn serve(&self, mut link: Link, retransmit: Vec<Bytes>) -> Ended {
         let broken = |e: LinkError| Ended::Broken(e.to_string());
-        if let Err(e) = link.write_all(&retransmit).await {
+        if let Err(e) = link.write_frames(&retransmit).await {
             return broken(e);
         }
         // The keep-alive is checked every half period rather than re-armed on
@@ -129,7 +129,7 @@ impl Driver {
             };
             self.emit_all(std::mem::take(&mut out.events));
             if !out.frames.is_empty() {
-                let written = link.write_all(&out.frames).await;
+                let written = link.write_frames(&out.frames).await;
                 out.frames.clear();
                 if let Err(e) = written {
                     return broken(e);

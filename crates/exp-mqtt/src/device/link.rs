@@ -106,7 +106,7 @@ impl Link {
     }
 
     /// Several frames in one write (one system call, one TCP segment when they fit).
-    pub(super) async fn write_all(&mut self, frames: &[Bytes]) -> Result<(), LinkError> {
+    pub(super) async fn write_frames(&mut self, frames: &[Bytes]) -> Result<(), LinkError> {
         match frames {
             [] => Ok(()),
             [one] => self.write(one).await,

@@ -2,6 +2,7 @@
 //!
 //! Measured with `bench/fleet-scale.sh` (4,000 devices × 5 msg/s on two
 //! cores shared with Mosquitto), the pacer thread spent 14 % of the run
+//! (its `/proc/PID/task/TID/schedstat`)
 //! waiting in the run queue behind the runtime's workers and the broker, and
 //! that wait, not the pacer's own work, made the send-lateness tail: p99
 //! 1.2–2.3 ms in the seconds without hypervisor steal. Two requests fix it,
@@ -13,7 +14,9 @@
 //!   `CAP_SYS_NICE`), so the fair share it is owed while runnable is much
 //!   larger than a worker's.
 //!
-//! With both, p99 fell to 0.2–0.7 ms in the same seconds. The nice value is
+//! With both, p99 fell to 0.2–0.7 ms in the same seconds (alternating
+//! `bench/fleet-scale.sh bench/fleet-scale.exp --trials 0 --time-scale 0.5`
+//! runs of builds with and without them, split by `bench/steal-split.py`). The nice value is
 //! not free: the pacer takes a third of a core at 20,000 msg/s, and with the
 //! embedded broker in the same process, rumqttd's router lost so much to it
 //! that ack p99 rose from 12 ms to 191–220 ms (runs with under 1 % steal),
@@ -23,12 +26,15 @@
 //!
 //! At low rates the CPUs idle between sends, and waking an idle CPU is slow:
 //! a deep C-state on bare metal, and on a virtual machine a halted vCPU the
-//! hypervisor must schedule again. The `pacer` example (100 devices × 10
-//! msg/s, Pareto gaps, eight alternating pairs of runs on this VM) measured
-//! lateness p99 0.13–38.5 ms (five of eight above 5 ms) with halting
-//! allowed and 0.07–0.41 ms while holding a PM QoS request of 0 µs on
-//! `/dev/cpu_dma_latency`, as cyclictest does. The pacer holds that request while it runs (root only; CPUs then
-//! poll instead of sleeping, which costs power, not CPU time others could use).
+//! hypervisor must schedule again. Five alternating pairs of
+//! `cargo run --release -p exp-mqtt --example pacer -- --devices 100 --rate 10
+//! --seconds 3 --gap pareto --wake-latency-zero true|false` on this VM
+//! measured lateness p99 51–65 µs (8.5 ms in one pair, whose other run had
+//! 30 ms) holding a PM QoS request of 0 µs on `/dev/cpu_dma_latency`, as
+//! cyclictest does, and 132 µs – 30 ms without it. The pacer holds that
+//! request while it runs (`PacerConfig::cpu_wake_latency_zero`; root only;
+//! CPUs then poll instead of sleeping, which costs power, not CPU time
+//! others could use).
 
 /// What the kernel granted the pacer thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -43,19 +49,18 @@ pub struct Scheduling {
 
 const SLICE_NS: u64 = 100_000;
 
-/// Sets 1 ns timer slack, a short slice and `nice`, as far as allowed.
-pub(super) fn ask_to_run_on_time(nice: i32) -> Scheduling {
+/// Sets 1 ns timer slack, a short slice and `nice`, and requests a 0 µs CPU
+/// wake latency, as far as allowed. The request lasts as long as the returned guard.
+pub(super) fn ask_to_run_on_time(nice: i32, wake_latency_zero: bool) -> (Scheduling, Option<WakeLatency>) {
     set_timer_slack_1ns();
-    for nice in [nice, 0] {
-        if set_fair_attributes(SLICE_NS, nice) {
-            return Scheduling {
-                short_slice: true,
-                nice,
-                cpu_wake_latency_zero: false,
-            };
-        }
-    }
-    Scheduling::default()
+    let wake_latency = wake_latency_zero.then(WakeLatency::request_zero).flatten();
+    let granted = [nice, 0].into_iter().find(|&n| set_fair_attributes(SLICE_NS, n));
+    let scheduling = Scheduling {
+        short_slice: granted.is_some(),
+        nice: granted.unwrap_or(0),
+        cpu_wake_latency_zero: wake_latency.is_some(),
+    };
+    (scheduling, wake_latency)
 }
 
 /// A PM QoS request that idle CPUs be woken within 0 µs, in force while
@@ -66,7 +71,7 @@ pub(super) struct WakeLatency {
 
 impl WakeLatency {
     /// `None` without permission (root) or off Linux: sleeps are only less exact then.
-    pub(super) fn request_zero() -> Option<WakeLatency> {
+    fn request_zero() -> Option<WakeLatency> {
         use std::io::Write;
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -162,7 +167,7 @@ mod tests {
     #[test]
     fn what_is_reported_is_what_the_thread_runs_with() {
         std::thread::spawn(|| {
-            let granted = ask_to_run_on_time(-10);
+            let (granted, _wake_latency) = ask_to_run_on_time(-10, true);
             // prio is 120 + nice for a fair thread.
             assert_eq!(sched_field("prio"), Some(120 + i64::from(granted.nice)));
             // Kernels that know custom slices show it; older ones have no such line.
