@@ -111,6 +111,29 @@ Example:
 
 Fix: double the backslash, `\"C:\\\\temp\"`.
 ";
+    E0106 => "nesting too deep",
+"Brackets, braces and parentheses (lists, records, calls and blocks together)
+nest deeper than 32 levels. Real specs nest four to six levels; the limit keeps
+every pass of the compiler (parsing, checking, formatting) within a small,
+fixed stack, and plans within what JSON readers accept. The error points at the
+first bracket past the limit; the statement holding it is not parsed further.
+
+Example:
+
+    let x = [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]
+
+Fix: flatten the value; name inner parts with `let`.
+";
+    E0107 => "too many diagnostics",
+"A file has so many problems that listing them all would bury the first ones
+(and take long): at most 100 diagnostics are shown, followed by how many more
+there are, and the parser stops after 100 syntax errors in one file (this
+error marks where it stopped; nothing after it is checked). This usually
+means the file is not an exp spec at all, or a bracket or quote opened early
+is never closed.
+
+Fix: correct the first errors and check again.
+";
     E0201 => "undefined name",
 "A name is used that no `let`, sweep parameter or import defines, and it is not a
 member of the enumeration the property expects. The compiler suggests the
@@ -145,7 +168,9 @@ Example: `a.exp` has `import \"./b.exp\" as b` and `b.exp` has
 `import \"./a.exp\" as a`.
 ";
     E0204 => "module not found",
-"An import names a file or stdlib module that does not exist. Relative imports
+"An import names a file or stdlib module that does not exist or cannot be read
+(also the root spec itself). Only regular files of at most 16 MiB are read: a
+FIFO, a device such as /dev/zero or a directory is refused, not read. Relative imports
 (`./x.exp`, `../x.exp`) are resolved from the importing file's folder; `std/NAME`
 names a module embedded in expc (see the stdlib list in docs/language.md).
 
@@ -314,7 +339,10 @@ Fix: `kind = cpuoccupy`.
 ";
     E0501 => "value out of range",
 "A value lies outside the range the property allows, for example a percentage
-over 100 %, zero devices, or a QoS level of 3.
+over 100 %, zero devices, or a QoS level of 3. The shape parameters of
+`pareto`, `weibull`, `gamma` and `lognormal` lie in 0.01 to 100:
+outside that range the distribution underflows or overflows (`pareto(shape =
+1e-300, median = 1ms)` would have a scale of 0).
 
 Example:
 
@@ -323,19 +351,21 @@ Example:
 Fix: `utilization = 100%`.
 ";
     E0502 => "invalid distribution parameters",
-"A distribution's parameters do not define a distribution: a non-positive shape or
-scale, a standard deviation below zero, a uniform whose minimum exceeds its
+"A distribution's parameters do not define a distribution: a non-positive scale
+or mean, a standard deviation below zero, a uniform whose minimum exceeds its
 maximum, a probability outside (0, 1].
 
 Example:
 
-    gap = pareto(shape = 0, median = 100ms)
+    gap = weibull(shape = 2, scale = -1s)
 
-Fix: `pareto(shape = 3, median = 100ms)`.
+Fix: `weibull(shape = 2, scale = 1s)`.
 ";
     E0503 => "conflicting properties",
 "Two properties or arguments that exclude each other are both given: `for` and
-`until` on one workload, `scale` and `median` in one Pareto distribution.
+`until` on one workload, `scale` and `median` in one Pareto distribution,
+`rtts` and `distribution` in one `paths(...)`, or a `paths` whose `count`
+differs from the number of `rtts` it lists.
 
 Example:
 
@@ -355,7 +385,8 @@ Fix: `10%..100% step 10%`.
 ";
     E0505 => "file not found",
 "A file named in the spec (an empirical distribution, a connection-vector trace, an
-XML synthesis set) does not exist or cannot be read. Paths are relative to the
+XML synthesis set) does not exist or cannot be read. Files the compiler reads
+(`empirical` values) must be regular files of at most 16 MiB. Paths are relative to the
 spec's folder.
 
 Example:
@@ -363,6 +394,22 @@ Example:
     gap = empirical(\"gaps.csv\")
 
 Fix: give the path of an existing file.
+";
+    E0506 => "quantity out of range",
+"A quantity is too large to be a value of the plan. Durations, sizes and
+bandwidths are whole numbers of nanoseconds, bytes and bit/s in the plan, and
+their magnitude may be at most 2^53 − 1 ns, B or bit/s (the largest integer every
+JSON reader holds exactly, as for `seed`): about 104 days, 8 PiB or 9 Pbit/s.
+The error points at the literal, wherever it is used (a property, a
+distribution's parameter, a sweep).
+
+Example:
+
+    experiment \"x\" {
+      duration = 1e308s
+    }
+
+Fix: `duration = 1h`.
 ";
     E0601 => "time window outside the trial",
 "A workload's time window starts or ends after the trial's `duration`, so part of
@@ -414,6 +461,26 @@ document count, a trace), and the experiment has no `duration`.
 
 Fix: add `duration = ...` to the experiment or `for = ...` to the workload.
 ";
+    E0606 => "schedule too dense",
+"A schedule asks for more than the runtime can honour, so a run would flood
+the machine or exhaust memory instead of measuring anything:
+
+- one MQTT device's mean `gap` must be at least 1 ms (1,000 messages/s per
+  device; a `gap` of 0s would send as fast as the CPU allows);
+- a periodic window's `active` part and its pause (`every − active`) must
+  each be at least 10 ms: every interval starts the workload anew;
+- a periodic workload may have at most 100,000 active intervals in one trial.
+
+Example:
+
+    experiment \"x\" {
+      duration = 1h
+      anomaly \"a\" { kind = cpuoccupy  every = 2ns  active = 1ns }
+    }
+
+Fix: `every = 10s  active = 2s`; for more load, add devices rather than
+shortening their gap.
+";
     E0701 => "conflicting sweep parameter",
 "A sweep parameter is declared twice, or its name shadows a `let` binding or an
 import, so it would be unclear which value a workload gets.
@@ -453,7 +520,18 @@ Fix: `of = \"ack_latency\"`.
 ";
     E0704 => "too many trials",
 "The sweep's cross product times the repetitions exceeds the limit of 1,000,000
-trials per plan. Shard the experiment into several specs or narrow the sweep.
+trials per plan, or one range of a sweep has more values than that. The count
+is the product of each parameter's number of values, computed before any point
+is made, so even `1..1000000 step 1` swept against itself (10^12 trials) is
+refused at once. Shard the experiment into several specs or narrow the sweep.
+
+Example:
+
+    experiment \"x\" {
+      sweep { a = 1..1000000 step 1  b = 1..1000000 step 1 }
+    }
+
+Fix: sweep fewer values, e.g. `a = 1..1000000 step 10000`.
 ";
     W0801 => "unused binding",
 "A `let` binding or sweep parameter is never used. An unused sweep parameter still
@@ -502,11 +580,13 @@ that wrote them), or leave `dir` out to use a scratch directory inside the run.
 "Preflight: a workload cannot run on this machine or with this build as written:
 RTT emulation, a bottleneck or loss (network namespaces joined by the userspace
 delay stage) needs root and /dev/net/tun, and `server` cannot be combined with
-them. The plan is valid; only running it is refused, before anything starts.
+them; a `traffic` workload's `secret_env` must name a set environment variable
+holding at least 16 bytes (its value is never printed or stored). The plan is
+valid; only running it is refused, before anything starts.
 
 Fix: run as root on a host with TUN, drop `rtt`, `bottleneck` and `loss` to
-replay over plain loopback, or remove the workload (`expc plan` shows the plan
-either way).
+replay over plain loopback, export the secret `expc serve` uses, or remove the
+workload (`expc plan` shows the plan either way).
 ";
     E1006 => "broker not usable",
 "Preflight: a fleet's broker cannot be used as written. An external broker's

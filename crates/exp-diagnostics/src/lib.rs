@@ -5,11 +5,14 @@
 //! and a help line. Stages collect diagnostics instead of stopping at the first
 //! error; only the CLI decides how to show them ([`render`]).
 
+mod clip;
 mod codes;
 mod diagnostic;
+pub mod limits;
 mod render;
 mod source;
 
+pub use clip::MAX_LINE_BYTES;
 pub use codes::Code;
 pub use diagnostic::{Diagnostic, Label, Severity};
 pub use render::{render, render_all, RenderStyle};

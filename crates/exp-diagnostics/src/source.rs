@@ -66,7 +66,13 @@ impl SourceFile {
         (line + 1, column + 1)
     }
 
-    fn line_range(&self, line: usize) -> Option<Range<usize>> {
+    /// 0-based index of the line holding a byte offset.
+    pub(crate) fn line_index(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&start| start <= offset) - 1
+    }
+
+    /// A line's bytes, with its line break.
+    pub(crate) fn line_range(&self, line: usize) -> Option<Range<usize>> {
         let start = *self.line_starts.get(line)?;
         let end = self.line_starts.get(line + 1).copied().unwrap_or(self.text.len());
         Some(start..end)

@@ -20,6 +20,7 @@ pub use format::format;
 use std::ops::Range;
 
 use ast::{Block, Comment, Item, Member, Module};
+use exp_diagnostics::limits::{MAX_DIAGNOSTICS, MAX_NESTING};
 use exp_diagnostics::{Code, Diagnostic, FileId, Span};
 use pest::Parser as _;
 
@@ -27,10 +28,20 @@ use builder::Builder;
 use parser::{ExpParser, Rule};
 
 /// Parses one file. Diagnostics are sorted by position.
+///
+/// Brackets nested deeper than [`MAX_NESTING`] are reported (E0106) and
+/// their statement skipped before pest sees them, so no pass over the AST
+/// recurses deeper than that; after [`MAX_DIAGNOSTICS`] syntax errors the
+/// rest of the file is skipped (E0107).
 pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
-    let items = match ExpParser::parse(Rule::file, source) {
-        Ok(mut pairs) => {
+    let whole = if scan::too_deep(source, 0..source.len(), MAX_NESTING).is_some() {
+        None
+    } else {
+        ExpParser::parse(Rule::file, source).ok()
+    };
+    let items = match whole {
+        Some(mut pairs) => {
             let file_pair = pairs.next().expect("grammar: file");
             let mut builder = Builder {
                 file,
@@ -43,10 +54,11 @@ pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
                 .map(|p| builder.item(p))
                 .collect()
         }
-        Err(_) => Recovery {
+        None => Recovery {
             file,
             source,
             diagnostics: &mut diagnostics,
+            stopped: false,
         }
         .items(0..source.len()),
     };
@@ -69,6 +81,9 @@ pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
 
 /// Parses a lone expression (registry defaults, command-line overrides).
 pub fn parse_expr(file: FileId, source: &str) -> Result<ast::Expr, Diagnostic> {
+    if let Some(at) = scan::too_deep(source, 0..source.len(), MAX_NESTING) {
+        return Err(too_deep(file, at));
+    }
     match ExpParser::parse(Rule::expr_only, source) {
         Ok(mut pairs) => {
             let mut diagnostics = Vec::new();
@@ -91,11 +106,22 @@ pub fn parse_expr(file: FileId, source: &str) -> Result<ast::Expr, Diagnostic> {
     }
 }
 
-/// Re-parses a file statement by statement after the whole-file parse failed.
+/// E0106 at the bracket that opens one level too many.
+fn too_deep(file: FileId, at: usize) -> Diagnostic {
+    Diagnostic::error(Code::E0106, format!("brackets nest deeper than {MAX_NESTING} levels"))
+        .primary(Span::new(file, at..at + 1), format!("level {}", MAX_NESTING + 1))
+        .note("the statement holding it is skipped")
+        .help("flatten the value, or name inner parts with `let`")
+}
+
+/// Re-parses a file statement by statement after the whole-file parse failed
+/// (or was not tried: the file nests too deep).
 struct Recovery<'a> {
     file: FileId,
     source: &'a str,
     diagnostics: &'a mut Vec<Diagnostic>,
+    /// Too many syntax errors: the rest of the file is skipped.
+    stopped: bool,
 }
 
 impl Recovery<'_> {
@@ -132,6 +158,16 @@ impl Recovery<'_> {
     fn items(&mut self, range: Range<usize>) -> Vec<Item> {
         let mut items = Vec::new();
         for chunk in self.chunks(range) {
+            if self.stop_at(chunk.start) {
+                break;
+            }
+            if let Some(at) = scan::too_deep(self.source, chunk.clone(), MAX_NESTING) {
+                match self.block(chunk.clone(), true, 0) {
+                    Some(block) => items.push(Item::Block(block)),
+                    None => self.diagnostics.push(too_deep(self.file, at)),
+                }
+                continue;
+            }
             let text = &self.source[chunk.clone()];
             match ExpParser::parse(Rule::item_only, text) {
                 Ok(mut pairs) => {
@@ -141,7 +177,7 @@ impl Recovery<'_> {
                         .expect("grammar: item_only holds an item");
                     items.push(self.builder(chunk.start).item(pair));
                 }
-                Err(error) => match self.block(chunk.clone(), true) {
+                Err(error) => match self.block(chunk.clone(), true, 0) {
                     Some(block) => items.push(Item::Block(block)),
                     None if self.top_level_property(chunk.clone()) => {}
                     None => self.report(&error, chunk.clone()),
@@ -178,9 +214,20 @@ impl Recovery<'_> {
         true
     }
 
-    fn members(&mut self, range: Range<usize>) -> Vec<Member> {
+    /// Members of a block whose body starts `depth` levels deep.
+    fn members(&mut self, range: Range<usize>, depth: usize) -> Vec<Member> {
         let mut members = Vec::new();
         for chunk in self.chunks(range) {
+            if self.stop_at(chunk.start) {
+                break;
+            }
+            if let Some(at) = scan::too_deep(self.source, chunk.clone(), MAX_NESTING - depth) {
+                match self.block(chunk.clone(), false, depth) {
+                    Some(block) => members.push(Member::Block(block)),
+                    None => self.diagnostics.push(too_deep(self.file, at)),
+                }
+                continue;
+            }
             let text = &self.source[chunk.clone()];
             match ExpParser::parse(Rule::member_only, text) {
                 Ok(mut pairs) => {
@@ -190,7 +237,7 @@ impl Recovery<'_> {
                         .expect("grammar: member_only holds a member");
                     members.push(self.builder(chunk.start).member(pair));
                 }
-                Err(error) => match self.block(chunk.clone(), false) {
+                Err(error) => match self.block(chunk.clone(), false, depth) {
                     Some(block) => members.push(Member::Block(block)),
                     None => self.report(&error, chunk.clone()),
                 },
@@ -199,9 +246,13 @@ impl Recovery<'_> {
         members
     }
 
-    /// Recovers a block whose header parses: its members are recovered one by
-    /// one. Returns `None` when the chunk is not a block at all.
-    fn block(&mut self, chunk: Range<usize>, top_level: bool) -> Option<Block> {
+    /// Recovers a block whose header parses, `depth` levels deep: its members
+    /// are recovered one by one. Returns `None` when the chunk is not a block
+    /// at all, or when its body would lie past the nesting limit.
+    fn block(&mut self, chunk: Range<usize>, top_level: bool, depth: usize) -> Option<Block> {
+        if depth + 1 >= MAX_NESTING {
+            return None;
+        }
         let text = &self.source[chunk.clone()];
         let header = ExpParser::parse(Rule::block_open, text).ok()?.next()?;
         let header_end = chunk.start + header.as_span().end();
@@ -213,7 +264,7 @@ impl Recovery<'_> {
         }
         let body_end = close.unwrap_or(chunk.end);
         let before = self.diagnostics.len();
-        let members = self.members(header_end..body_end);
+        let members = self.members(header_end..body_end, depth + 1);
         match close {
             None => {
                 let span = Span::new(self.file, open..open + 1);
@@ -239,6 +290,22 @@ impl Recovery<'_> {
             span: Span::new(self.file, chunk.start..end),
             recovered: self.diagnostics.len() > before,
         })
+    }
+
+    /// After [`MAX_DIAGNOSTICS`] syntax errors, stops at `at` with E0107.
+    fn stop_at(&mut self, at: usize) -> bool {
+        if !self.stopped && self.diagnostics.len() >= MAX_DIAGNOSTICS {
+            self.stopped = true;
+            self.diagnostics.push(
+                Diagnostic::error(
+                    Code::E0107,
+                    format!("more than {MAX_DIAGNOSTICS} syntax errors: parsing stopped"),
+                )
+                .primary(Span::new(self.file, at..at), "nothing from here on is read")
+                .help("fix the first errors and check again; is this an exp spec?"),
+            );
+        }
+        self.stopped
     }
 
     fn builder(&mut self, offset: usize) -> Builder<'_> {

@@ -138,6 +138,44 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
     out
 }
 
+/// The offset of the first `{`, `[` or `(` in `range` (outside strings and
+/// comments) that opens more than `limit` levels, counted from the range's
+/// start. Closers without an opener are ignored, as an unclosed opener
+/// still counts: what matters is how deep anything would recurse.
+pub(crate) fn too_deep(source: &str, range: Range<usize>, limit: usize) -> Option<usize> {
+    let bytes = source.as_bytes();
+    let mut depth = 0usize;
+    let mut i = range.start;
+    while i < range.end {
+        match bytes[i] {
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                i = source[i..range.end].find('\n').map_or(range.end, |n| i + n);
+                continue;
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'*') => {
+                i = source[i + 2..range.end].find("*/").map_or(range.end, |n| i + 2 + n + 2);
+                continue;
+            }
+            b'"' => {
+                i += 1;
+                while i < range.end && bytes[i] != b'"' && bytes[i] != b'\n' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' | b'(' => {
+                depth += 1;
+                if depth > limit {
+                    return Some(i);
+                }
+            }
+            b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The end of the last token in `range`: trailing whitespace and comments
 /// are not part of it. `range.start` when the range holds no token.
 pub(crate) fn content_end(source: &str, range: Range<usize>) -> usize {
@@ -275,6 +313,17 @@ mod tests {
         assert_eq!(scan(src, 0..src.len()).unclosed, [5, 6, 15]);
         let src = "a = [1]\nb = (\n";
         assert_eq!(scan(src, 0..src.len()).unclosed, [12]);
+    }
+
+    #[test]
+    fn finds_the_first_bracket_past_the_limit() {
+        assert_eq!(too_deep("[[[]]]", 0..6, 3), None);
+        assert_eq!(too_deep("[[[[]]]]", 0..8, 3), Some(3));
+        assert_eq!(too_deep("a = f([{", 0..8, 2), Some(7));
+        // Brackets in strings and comments do not count.
+        assert_eq!(too_deep("\"[[[[\" // [[[[\n/* [[[[ */ [", 0..24, 1), None);
+        // Closed levels are left again.
+        assert_eq!(too_deep("[][][][]", 0..8, 1), None);
     }
 
     #[test]

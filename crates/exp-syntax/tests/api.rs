@@ -175,3 +175,77 @@ fn windows_line_endings() {
     );
     common::assert_format_round_trip(source, &formatted);
 }
+
+/// Issue 14: nesting 4,000–10,000 deep overflowed the stack. Every shape
+/// (lists, records, calls, blocks) is reported once as E0106 at the first
+/// bracket past the limit, whatever the depth, and formatting what parsed
+/// stays shallow.
+#[test]
+fn nesting_past_the_limit_is_one_error_at_any_depth() {
+    use exp_diagnostics::limits::MAX_NESTING;
+    for depth in [MAX_NESTING + 1, 4_000, 100_000] {
+        let shapes = [
+            format!("let x = {}{}", "[".repeat(depth), "]".repeat(depth)),
+            format!("let x = {}1{}", "{a = ".repeat(depth), "}".repeat(depth)),
+            format!("let x = {}1{}", "constant(".repeat(depth), ")".repeat(depth)),
+            format!(
+                "experiment \"x\" {{ {}\n}}\n",
+                "b { ".repeat(depth) + &"} ".repeat(depth)
+            ),
+            // Unclosed: the brackets still count.
+            format!("let x = {}", "[".repeat(depth)),
+        ];
+        for source in shapes {
+            let (module, diagnostics) = exp_syntax::parse(FileId(0), &source);
+            let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+            assert!(codes.contains(&Code::E0106), "depth {depth}: {codes:?}");
+            assert_eq!(codes.iter().filter(|c| **c == Code::E0106).count(), 1, "depth {depth}");
+            let level = MAX_NESTING + 1;
+            let at = diagnostics[0].primary_span().expect("a span").start as usize;
+            let opened = source[..at].matches(['[', '{', '(']).count();
+            assert_eq!(
+                opened + 1,
+                level,
+                "depth {depth}: E0106 at the bracket of level {level}"
+            );
+            let _ = exp_syntax::format(&module, &source);
+        }
+    }
+    // The limit itself is fine.
+    let source = format!("let x = {}{}", "[".repeat(MAX_NESTING), "]".repeat(MAX_NESTING));
+    assert!(exp_syntax::parse(FileId(0), &source).1.is_empty());
+}
+
+/// A deep statement is skipped alone: the statements around it parse.
+#[test]
+fn a_deep_statement_is_skipped_alone() {
+    let source = format!(
+        "let a = 1\nlet x = {}\nexperiment \"e\" {{\n  y = {}\n  duration = 1s\n}}\n",
+        "[".repeat(50) + &"]".repeat(50),
+        "(".repeat(50) + &")".repeat(50)
+    );
+    let (module, diagnostics) = exp_syntax::parse(FileId(0), &source);
+    let codes: Vec<Code> = diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(codes, [Code::E0106, Code::E0106]);
+    assert!(matches!(&module.items[0], Item::Let(l) if l.name.name == "a"));
+    let Some(Item::Block(experiment)) = module.items.last() else {
+        panic!("the experiment is kept: {:?}", module.items);
+    };
+    assert!(experiment
+        .members
+        .iter()
+        .any(|m| matches!(m, Member::Attribute(a) if a.key.name == "duration")));
+}
+
+/// Issue 14: 10 MB of random text gave 144,971 diagnostics. The parser stops
+/// after `MAX_DIAGNOSTICS` syntax errors and says where (E0107).
+#[test]
+fn the_parser_stops_after_too_many_errors() {
+    use exp_diagnostics::limits::MAX_DIAGNOSTICS;
+    let source = "@ 1\n".repeat(10_000);
+    let (_, diagnostics) = exp_syntax::parse(FileId(0), &source);
+    assert_eq!(diagnostics.len(), MAX_DIAGNOSTICS + 1);
+    let last = diagnostics.last().expect("diagnostics");
+    assert_eq!(last.code, Code::E0107);
+    assert_eq!(last.primary_span().expect("a span").start as usize, 4 * MAX_DIAGNOSTICS);
+}
