@@ -1,5 +1,9 @@
-//! `check_and_plan`: the whole compiler (parse, resolve, check, expand, lower)
-//! on a generated 5,000-line spec and on a 10,000-trial sweep, in memory.
+//! `check_and_plan`: the whole compiler (parse, resolve, check, lower) and
+//! the plan's JSON, on a generated 5,000-line spec, a 10,000-trial sweep and
+//! a 1,000,000-trial sweep (two workloads, each naming one parameter), in
+//! memory; and materialising the last trial of the million with its point.
+//! `bench/plan-scale.sh` measures the same sweeps through `expc` (time, RSS,
+//! plan size).
 //!
 //! Run: `cargo bench -p exp-check --bench check_and_plan`
 
@@ -9,6 +13,7 @@ use std::path::{Path, PathBuf};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use exp_check::{compile, Loader, Options};
+use exp_plan::Plan;
 
 struct Memory(HashMap<PathBuf, String>);
 
@@ -48,11 +53,15 @@ fn large_spec() -> String {
     s
 }
 
-/// 100 × 100 sweep points, one repetition each: 10,000 trials.
-fn sweep_spec() -> String {
-    let sizes: Vec<String> = (1..=100).map(|i| format!("{}B", i * 64)).collect();
+/// `n` × 100 sweep points with `repeat` repetitions each: a fleet sized by
+/// one parameter, a cpuoccupy anomaly loaded by the other, and a monitor.
+/// `sweep_spec(100, 1)` has 10,000 trials, `sweep_spec(1000, 10)` 1,000,000.
+fn sweep_spec(n: usize, repeat: u32) -> String {
+    // From 128 B, as bench/plan-scale.sh (whose runs preflight the payloads).
+    let sizes: Vec<String> = (1..=n).map(|i| format!("{}B", (i + 1) * 64)).collect();
     r#"experiment "sweep" {
   duration = 60s
+  repeat = REPEAT
   sweep {
     size = [SIZES]
     utilization = 1%..100% step 1%
@@ -72,10 +81,17 @@ fn sweep_spec() -> String {
 }
 "#
     .replace("SIZES", &sizes.join(", "))
+    .replace("REPEAT", &repeat.to_string())
 }
 
 fn bench(c: &mut Criterion) {
-    let cases = [("spec_5000_lines", large_spec()), ("sweep_10000_trials", sweep_spec())];
+    let cases = [
+        ("spec_5000_lines", large_spec()),
+        ("sweep_10000_trials", sweep_spec(100, 1)),
+        ("sweep_1000000_trials", sweep_spec(1000, 10)),
+    ];
+    let mut group = c.benchmark_group("check_and_plan");
+    group.sample_size(20);
     for (name, text) in cases {
         let loader = Memory(HashMap::from([(PathBuf::from("bench.exp"), text.clone())]));
         let compilation = compile("bench.exp", &loader, &Options::default());
@@ -85,8 +101,14 @@ fn bench(c: &mut Criterion) {
             compilation.diagnostics.len()
         );
         let plan = compilation.plan.expect("plan");
-        eprintln!("{name}: {} lines, {} trials", text.lines().count(), plan.trials.len());
-        c.bench_function(&format!("check_and_plan/{name}"), |b| {
+        let json = serde_json::to_string(&plan).expect("serializes");
+        eprintln!(
+            "{name}: {} lines, {} trials, {} bytes of plan JSON",
+            text.lines().count(),
+            plan.trial_count(),
+            json.len()
+        );
+        group.bench_function(name, |b| {
             b.iter(|| {
                 let compilation = compile("bench.exp", &loader, &Options::default());
                 let plan = compilation.plan.expect("plan");
@@ -94,6 +116,31 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
+    group.finish();
+
+    // What a shard does before its first trial: read the plan, derive a trial
+    // and materialise its point.
+    let loader = Memory(HashMap::from([(PathBuf::from("bench.exp"), sweep_spec(1000, 10))]));
+    let plan = compile("bench.exp", &loader, &Options::default()).plan.expect("plan");
+    let json = serde_json::to_vec(&plan).expect("serializes");
+    let last = plan.trial_count() - 1;
+    c.bench_function("plan/read_1000000_trials", |b| {
+        b.iter(|| Plan::from_json(&json).expect("reads back").trial_count())
+    });
+    c.bench_function("plan/last_trial_of_1000000", |b| {
+        b.iter(|| {
+            let trial = plan.trial(last).expect("the last trial");
+            let point = plan.point(trial.point).expect("its point");
+            (trial.seed, point.workloads.len())
+        })
+    });
+    c.bench_function("plan/durations_of_1000000_trials", |b| {
+        b.iter(|| {
+            plan.trial_indices()
+                .filter_map(|t| plan.trial_duration_ns(t))
+                .sum::<u64>()
+        })
+    });
 }
 
 criterion_group!(benches, bench);

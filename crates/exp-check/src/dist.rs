@@ -6,7 +6,7 @@ use exp_syntax::units::{self, Dimension};
 use sha2::{Digest, Sha256};
 
 use crate::checker::Checker;
-use crate::registry::{FnSchema, Ty, VALUE};
+use crate::registry::{FnSchema, Prop, Ty, VALUE};
 use crate::value::{Value, V};
 
 pub(crate) fn unit_of(dimension: Option<Dimension>) -> Unit {
@@ -40,12 +40,16 @@ impl Checker<'_> {
                 (V::Quantity(d, x), VALUE) => (Some(*d), *x),
                 (V::Int(i), VALUE) => (None, *i as f64),
                 (V::Float(f), VALUE) => (None, *f),
-                (V::Int(i), Ty::Float) => {
-                    numbers.push(Some(*i as f64));
-                    continue;
-                }
-                (V::Float(f), Ty::Float) => {
-                    numbers.push(Some(*f));
+                (V::Int(_) | V::Float(_), Ty::Float) => {
+                    let x = match arg.kind {
+                        V::Int(i) => i as f64,
+                        V::Float(f) => f,
+                        _ => f64::NAN,
+                    };
+                    if !self.in_param_range(schema, param, arg, x) {
+                        ok = false;
+                    }
+                    numbers.push(Some(x));
                     continue;
                 }
                 (V::Str(_), Ty::Path) => {
@@ -198,6 +202,28 @@ impl Checker<'_> {
             return Value::error(span);
         }
         dist_value(dist, dimension, span)
+    }
+
+    /// Reports a plain parameter outside its registry range (E0501 at the
+    /// argument); returns whether it is inside.
+    fn in_param_range(&mut self, schema: &FnSchema, param: &Prop, arg: &Value, x: f64) -> bool {
+        let (min, max) = (
+            param.min.unwrap_or(f64::NEG_INFINITY),
+            param.max.unwrap_or(f64::INFINITY),
+        );
+        if x >= min && x <= max {
+            return true;
+        }
+        let mut diagnostic = Diagnostic::error(
+            Code::E0501,
+            format!("argument `{}` of `{}` is out of range", param.name, schema.name),
+        )
+        .primary(arg.span, format!("must lie in {min} to {max}"));
+        if let Some(defined) = arg.defined_at.filter(|d| *d != arg.span) {
+            diagnostic = diagnostic.secondary(defined, "value defined here");
+        }
+        self.report(diagnostic);
+        false
     }
 
     fn empirical(&mut self, file: &str, file_span: Span, span: Span) -> Value {

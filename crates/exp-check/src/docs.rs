@@ -2,9 +2,8 @@
 
 use std::fmt::Write;
 
-use crate::registry::{self, BlockSchema, Default, FnKind, FnSchema, Prop, Role, Ty, FUNCTIONS, TIMING, VALUE};
+use crate::registry::{self, BlockSchema, Default, FnKind, FnSchema, Prop, Role, FUNCTIONS, TIMING, VALUE};
 use crate::typing::plan_key;
-use crate::value::display_quantity;
 
 /// Markdown: one section per block kind with its property table, the timing
 /// properties, then the distributions and constructors with their arguments.
@@ -84,16 +83,7 @@ fn props_table(out: &mut String, props: &[Prop], keys: bool, tagged: bool) {
         );
     }
     for p in props {
-        let show = |x: f64| match p.ty {
-            Ty::Quantity(d) | Ty::List(&Ty::Quantity(d)) => display_quantity(d, x),
-            _ => format!("{x}"),
-        };
-        let range = match (p.min, p.max) {
-            (Some(a), Some(b)) => format!("{} – {}", show(a), show(b)),
-            (Some(a), None) => format!("≥ {}", show(a)),
-            (None, Some(b)) => format!("≤ {}", show(b)),
-            (None, None) => String::new(),
-        };
+        let range = p.range_text();
         let key = match keys {
             // The discriminator of a block with variants becomes the tag of `params`.
             true if tagged && p.name == "kind" => " `params` tag |".to_string(),
@@ -142,18 +132,8 @@ fn function_section(out: &mut String, f: &FnSchema) {
         } else {
             p.ty.describe()
         };
-        let show = |x: f64| match p.ty {
-            Ty::Quantity(d) | Ty::List(&Ty::Quantity(d)) => display_quantity(d, x),
-            _ => format!("{x}"),
-        };
         let key = if keys {
-            let range = match (p.min, p.max) {
-                (Some(a), Some(b)) => format!("{} – {}", show(a), show(b)),
-                (Some(a), None) => format!("≥ {}", show(a)),
-                (None, Some(b)) => format!("≤ {}", show(b)),
-                (None, None) => String::new(),
-            };
-            format!(" {range} | `{}` |", plan_key(p.name, &p.ty))
+            format!(" {} | `{}` |", p.range_text(), plan_key(p.name, &p.ty))
         } else {
             String::new()
         };

@@ -1,6 +1,7 @@
 //! Evaluation of expressions to values: literals with units, names (lets,
 //! imports, sweep parameters, enumeration members) and calls.
 
+use exp_diagnostics::limits::MAX_PLAN_INTEGER;
 use exp_diagnostics::{closest, Code, Diagnostic, Span};
 use exp_syntax::ast::{Arg, Expr, ExprKind, Path};
 use exp_syntax::units;
@@ -8,6 +9,25 @@ use exp_syntax::units;
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, FnKind};
 use crate::value::{Value, V};
+
+/// Why a quantity in base units cannot be a plan value, if it cannot.
+fn out_of_range(dimension: units::Dimension, base: f64) -> Option<String> {
+    use units::Dimension::*;
+    let integer = matches!(dimension, Duration | Bytes | Bandwidth);
+    if integer && (base.is_nan() || base.abs() > MAX_PLAN_INTEGER) {
+        let unit = dimension.base_unit();
+        return Some(format!(
+            "a {} may be at most 2^53 − 1 {unit} (about {}) in magnitude",
+            dimension.name(),
+            match dimension {
+                Duration => "104 days",
+                Bytes => "8 PiB",
+                _ => "9 Pbit/s",
+            }
+        ));
+    }
+    (!base.is_finite()).then(|| format!("a {} must be finite", dimension.name()))
+}
 
 impl Checker<'_> {
     pub fn eval(&mut self, expr: &Expr, scope: Scope) -> Value {
@@ -90,6 +110,14 @@ impl Checker<'_> {
         } else {
             magnitude * factor
         };
+        if let Some(limit) = out_of_range(dimension, base) {
+            self.report(
+                Diagnostic::error(Code::E0506, format!("`{number}{unit}` is out of range"))
+                    .primary(span, format!("{} too large for a plan", dimension.name()))
+                    .note(limit),
+            );
+            return Value::error(span);
+        }
         Value::new(V::Quantity(dimension, base), span)
     }
 

@@ -6,22 +6,23 @@
 //! only when there are no errors.
 
 mod checker;
+mod density;
 mod dist;
 pub mod docs;
 mod eval;
 mod modules;
+mod overlap;
 mod plan;
 pub mod registry;
-mod seeds;
 mod structure;
 mod sweep;
 mod typing;
 mod value;
 mod workload;
 
-pub use modules::{FsLoader, Loader, STDLIB};
-pub use seeds::derive as derive_seed;
-pub use sweep::MAX_TRIALS;
+pub use exp_plan::seeds::derive as derive_seed;
+pub use exp_plan::MAX_TRIALS;
+pub use modules::{read_source, FsLoader, Loader, STDLIB};
 
 use exp_diagnostics::{Code, Diagnostic, SourceMap, Span};
 use exp_plan::Plan;

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Component, Path, PathBuf};
 
+use exp_diagnostics::limits::MAX_SOURCE_BYTES;
 use exp_diagnostics::{closest, Code, Diagnostic, FileId, SourceMap, Span};
 use exp_syntax::ast::{self, Item};
 
@@ -13,12 +14,65 @@ pub trait Loader {
     fn read(&self, path: &Path) -> std::io::Result<String>;
 }
 
-/// Reads from the file system.
+/// Reads from the file system, with [`read_source`].
 pub struct FsLoader;
 
 impl Loader for FsLoader {
     fn read(&self, path: &Path) -> std::io::Result<String> {
-        std::fs::read_to_string(path)
+        read_source(path)
+    }
+}
+
+/// Reads a file the compiler was given (a spec, an import, an `empirical`
+/// values file): only a regular file of at most [`MAX_SOURCE_BYTES`], so
+/// `/dev/zero` is refused instead of read for gigabytes and a FIFO instead
+/// of blocking. The error says which limit and is shown under E0204/E0505.
+pub fn read_source(path: &Path) -> std::io::Result<String> {
+    use std::io::{Error, ErrorKind, Read};
+    let too_large = |bytes: String| {
+        Error::new(
+            ErrorKind::InvalidData,
+            format!(
+                "{bytes} bytes, more than the {} MiB a file may have",
+                MAX_SOURCE_BYTES >> 20
+            ),
+        )
+    };
+    let metadata = std::fs::metadata(path)?;
+    if !metadata.is_file() {
+        return Err(Error::new(
+            ErrorKind::InvalidInput,
+            format!("not a regular file but {}", file_kind(&metadata.file_type())),
+        ));
+    }
+    if metadata.len() > MAX_SOURCE_BYTES {
+        return Err(too_large(exp_diagnostics::limits::group(metadata.len())));
+    }
+    let mut text = String::new();
+    // Bounded again: the file may grow between the two looks.
+    std::fs::File::open(path)?
+        .take(MAX_SOURCE_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SOURCE_BYTES {
+        return Err(too_large("over".into()));
+    }
+    Ok(text)
+}
+
+fn file_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if kind.is_dir() {
+        "a directory"
+    } else if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
     }
 }
 

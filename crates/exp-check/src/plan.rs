@@ -1,20 +1,27 @@
-//! Assembling the plan: experiment settings, sweep points with their
-//! workloads, trials with their seeds, source hashes.
+//! Assembling the plan: experiment settings, sweep parameters with their
+//! values, each workload's variants, source hashes. Points and trials are
+//! not listed: `exp_plan` derives them.
 
 use std::collections::BTreeMap;
-use std::fmt::Write;
 
+use exp_diagnostics::limits::group;
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Experiment, Plan, Point, PointValue, Source, SourceFile, Trial, Workload, PLAN_VERSION};
+use exp_plan::{
+    Combinations, Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS,
+    PLAN_VERSION,
+};
 use exp_syntax::ast::{Block, Member};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, Role};
-use crate::sweep::{self, block_mentions, cross_product, parameters, PointCache, MAX_TRIALS};
+use crate::sweep::{self, block_mentions, SweepParam};
 use crate::value::Value;
 use crate::Options;
+
+/// A workload block with its schema.
+type WorkloadBlock<'b> = (&'b Block, &'static registry::BlockSchema);
 
 impl Checker<'_> {
     pub(crate) fn plan(&mut self, experiment: &Block, options: &Options) -> Option<Plan> {
@@ -36,7 +43,7 @@ impl Checker<'_> {
                 })
                 .collect()
         };
-        let workloads: Vec<(&Block, &'static registry::BlockSchema)> = experiment
+        let workloads: Vec<WorkloadBlock> = experiment
             .members
             .iter()
             .filter_map(|m| match m {
@@ -58,109 +65,61 @@ impl Checker<'_> {
             _ => None,
         });
         let repeat = self.repeat(repeat_attr, &metrics);
-        let params = self.sweep_params(children("sweep").first().copied());
+        let repetitions = repeat.as_ref().map_or(1, |r| r.max);
+        let params = match self.sweep_params(children("sweep").first().copied(), repetitions) {
+            Ok(params) => params,
+            Err(trials) => {
+                self.too_many_trials(experiment, &sweep::count_text(trials));
+                return None;
+            }
+        };
         let monitor = children("monitor").first().copied();
         let settings = settings?;
         let repeat = repeat?;
         let trial_ns = settings.get("duration_ns").and_then(Json::as_u64);
-        let points = cross_product(&params);
-        let trial_count = points.len() as u64 * u64::from(repeat.max);
+        // Counted from the value counts before anything is expanded: the
+        // product alone can be huge (10^12 trials used to ask for terabytes).
+        let trial_count = sweep::trial_count(&params, repeat.max).unwrap_or(u64::MAX);
         if trial_count > MAX_TRIALS {
-            self.report(
-                Diagnostic::error(
-                    Code::E0704,
-                    format!("the experiment has {trial_count} trials, more than {MAX_TRIALS}"),
-                )
-                .primary(experiment.kind.span, "too many trials")
-                .help("narrow the sweep, or split it into several specs"),
-            );
+            let count = match trial_count {
+                u64::MAX => format!("more than {}", group(u64::MAX - 1)),
+                n => group(n),
+            };
+            self.too_many_trials(experiment, &count);
             return None;
         }
-        let mut workload_caches: Vec<PointCache<Option<Workload>>> =
-            workloads.iter().map(|(b, _)| PointCache::new(b, &params)).collect();
-        let mut monitor_cache = monitor.map(|b| PointCache::new(b, &params));
-        let monitor_props = registry::block("monitor").map(|s| s.props);
-        // Each parameter's values, typed once rather than at every point.
-        let typed: Vec<Vec<Option<exp_plan::Value>>> = params
-            .iter()
-            .map(|p| p.values.iter().map(|(v, _)| self.point_value(v)).collect())
-            .collect();
-        let mut plan_points = Vec::with_capacity(points.len());
-        for (index, point) in points.iter().enumerate() {
-            // Built only when a block is lowered at this point, not found in a cache.
-            let mut bindings: Option<BTreeMap<String, Value>> = None;
-            let mut lowered = Vec::with_capacity(workloads.len());
-            for ((block, schema), cache) in workloads.iter().zip(&mut workload_caches) {
-                lowered.push(cache.get_or_lower(point, || {
-                    let sweep = bindings.get_or_insert_with(|| sweep::bindings(&params, point));
-                    let scope = Scope {
-                        module: root,
-                        sweep: Some(sweep),
-                    };
-                    self.lower_workload(block, schema, scope, trial_ns)
-                }));
-            }
-            self.check_overlaps(&workloads, &lowered);
-            let monitor = match (monitor, monitor_cache.as_mut()) {
-                (Some(block), Some(cache)) => {
-                    let props = monitor_props?;
-                    cache.get_or_lower(point, || {
-                        let sweep = bindings.get_or_insert_with(|| sweep::bindings(&params, point));
-                        let scope = Scope {
-                            module: root,
-                            sweep: Some(sweep),
-                        };
-                        self.lower_props(block, props, scope)
-                            .and_then(|m| serde_json::from_value(Json::Object(m)).ok())
-                    })
-                }
-                _ => None,
-            };
-            let mut point_values = BTreeMap::new();
-            for ((param, values), &value) in params.iter().zip(&typed).zip(point) {
-                let label = param.values[value].1.clone();
-                let value = values[value].clone()?;
-                point_values.insert(param.name.clone(), PointValue { label, value });
-            }
-            plan_points.push((index as u32, point_values, lowered, monitor));
+
+        // Each block lowered once per combination of the values of the
+        // parameters it names; diagnostics are deduplicated across them.
+        let mut lowered: Vec<Variants<Option<Workload>>> = Vec::with_capacity(workloads.len());
+        for (block, schema) in &workloads {
+            lowered.push(self.lower_variants(block, &params, |checker, scope| {
+                checker.lower_workload(block, schema, scope, trial_ns)
+            }));
         }
+        let monitor_props = registry::block("monitor").map(|s| s.props);
+        let monitor = match (monitor, monitor_props) {
+            (Some(block), Some(props)) => Some(self.lower_variants(block, &params, |checker, scope| {
+                checker
+                    .lower_props(block, props, scope)
+                    .and_then(|m| serde_json::from_value::<Monitor>(Json::Object(m)).ok())
+            })),
+            _ => None,
+        };
+        self.check_overlaps(&workloads, &lowered, &params);
         let mut blocks: Vec<&Block> = workloads.iter().map(|(b, _)| *b).collect();
-        blocks.extend(monitor);
+        blocks.extend(children("monitor").first().copied());
         self.report_unused_sweep(&params, &blocks);
         if self.error_count() > 0 {
             return None;
         }
+        let workloads: Vec<Variants<Workload>> = lowered.into_iter().map(complete).collect::<Option<_>>()?;
+        // A monitor that does not lower everywhere (its errors are reported
+        // with the properties) is dropped: the trials run without one.
+        let monitor = monitor.and_then(complete);
         let master = options
             .seed
             .unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
-        let mut trials = Vec::with_capacity(trial_count as usize);
-        let mut points_out = Vec::with_capacity(plan_points.len());
-        let mut label = String::new();
-        for (index, values, workloads, monitor) in plan_points {
-            let workloads: Vec<Workload> = workloads.into_iter().collect::<Option<_>>()?;
-            for repetition in 0..repeat.max {
-                label.clear();
-                let _ = write!(label, "trial/{index}/{repetition}");
-                let seed = crate::seeds::derive(master, &label);
-                let seeds = workloads
-                    .iter()
-                    .map(|w| (w.name.clone(), crate::seeds::derive(seed, &w.name)))
-                    .collect();
-                trials.push(Trial {
-                    trial: trials.len() as u32,
-                    point: index,
-                    repetition,
-                    seed,
-                    seeds,
-                });
-            }
-            points_out.push(Point {
-                index,
-                values,
-                workloads,
-                monitor,
-            });
-        }
         Some(Plan {
             plan_version: PLAN_VERSION,
             compiler: format!("expc {}", env!("CARGO_PKG_VERSION")),
@@ -177,10 +136,88 @@ impl Checker<'_> {
                 pause_ns: settings.get("pause_ns").and_then(Json::as_u64).unwrap_or(0),
             },
             repeat,
-            parameters: parameters(&params),
-            points: points_out,
-            trials,
+            parameters: self.plan_parameters(&params)?,
+            workloads,
+            monitor,
         })
+    }
+
+    /// E0704: the sweep's points times the repetitions exceed [`MAX_TRIALS`].
+    fn too_many_trials(&mut self, experiment: &Block, count: &str) {
+        self.report(
+            Diagnostic::error(
+                Code::E0704,
+                format!("the experiment has {count} trials, more than {}", group(MAX_TRIALS)),
+            )
+            .primary(experiment.kind.span, "too many trials")
+            .help("narrow the sweep, or split it into several specs"),
+        );
+    }
+
+    /// Lowers `block` once per combination of the values of the sweep
+    /// parameters it names, in variant order (first parameter outermost).
+    /// Lowering reads the point only through those names, so each result
+    /// holds at every point with that combination. The other parameters are
+    /// bound at their first value, exactly as at the first point with the
+    /// combination, so names, suggestions and diagnostics are those of a
+    /// point. A combination that failed to lower is `None`.
+    fn lower_variants<T>(
+        &mut self,
+        block: &Block,
+        params: &[SweepParam],
+        mut lower: impl FnMut(&mut Self, Scope) -> Option<T>,
+    ) -> Variants<Option<T>> {
+        let named: Vec<bool> = params
+            .iter()
+            .map(|p| block_mentions(block, &|name| name == p.name))
+            .collect();
+        let radices = params
+            .iter()
+            .zip(&named)
+            .map(|(p, &named)| if named { p.values.len() } else { 1 })
+            .collect();
+        let mut variants = Vec::new();
+        for point in Combinations::new(radices) {
+            let bindings: BTreeMap<String, Value> = sweep::bindings(params, &point);
+            let scope = Scope {
+                module: self.program.root,
+                sweep: Some(&bindings),
+            };
+            variants.push(lower(self, scope));
+        }
+        Variants {
+            parameters: params
+                .iter()
+                .zip(&named)
+                .filter(|(_, &named)| named)
+                .map(|(p, _)| p.name.clone())
+                .collect(),
+            variants,
+        }
+    }
+
+    /// The parameters with their values typed for the plan.
+    fn plan_parameters(&mut self, params: &[SweepParam]) -> Option<Vec<Parameter>> {
+        params
+            .iter()
+            .map(|p| {
+                let values = p
+                    .values
+                    .iter()
+                    .map(|(value, label)| {
+                        Some(exp_plan::PointValue {
+                            label: label.clone(),
+                            value: self.point_value(value)?,
+                        })
+                    })
+                    .collect::<Option<_>>()?;
+                Some(Parameter {
+                    name: p.name.clone(),
+                    ty: p.ty.clone(),
+                    values,
+                })
+            })
+            .collect()
     }
 
     /// A sweep value lowered without a target type: its own natural form.
@@ -215,7 +252,7 @@ impl Checker<'_> {
         })
     }
 
-    fn report_unused_sweep(&mut self, params: &[crate::sweep::SweepParam], blocks: &[&Block]) {
+    fn report_unused_sweep(&mut self, params: &[SweepParam], blocks: &[&Block]) {
         for param in params {
             if !blocks.iter().any(|b| block_mentions(b, &|name| name == param.name)) {
                 self.report(
@@ -223,53 +260,6 @@ impl Checker<'_> {
                         .primary(param.span, "no workload refers to it")
                         .help(format!("it still multiplies the trials by {}", param.values.len())),
                 );
-            }
-        }
-    }
-
-    /// Two cpuoccupy anomalies loading one core beyond 100 % at the same time
-    /// would mislabel the ground truth.
-    fn check_overlaps(&mut self, blocks: &[(&Block, &'static registry::BlockSchema)], lowered: &[Option<Workload>]) {
-        use exp_plan::{AnomalyParams, WorkloadConfig};
-        fn cpu(w: &Workload) -> Option<(&[u32], f64)> {
-            match &w.config {
-                WorkloadConfig::Anomaly(a) => match a.params {
-                    AnomalyParams::Cpuoccupy { utilization_ratio } => Some((a.cores.as_slice(), utilization_ratio)),
-                    _ => None,
-                },
-                _ => None,
-            }
-        }
-        let span = |w: &exp_plan::Window| (w.start_ns, w.end_ns.unwrap_or(u64::MAX));
-        for (j, later) in lowered.iter().enumerate() {
-            let Some((later, (cores_b, load_b))) = later.as_ref().and_then(|w| Some((w, cpu(w)?))) else {
-                continue;
-            };
-            for (i, earlier) in lowered[..j].iter().enumerate() {
-                let Some((earlier, (cores_a, load_a))) = earlier.as_ref().and_then(|w| Some((w, cpu(w)?))) else {
-                    continue;
-                };
-                let (a0, a1) = span(&earlier.window);
-                let (b0, b1) = span(&later.window);
-                let shared = cores_a.iter().find(|c| cores_b.contains(c));
-                if let (Some(core), true, true) = (shared, a0 < b1 && b0 < a1, load_a + load_b > 1.0 + 1e-9) {
-                    self.report(
-                        Diagnostic::error(
-                            Code::E0602,
-                            format!(
-                                "anomalies \"{}\" and \"{}\" overlap on core {core}",
-                                earlier.name, later.name
-                            ),
-                        )
-                        .primary(blocks[j].0.kind.span, "this anomaly's window")
-                        .secondary(blocks[i].0.kind.span, "overlaps this one's")
-                        .note(format!(
-                            "together they ask for {:.0}% of the core",
-                            (load_a + load_b) * 100.0
-                        ))
-                        .help("move one window, or pin the anomalies to different cores"),
-                    );
-                }
             }
         }
     }
@@ -298,6 +288,14 @@ impl Checker<'_> {
             files,
         }
     }
+}
+
+/// The variants if every combination lowered.
+fn complete<T>(variants: Variants<Option<T>>) -> Option<Variants<T>> {
+    Some(Variants {
+        parameters: variants.parameters,
+        variants: variants.variants.into_iter().collect::<Option<_>>()?,
+    })
 }
 
 /// A constructor's lowered arguments as a typed point value.

@@ -7,7 +7,7 @@ use exp_diagnostics::{closest, Code, Diagnostic};
 use exp_syntax::ast::{Attribute, Block, Item, Member};
 
 use crate::checker::Checker;
-use crate::registry::{self, BlockSchema, Prop, Role, TIMING};
+use crate::registry::{self, BlockSchema, Prop, Role};
 
 impl Checker<'_> {
     /// The root file's experiment, after reporting every block that is out of place.
@@ -240,23 +240,5 @@ pub(crate) fn variant_name(block: &Block) -> Option<&str> {
 /// Properties a block accepts: its own, timing for workloads, and its
 /// variant's.
 pub(crate) fn allowed_props(block: &Block, schema: &BlockSchema) -> Vec<Prop> {
-    let mut props: Vec<Prop> = schema.props.to_vec();
-    if matches!(schema.role, Role::Workload { .. }) {
-        props.extend_from_slice(TIMING);
-    }
-    match variant_name(block).and_then(|name| schema.variant(name)) {
-        Some(variant) => props.extend_from_slice(variant.props),
-        // Not written literally, or misspelt (reported on its own): accept
-        // every variant's properties rather than flag them all.
-        None => {
-            for variant in schema.variants {
-                for prop in variant.props {
-                    if !props.iter().any(|p| p.name == prop.name) {
-                        props.push(*prop);
-                    }
-                }
-            }
-        }
-    }
-    props
+    schema.accepted_props(variant_name(block))
 }

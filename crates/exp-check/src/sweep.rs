@@ -1,9 +1,12 @@
-//! Sweep expansion (cross product of parameter lists) and the repeat rule.
+//! Sweep parameters (their values, ranges expanded) and the repeat rule.
+//! The cross product is never built: blocks are lowered per combination of
+//! the parameters they name (plan.rs), and exp_plan derives the points.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
+use exp_diagnostics::limits::group;
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{Parameter, Repeat, StopRule};
+use exp_plan::{Repeat, StopRule, MAX_TRIALS};
 use exp_syntax::ast::{Attribute, Block, Member};
 use exp_syntax::units::Dimension;
 use serde_json::Value as Json;
@@ -14,9 +17,6 @@ use crate::typing::Bounds;
 use crate::value::{display_quantity, Value, V};
 use crate::workload::mentions;
 
-/// Most trials one plan may hold.
-pub const MAX_TRIALS: u64 = 1_000_000;
-
 pub(crate) struct SweepParam {
     pub name: String,
     pub span: Span,
@@ -26,14 +26,18 @@ pub(crate) struct SweepParam {
 }
 
 impl Checker<'_> {
-    pub(crate) fn sweep_params(&mut self, sweep: Option<&Block>) -> Vec<SweepParam> {
-        let Some(sweep) = sweep else { return Vec::new() };
+    /// The sweep's parameters, each with its values. `Err(trials)` when the
+    /// sweep would make more than [`MAX_TRIALS`] trials with `repetitions`
+    /// each: found from the value counts before any range is expanded (two
+    /// ranges of a million values each used to be expanded, then multiplied).
+    pub(crate) fn sweep_params(&mut self, sweep: Option<&Block>, repetitions: u32) -> Result<Vec<SweepParam>, f64> {
+        let Some(sweep) = sweep else { return Ok(Vec::new()) };
         let root = self.program.root;
-        let mut params: Vec<SweepParam> = Vec::new();
+        let mut evaluated: Vec<(&Attribute, Value)> = Vec::new();
         for member in &sweep.members {
             let Member::Attribute(attr) = member else { continue };
             let name = &attr.key.name;
-            if params.iter().any(|p| p.name == *name) {
+            if evaluated.iter().any(|(a, _)| a.key.name == *name) || self.poisoned.contains(name) {
                 continue; // reported by the structure check
             }
             let shadowed = self.lets[root]
@@ -53,25 +57,35 @@ impl Checker<'_> {
                 self.poisoned.insert(name.clone());
                 continue;
             }
-            match self.sweep_param(attr) {
+            let value = self.eval(
+                &attr.value,
+                Scope {
+                    module: root,
+                    sweep: None,
+                },
+            );
+            evaluated.push((attr, value));
+        }
+        let trials = evaluated
+            .iter()
+            .fold(f64::from(repetitions), |n, (_, value)| n * value_count(value));
+        if trials > MAX_TRIALS as f64 {
+            return Err(trials);
+        }
+        let mut params = Vec::with_capacity(evaluated.len());
+        for (attr, value) in evaluated {
+            match self.sweep_param(attr, value) {
                 Some(param) => params.push(param),
                 None => {
-                    self.poisoned.insert(name.clone());
+                    self.poisoned.insert(attr.key.name.clone());
                 }
             }
         }
-        params
+        Ok(params)
     }
 
-    fn sweep_param(&mut self, attr: &Attribute) -> Option<SweepParam> {
+    fn sweep_param(&mut self, attr: &Attribute, value: Value) -> Option<SweepParam> {
         let name = attr.key.name.clone();
-        let value = self.eval(
-            &attr.value,
-            Scope {
-                module: self.program.root,
-                sweep: None,
-            },
-        );
         let values: Vec<(Value, String)> = match value.kind {
             V::List(items) => items
                 .into_iter()
@@ -170,14 +184,22 @@ impl Checker<'_> {
             );
             return None;
         }
-        let count = ((b - a) / s + 1e-9).floor() as u64 + 1;
-        if count > MAX_TRIALS {
+        // Counted in f64 first: `1..2 step 1e-300` has 1e300 values, which
+        // no integer holds (it used to wrap to 0, "empty list").
+        let count = range_count(a, b, s);
+        if count.is_nan() || count > MAX_TRIALS as f64 {
+            let shown = count_text(count);
             self.report(
-                Diagnostic::error(Code::E0704, format!("the range has {count} values"))
-                    .primary(span, "too many values"),
+                Diagnostic::error(
+                    Code::E0704,
+                    format!("the range has {shown} values, more than {}", group(MAX_TRIALS)),
+                )
+                .primary(step.span, "this step gives too many values")
+                .secondary(span, "in this range"),
             );
             return None;
         }
+        let count = count as u64;
         let integers = d0.is_none() && matches!((&start.kind, &step.kind), (V::Int(_), V::Int(_)));
         Some(
             (0..count)
@@ -278,23 +300,53 @@ impl Checker<'_> {
     }
 }
 
-/// Sweep points: the cross product, first parameter outermost. A point holds
-/// the index of each parameter's value, in parameter order.
-pub(crate) fn cross_product(params: &[SweepParam]) -> Vec<Vec<usize>> {
-    let mut points: Vec<Vec<usize>> = vec![Vec::new()];
-    for param in params {
-        let mut next = Vec::with_capacity(points.len() * param.values.len());
-        for point in &points {
-            for index in 0..param.values.len() {
-                let mut p = Vec::with_capacity(params.len());
-                p.extend_from_slice(point);
-                p.push(index);
-                next.push(p);
-            }
-        }
-        points = next;
+/// A count that may be past any integer: `1,000,000,000,000`, `1e300`.
+pub(crate) fn count_text(count: f64) -> String {
+    if count < 1e15 {
+        group(count as u64)
+    } else {
+        format!("{count:.0e}")
     }
-    points
+}
+
+/// How many values `a..b step s` has (`a ≤ b`, `s > 0`), in `f64`: it may
+/// be far past any integer.
+fn range_count(a: f64, b: f64, s: f64) -> f64 {
+    ((b - a) / s + 1e-9).floor() + 1.0
+}
+
+/// How many values a sweep parameter will have, before expanding it. A range
+/// too large on its own counts 1 here: its expansion reports it at its step.
+fn value_count(value: &Value) -> f64 {
+    let number = |v: &Value| match v.kind {
+        V::Int(i) => Some(i as f64),
+        V::Float(f) | V::Quantity(_, f) => Some(f),
+        _ => None,
+    };
+    match &value.kind {
+        V::List(items) => items.len() as f64,
+        V::Range(start, end, Some(step)) => match (number(start), number(end), number(step)) {
+            (Some(a), Some(b), Some(s)) if s > 0.0 && a <= b => {
+                let count = range_count(a, b, s);
+                if count > MAX_TRIALS as f64 {
+                    1.0
+                } else {
+                    count
+                }
+            }
+            _ => 1.0,
+        },
+        _ => 1.0,
+    }
+}
+
+/// The number of trials the sweep would make (points × repetitions), from
+/// the value counts alone; `None` past `u64`. Checked before
+/// [`cross_product`] makes a single point.
+pub(crate) fn trial_count(params: &[SweepParam], repetitions: u32) -> Option<u64> {
+    params
+        .iter()
+        .try_fold(u64::from(repetitions), |n, p| n.checked_mul(p.values.len() as u64))
 }
 
 /// The parameters' values at one point, as names are looked up.
@@ -306,54 +358,6 @@ pub(crate) fn bindings(params: &[SweepParam], point: &[usize]) -> BTreeMap<Strin
         .collect()
 }
 
-/// A block lowered once per combination of the values of the sweep
-/// parameters it names. Lowering reads the point only through those names
-/// (`mentions`), so the result for one combination holds at every point with
-/// it, diagnostics included (they are deduplicated anyway): a workload that
-/// names one parameter of a 100 × 100 sweep is lowered 100 times, not 10,000,
-/// and cloned at the other points. A block naming no parameter is lowered once.
-pub(crate) struct PointCache<T> {
-    /// Indices of the parameters the block names, in parameter order.
-    uses: Vec<usize>,
-    /// False when the block names every parameter: then no combination
-    /// repeats, and keeping the results would only double the memory.
-    reuse: bool,
-    lowered: HashMap<Vec<usize>, T>,
-    key: Vec<usize>,
-}
-
-impl<T: Clone> PointCache<T> {
-    pub fn new(block: &Block, params: &[SweepParam]) -> Self {
-        let uses: Vec<usize> = params
-            .iter()
-            .enumerate()
-            .filter(|(_, p)| block_mentions(block, &|name| name == p.name))
-            .map(|(index, _)| index)
-            .collect();
-        PointCache {
-            reuse: uses.len() < params.len(),
-            uses,
-            lowered: HashMap::new(),
-            key: Vec::new(),
-        }
-    }
-
-    /// The block at `point`, from `lower` the first time its combination occurs.
-    pub fn get_or_lower(&mut self, point: &[usize], lower: impl FnOnce() -> T) -> T {
-        if !self.reuse {
-            return lower();
-        }
-        self.key.clear();
-        self.key.extend(self.uses.iter().map(|&p| point[p]));
-        if let Some(lowered) = self.lowered.get(self.key.as_slice()) {
-            return lowered.clone();
-        }
-        let lowered = lower();
-        self.lowered.insert(self.key.clone(), lowered.clone());
-        lowered
-    }
-}
-
 /// Whether any expression in the block (or its sub-blocks) names a name for
 /// which `is_name` holds.
 pub(crate) fn block_mentions(block: &Block, is_name: &dyn Fn(&str) -> bool) -> bool {
@@ -361,14 +365,4 @@ pub(crate) fn block_mentions(block: &Block, is_name: &dyn Fn(&str) -> bool) -> b
         Member::Attribute(a) => mentions(&a.value, is_name),
         Member::Block(b) => block_mentions(b, is_name),
     })
-}
-
-pub(crate) fn parameters(params: &[SweepParam]) -> Vec<Parameter> {
-    params
-        .iter()
-        .map(|p| Parameter {
-            name: p.name.clone(),
-            ty: p.ty.clone(),
-        })
-        .collect()
 }

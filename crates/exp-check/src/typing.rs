@@ -268,11 +268,43 @@ impl Checker<'_> {
                 None => ok = false,
             }
         }
+        if ok && schema.name == "paths" {
+            ok = self.check_paths(&lowered, span);
+        }
         if ok {
             Value::new(V::Ctor(schema.name, lowered), span)
         } else {
             Value::error(span)
         }
+    }
+
+    /// E0503: `paths` takes its RTTs from one source, `count` of them.
+    fn check_paths(&mut self, args: &Map<String, Json>, span: Span) -> bool {
+        let count = args.get("count").and_then(Json::as_u64).unwrap_or(0);
+        let given = args.get("rtts_ns").and_then(Json::as_array).map_or(0, Vec::len) as u64;
+        let drawn = args.get("distribution").is_some_and(|d| !d.is_null());
+        let problem = if given > 0 && drawn {
+            Some((
+                "`paths` takes `rtts` or `distribution`, not both".to_string(),
+                "keep the list of RTTs or the distribution to draw them from".to_string(),
+            ))
+        } else if given > 0 && given != count {
+            Some((
+                format!("`paths` has `count = {count}` but `rtts` lists {given} RTTs"),
+                "give one RTT per path".to_string(),
+            ))
+        } else {
+            None
+        };
+        let Some((message, help)) = problem else {
+            return true;
+        };
+        self.report(
+            Diagnostic::error(Code::E0503, message)
+                .primary(span, "conflicting arguments")
+                .help(help),
+        );
+        false
     }
 
     /// Evaluates a registry default (exp source text), parsing it once.

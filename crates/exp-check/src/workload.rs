@@ -183,6 +183,10 @@ impl Checker<'_> {
                 return None;
             }
         };
+        if let WorkloadConfig::Fleet(fleet) = &config {
+            let span = attributes(block).get("gap").map_or(block.kind.span, |a| a.value.span);
+            self.check_device_gap(&fleet.gap, span);
+        }
         Some(Workload {
             name,
             origin: self.origin(block.span),
@@ -301,7 +305,7 @@ impl Checker<'_> {
                     );
                     return None;
                 }
-                Some(Period { every_ns, active_ns })
+                Some((Period { every_ns, active_ns }, (every_span, active_span)))
             }
             (Some((_, span)), None) | (None, Some((_, span))) => {
                 self.report(
@@ -313,6 +317,13 @@ impl Checker<'_> {
             }
             (None, None) => None,
         };
+        if let Some((period, spans)) = &period {
+            let end = end.map(|(e, _)| e).or(trial_ns);
+            if !self.period_is_honourable(period, *spans, start, end) {
+                return None;
+            }
+        }
+        let period = period.map(|(p, _)| p);
         if let Some(trial) = trial_ns {
             let late = end
                 .filter(|(e, _)| *e > trial)

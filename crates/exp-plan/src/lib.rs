@@ -7,12 +7,19 @@
 //! - deterministic: same spec and seed give byte-identical JSON (ordered maps,
 //!   no hash maps, no clocks);
 //! - versioned ([`PLAN_VERSION`]) and traceable to its source (hashes);
+//! - compact: each sweep parameter's values and each workload's variants are
+//!   stored once; points and trials are derived from them (`sweep.rs`), so a
+//!   million trials cost what their distinct workloads cost;
 //! - partitionable: trials are independent and each workload names its
 //!   shardable unit.
 //!
-//! This crate holds types only, shared by compiler and runtime.
+//! This crate holds the types, the derivation of points and trials, and
+//! reading a plan back with its version and consistency checked.
 
 mod dist;
+mod read;
+pub mod seeds;
+mod sweep;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -20,10 +27,17 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, DistValue, Unit};
+pub use read::PlanError;
+pub use sweep::{value_indices, variant_index, Combinations};
 pub use workload::*;
 
 /// Bumped whenever the meaning or shape of the plan changes incompatibly.
-pub const PLAN_VERSION: u32 = 1;
+/// Version 2: parameters carry their values, workloads their variants;
+/// points and trials are derived, no longer listed.
+pub const PLAN_VERSION: u32 = 2;
+
+/// Most trials one plan may hold.
+pub const MAX_TRIALS: u64 = 1_000_000;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -34,13 +48,31 @@ pub struct Plan {
     pub source: Source,
     pub experiment: Experiment,
     pub repeat: Repeat,
-    /// Sweep parameters in declaration order.
+    /// Sweep parameters in declaration order, each with its values. The sweep
+    /// points are their cross product, numbered with the first parameter
+    /// outermost ([`Plan::point`]); trials are point-major,
+    /// repetition-minor ([`Plan::trial`]).
     pub parameters: Vec<Parameter>,
-    /// Sweep points (the cross product of all parameters), each with its
-    /// workloads fully resolved.
-    pub points: Vec<Point>,
-    /// Point-major, repetition-minor; `trial` is dense from 0.
-    pub trials: Vec<Trial>,
+    /// The experiment's workloads in spec order, each lowered once per
+    /// combination of the values of the parameters it names.
+    pub workloads: Vec<Variants<Workload>>,
+    /// The system monitor, lowered like a workload; `None` without a
+    /// `monitor` block.
+    pub monitor: Option<Variants<Monitor>>,
+}
+
+/// A block lowered once per combination of the values of the sweep
+/// parameters it names. With parameters `a` (3 values) and `b` (2 values)
+/// named, variant `2 * ia + ib` holds at every point where `a` has its value
+/// `ia` and `b` its value `ib`; a block that names no parameter has one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Variants<T> {
+    /// Names of the parameters the block names, in parameter order.
+    pub parameters: Vec<String>,
+    /// One per combination of those parameters' values, the first parameter
+    /// outermost.
+    pub variants: Vec<T>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -100,14 +132,17 @@ pub struct StopRule {
     pub min: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Parameter {
     pub name: String,
     /// Value type, e.g. `size`, `duration`, `dist<duration>`, `int`.
     pub ty: String,
+    /// The values in the order the spec lists them (a range, ascending).
+    pub values: Vec<PointValue>,
 }
 
+/// One sweep point with its workloads, materialised by [`Plan::point`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Point {
@@ -147,19 +182,16 @@ pub enum Value {
     Object(BTreeMap<String, Value>),
 }
 
+/// One trial, derived by [`Plan::trial`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Trial {
     pub trial: u32,
     pub point: u32,
     pub repetition: u32,
+    /// `seeds::derive(experiment seed, "trial/{point}/{repetition}")`.
     pub seed: u64,
-    /// Workload name → seed of its random streams in this trial.
+    /// Workload name → seed of its random streams in this trial:
+    /// `seeds::derive(seed, name)`.
     pub seeds: BTreeMap<String, u64>,
-}
-
-impl Plan {
-    pub fn point(&self, trial: &Trial) -> Option<&Point> {
-        self.points.get(trial.point as usize)
-    }
 }

@@ -190,6 +190,9 @@ pub struct Traffic {
     pub source_addresses: u32,
     pub lenient: bool,
     pub server: Option<String>,
+    /// Environment variable holding the secret `server` shares (the name
+    /// only: the value is never in a plan).
+    pub secret_env: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -223,10 +226,15 @@ pub enum Rtt {
     Mean,
     /// Each connection's own `r` line.
     PerConnection,
-    /// `n` path RTTs (given, or quantiles of the trace's RTTs).
+    /// `count` paths of fixed RTTs (given, drawn from `distribution`, or
+    /// the trace's RTT quantiles when both are absent), connections put on
+    /// them by `assign`: `round_robin` (in start order), `random` (from the
+    /// trial's seed), or `by_rtt` (grouped by their own RTT).
     Paths {
         count: u32,
         rtts_ns: Vec<u64>,
+        distribution: Option<DistValue>,
+        assign: String,
     },
     /// RTTs drawn from a distribution (`constant(20ms)` gives one RTT for all).
     Dist(DistValue),

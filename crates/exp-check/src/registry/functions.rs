@@ -1,5 +1,7 @@
 use exp_syntax::units::Dimension::*;
 
+use exp_diagnostics::limits::SHAPE_RANGE;
+
 use super::types::*;
 
 /// A parameter of a function: described, defaulted and bounded exactly like
@@ -26,8 +28,17 @@ pub struct FnSchema {
     pub params: &'static [DistParam],
 }
 
+/// How `paths` assigns connections to paths.
+pub const ASSIGNMENTS: &[&str] = &["round_robin", "random", "by_rtt"];
+
 const fn p(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
     Prop::required(name, ty, doc)
+}
+
+/// A shape parameter: within `SHAPE_RANGE`, outside which the distribution
+/// underflows or overflows `f64`.
+const fn shape(doc: &'static str) -> DistParam {
+    Prop::required("shape", Ty::Float, doc).range(SHAPE_RANGE.0, SHAPE_RANGE.1)
 }
 
 const fn opt(name: &'static str, ty: Ty, doc: &'static str) -> DistParam {
@@ -59,17 +70,17 @@ pub const FUNCTIONS: &[FnSchema] = &[
         name: "lognormal",
         kind: FnKind::Distribution,
         doc: "`location + scale · exp(shape · Z)`: shape σ, scale the median of the unshifted part, location a shift (as in latency-injection tools and scipy).",
-        params: &[p("shape", Ty::Float, "σ of the underlying normal."), p("scale", VALUE, "e^μ, the median when location is 0."), opt("location", VALUE, "Shift; 0 when absent.")],
+        params: &[shape("σ of the underlying normal."), p("scale", VALUE, "e^μ, the median when location is 0."), opt("location", VALUE, "Shift; 0 when absent.")],
     },
     FnSchema { name: "exponential", kind: FnKind::Distribution, doc: "Exponential with the given mean.", params: &[p("mean", VALUE, "Mean.")] },
     FnSchema {
         name: "pareto",
         kind: FnKind::Distribution,
         doc: "Pareto type I with `shape` and either `scale` (the minimum) or `median` (scale = median / 2^(1/shape)).",
-        params: &[p("shape", Ty::Float, "Tail index α."), opt("scale", VALUE, "Minimum value x_m."), opt("median", VALUE, "Median; sets the scale.")],
+        params: &[shape("Tail index α."), opt("scale", VALUE, "Minimum value x_m."), opt("median", VALUE, "Median; sets the scale.")],
     },
-    FnSchema { name: "weibull", kind: FnKind::Distribution, doc: "Weibull.", params: &[p("shape", Ty::Float, "Shape k."), p("scale", VALUE, "Scale λ.")] },
-    FnSchema { name: "gamma", kind: FnKind::Distribution, doc: "Gamma.", params: &[p("shape", Ty::Float, "Shape k."), p("scale", VALUE, "Scale θ.")] },
+    FnSchema { name: "weibull", kind: FnKind::Distribution, doc: "Weibull.", params: &[shape("Shape k."), p("scale", VALUE, "Scale λ.")] },
+    FnSchema { name: "gamma", kind: FnKind::Distribution, doc: "Gamma.", params: &[shape("Shape k."), p("scale", VALUE, "Scale θ.")] },
     FnSchema { name: "poisson", kind: FnKind::Distribution, doc: "Poisson counts.", params: &[p("mean", Ty::Float, "Mean λ.")] },
     FnSchema { name: "geometric", kind: FnKind::Distribution, doc: "Failures before the first success, from 0.", params: &[p("p", Ty::Float, "Success probability in (0, 1].")] },
     FnSchema {
@@ -133,11 +144,13 @@ pub const FUNCTIONS: &[FnSchema] = &[
     FnSchema {
         name: "paths",
         kind: FnKind::Constructor,
-        doc: "`count` path RTTs: given in `rtts`, or the trace's RTT quantiles; connections are mapped to paths.",
+        doc: "`count` paths of fixed RTTs, as in a testbed: each connection takes a path whatever its own RTT (`assign`).",
         params: &[
             p("count", Ty::Int, "Number of paths.").range(1.0, 4_294_967_295.0),
-            def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path; quantiles of the trace when empty.")
+            def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path, `count` of them; the trace's RTT quantiles when empty and no `distribution`.")
                 .at_least(0.0),
+            opt("distribution", Ty::Dist(Some(Duration)), "Draw the path RTTs from this distribution (with the trial's seed) instead."),
+            def("assign", Ty::Enum(ASSIGNMENTS), "round_robin", "Which path a connection takes: round_robin (in start order), random (seeded), or by_rtt (grouped by its own RTT)."),
         ],
     },
 ];

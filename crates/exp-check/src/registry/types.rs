@@ -113,6 +113,21 @@ impl Prop {
         self.min = Some(min);
         self
     }
+
+    /// The bounds as the reference tables and editors show them, in the
+    /// property's own unit (`10ms – 1h`, `≥ 1`); empty when unbounded.
+    pub fn range_text(&self) -> String {
+        let show = |x: f64| match self.ty {
+            Ty::Quantity(d) | Ty::List(&Ty::Quantity(d)) => crate::value::display_quantity(d, x),
+            _ => format!("{x}"),
+        };
+        match (self.min, self.max) {
+            (Some(a), Some(b)) => format!("{} – {}", show(a), show(b)),
+            (Some(a), None) => format!("≥ {}", show(a)),
+            (None, Some(b)) => format!("≤ {}", show(b)),
+            (None, None) => String::new(),
+        }
+    }
 }
 
 /// What a block is for.
@@ -171,5 +186,27 @@ pub struct BlockSchema {
 impl BlockSchema {
     pub fn variant(&self, name: &str) -> Option<&'static Variant> {
         self.variants.iter().find(|v| v.name == name)
+    }
+
+    /// The properties a block of this kind accepts: its own, the timing
+    /// properties of a workload, and those of the variant named by `kind`.
+    /// Without a known variant (not written literally, or misspelt), every
+    /// variant's properties, the first definition of a shared name winning.
+    pub fn accepted_props(&self, variant: Option<&str>) -> Vec<Prop> {
+        let mut props: Vec<Prop> = self.props.to_vec();
+        if matches!(self.role, Role::Workload { .. }) {
+            props.extend_from_slice(super::TIMING);
+        }
+        match variant.and_then(|name| self.variant(name)) {
+            Some(variant) => props.extend_from_slice(variant.props),
+            None => {
+                for prop in self.variants.iter().flat_map(|v| v.props) {
+                    if !props.iter().any(|p| p.name == prop.name) {
+                        props.push(*prop);
+                    }
+                }
+            }
+        }
+        props
     }
 }

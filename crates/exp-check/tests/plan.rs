@@ -1,0 +1,202 @@
+//! The compact plan: variants per combination of the parameters a block
+//! names, trials and seeds derived exactly as the expanded plan listed them,
+//! the trial count checked before anything is lowered.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::HashMap;
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use exp_check::{compile, Compilation, FsLoader, Loader, Options};
+use exp_diagnostics::Code;
+use exp_plan::{AnomalyParams, Plan, WorkloadConfig};
+
+struct Memory(HashMap<PathBuf, String>);
+
+impl Loader for Memory {
+    fn read(&self, path: &Path) -> std::io::Result<String> {
+        self.0
+            .get(path)
+            .cloned()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not in memory"))
+    }
+}
+
+fn compile_text(text: &str) -> Compilation {
+    let loader = Memory(HashMap::from([(PathBuf::from("x.exp"), text.to_string())]));
+    compile("x.exp", &loader, &Options::default())
+}
+
+fn plan_of(text: &str) -> Plan {
+    let compilation = compile_text(text);
+    let codes: Vec<_> = compilation.diagnostics.iter().map(|d| d.code).collect();
+    assert!(codes.is_empty(), "{codes:?}");
+    compilation.plan.unwrap()
+}
+
+const SWEEP: &str = r#"
+experiment "x" {
+  duration = 60s
+  repeat   = REPEAT
+  sweep {
+    devices = [10, 20, 40]
+    level   = [10%, 20%]
+    unused  = [1, 2]
+  }
+  fleet "f" {
+    devices = devices
+    gap     = 100ms
+  }
+  anomaly "hog" {
+    kind        = cpuoccupy
+    utilization = level
+    at          = 1s
+    for         = 10s
+  }
+  monitor {}
+}
+"#;
+
+#[test]
+fn each_block_is_lowered_once_per_combination_of_the_parameters_it_names() {
+    let compilation = compile_text(&SWEEP.replace("REPEAT", "4"));
+    let warnings: Vec<_> = compilation.diagnostics.iter().map(|d| d.code).collect();
+    assert_eq!(warnings, vec![Code::W0801], "`unused` is unused");
+    let plan = compilation.plan.unwrap();
+    assert_eq!((plan.point_count(), plan.trial_count()), (12, 48));
+    let shape: Vec<(Vec<String>, usize)> = plan
+        .workloads
+        .iter()
+        .map(|w| (w.parameters.clone(), w.variants.len()))
+        .collect();
+    assert_eq!(
+        shape,
+        vec![(vec!["devices".to_string()], 3), (vec!["level".to_string()], 2)]
+    );
+    let monitor = plan.monitor.as_ref().unwrap();
+    assert!(monitor.parameters.is_empty() && monitor.variants.len() == 1);
+
+    // Point 9 = devices 40 (index 2), level 10 % (0), unused 2 (1).
+    let point = plan.point(9).unwrap();
+    assert_eq!(point.values["devices"].label, "40");
+    assert_eq!(point.values["level"].label, "10%");
+    assert_eq!(point.values["unused"].label, "2");
+    let WorkloadConfig::Fleet(fleet) = &point.workloads[0].config else {
+        panic!("a fleet")
+    };
+    assert_eq!(fleet.devices, 40);
+    let WorkloadConfig::Anomaly(hog) = &point.workloads[1].config else {
+        panic!("an anomaly")
+    };
+    assert_eq!(hog.params, AnomalyParams::Cpuoccupy { utilization_ratio: 0.1 });
+}
+
+#[test]
+fn repetitions_change_only_the_count() {
+    let one = serde_json::to_value(plan_of(&SWEEP.replace("REPEAT", "1").replace("unused  = [1, 2]", ""))).unwrap();
+    let many = plan_of(&SWEEP.replace("REPEAT", "1000").replace("unused  = [1, 2]", ""));
+    assert_eq!(many.trial_count(), 6000);
+    let mut many = serde_json::to_value(many).unwrap();
+    many["repeat"]["max"] = 1.into();
+    // The source hashes differ with the text; everything else is identical.
+    many["source"] = one["source"].clone();
+    assert_eq!(one, many);
+}
+
+/// Seeds of `examples/02-sweep-and-repeat.exp` as plan version 1 listed them
+/// (trial, point, repetition, seed, the fleet's seed): derived trials must
+/// keep every seed.
+#[test]
+fn derived_seeds_are_those_the_expanded_plan_listed() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/02-sweep-and-repeat.exp");
+    let compilation = compile(path, &FsLoader, &Options::default());
+    let plan = compilation.plan.unwrap();
+    assert_eq!(plan.trial_count(), 240);
+    let listed: [(u32, u32, u32, u64, u64); 3] = [
+        (163, 8, 3, 3352719020426523375, 15439954555952315721),
+        (180, 9, 0, 9877635692411424388, 9866293944870286045),
+        (239, 11, 19, 15650360071710067832, 2901030326864706558),
+    ];
+    for (index, point, repetition, seed, sensors) in listed {
+        let trial = plan.trial(index).unwrap();
+        assert_eq!((trial.point, trial.repetition, trial.seed), (point, repetition, seed));
+        assert_eq!(trial.seeds["sensors"], sensors);
+    }
+}
+
+#[test]
+fn the_trial_count_is_checked_before_anything_is_lowered() {
+    // 100^10 points: more than a u64 counts, and far more than memory holds.
+    let mut sweep = String::new();
+    for p in 0..10 {
+        let values: Vec<String> = (0..100).map(|v| v.to_string()).collect();
+        let _ = writeln!(sweep, "    p{p} = [{}]", values.join(", "));
+    }
+    let text = format!(
+        "experiment \"x\" {{\n  duration = 1s\n  sweep {{\n{sweep}  }}\n  fleet \"f\" {{\n    devices = p0\n    gap = 100ms\n  }}\n}}\n"
+    );
+    let compilation = compile_text(&text);
+    let messages: Vec<_> = compilation
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == Code::E0704)
+        .map(|d| d.message.clone())
+        .collect();
+    assert_eq!(
+        messages,
+        vec!["the experiment has 1e20 trials, more than 1,000,000".to_string()]
+    );
+    assert!(compilation.plan.is_none());
+}
+
+#[test]
+fn overlapping_cpuoccupy_is_found_at_the_combinations_where_it_happens() {
+    let spec = |levels: &str| {
+        format!(
+            r#"
+experiment "x" {{
+  duration = 60s
+  sweep {{
+    other = [1, 2, 3]
+    level = [{levels}]
+  }}
+  fleet "f" {{
+    devices = other
+    gap     = 100ms
+  }}
+  anomaly "first" {{
+    kind        = cpuoccupy
+    cores       = [0]
+    utilization = level
+    at          = 0s
+    for         = 30s
+  }}
+  anomaly "second" {{
+    kind        = cpuoccupy
+    cores       = [0]
+    utilization = 50%
+    at          = 20s
+    for         = 30s
+  }}
+}}
+"#
+        )
+    };
+    let overlapping = compile_text(&spec("20%, 80%"));
+    let found: Vec<_> = overlapping
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.message.clone(), d.notes.clone()))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, Code::E0602);
+    assert_eq!(found[0].1, "anomalies \"first\" and \"second\" overlap on core 0");
+    assert_eq!(found[0].2, vec!["together they ask for 130% of the core".to_string()]);
+    assert!(compile_text(&spec("20%, 50%")).diagnostics.is_empty());
+}
+
+/// The plan reader and the compiler's limits table state the same maximum.
+#[test]
+fn one_trial_limit() {
+    assert_eq!(exp_plan::MAX_TRIALS, exp_diagnostics::limits::MAX_TRIALS);
+}

@@ -1,0 +1,115 @@
+//! Reading a plan back (`expc run plan.json`, reports): its version first,
+//! then its shape, then whether its parts agree, so that every accessor of a
+//! plan that was read answers without surprises.
+
+use std::collections::BTreeSet;
+
+use serde::Deserialize;
+
+use crate::{Plan, Variants, MAX_TRIALS, PLAN_VERSION};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("not a plan: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("plan version {found}, but this expc reads version {supported} (compile the spec again)")]
+    Version { found: u32, supported: u32 },
+    #[error("inconsistent plan: {0}")]
+    Invalid(String),
+}
+
+impl Plan {
+    /// Parses `plan.json` (as `expc plan` prints it) and validates it. A plan
+    /// of another version is [`PlanError::Version`], whatever its shape.
+    pub fn from_json(bytes: &[u8]) -> Result<Plan, PlanError> {
+        #[derive(Deserialize)]
+        struct Version {
+            plan_version: u32,
+        }
+        let version: Version = serde_json::from_slice(bytes)?;
+        if version.plan_version != PLAN_VERSION {
+            return Err(PlanError::Version {
+                found: version.plan_version,
+                supported: PLAN_VERSION,
+            });
+        }
+        let plan: Plan = serde_json::from_slice(bytes)?;
+        plan.validate()?;
+        Ok(plan)
+    }
+
+    /// Checks that the parts of the plan agree: parameters have values and
+    /// distinct names, there are at most [`MAX_TRIALS`] trials, every
+    /// workload and the monitor has one variant per combination of the
+    /// parameters it names, and workload names are unique.
+    pub fn validate(&self) -> Result<(), PlanError> {
+        let invalid = |message: String| Err(PlanError::Invalid(message));
+        if self.plan_version != PLAN_VERSION {
+            return Err(PlanError::Version {
+                found: self.plan_version,
+                supported: PLAN_VERSION,
+            });
+        }
+        if self.repeat.max == 0 {
+            return invalid("`repeat.max` is 0".into());
+        }
+        let mut names = BTreeSet::new();
+        for parameter in &self.parameters {
+            if parameter.values.is_empty() {
+                return invalid(format!("parameter `{}` has no values", parameter.name));
+            }
+            if !names.insert(parameter.name.as_str()) {
+                return invalid(format!("parameter `{}` appears twice", parameter.name));
+            }
+        }
+        let trials = self
+            .parameters
+            .iter()
+            .try_fold(u64::from(self.repeat.max), |n, p| n.checked_mul(p.values.len() as u64));
+        if trials.is_none_or(|n| n > MAX_TRIALS) {
+            return invalid(format!("more than {MAX_TRIALS} trials"));
+        }
+        let mut workloads = BTreeSet::new();
+        for (index, workload) in self.workloads.iter().enumerate() {
+            let what = format!("workload {index}");
+            self.check_variants(workload, &what)?;
+            let name = &workload.variants[0].name;
+            if let Some(other) = workload.variants.iter().find(|v| v.name != *name) {
+                return invalid(format!("{what} is named both `{name}` and `{}`", other.name));
+            }
+            if !workloads.insert(name.as_str()) {
+                return invalid(format!("two workloads are named `{name}`"));
+            }
+        }
+        if let Some(monitor) = &self.monitor {
+            self.check_variants(monitor, "the monitor")?;
+        }
+        Ok(())
+    }
+
+    fn check_variants<T>(&self, variants: &Variants<T>, what: &str) -> Result<(), PlanError> {
+        let mut last = None;
+        let mut expected: u64 = 1;
+        for name in &variants.parameters {
+            let Some(position) = self.parameters.iter().position(|p| p.name == *name) else {
+                return Err(PlanError::Invalid(format!(
+                    "{what} names an unknown parameter `{name}`"
+                )));
+            };
+            if last.is_some_and(|l| position <= l) {
+                return Err(PlanError::Invalid(format!(
+                    "{what} lists its parameters out of the plan's order"
+                )));
+            }
+            last = Some(position);
+            expected = expected.saturating_mul(self.parameters[position].values.len() as u64);
+        }
+        if variants.variants.len() as u64 != expected {
+            return Err(PlanError::Invalid(format!(
+                "{what} has {} variants where its parameters have {expected} combinations",
+                variants.variants.len()
+            )));
+        }
+        Ok(())
+    }
+}

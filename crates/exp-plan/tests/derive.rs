@@ -1,0 +1,224 @@
+//! Points and trials derived from a compact plan, and reading plans back.
+#![allow(clippy::unwrap_used)]
+
+use exp_plan::*;
+
+fn value(label: &str, v: i64) -> PointValue {
+    PointValue {
+        label: label.into(),
+        value: Value::Int(v),
+    }
+}
+
+fn parameter(name: &str, values: &[i64]) -> Parameter {
+    Parameter {
+        name: name.into(),
+        ty: "int".into(),
+        values: values.iter().map(|&v| value(&v.to_string(), v)).collect(),
+    }
+}
+
+/// A cpuoccupy anomaly at `utilization` with the given window end.
+fn hog(name: &str, utilization: f64, end_ns: Option<u64>) -> Workload {
+    Workload {
+        name: name.into(),
+        origin: Origin {
+            file: "x.exp".into(),
+            line: 1,
+            column: 1,
+        },
+        window: Window {
+            start_ns: 0,
+            end_ns,
+            period: None,
+        },
+        shard: Shard {
+            unit: "instances".into(),
+            count: None,
+        },
+        config: WorkloadConfig::Anomaly(Box::new(Anomaly {
+            cores: vec![0],
+            params: AnomalyParams::Cpuoccupy {
+                utilization_ratio: utilization,
+            },
+        })),
+    }
+}
+
+/// `a` (3 values) × `b` (2 values), 2 repetitions: 6 points, 12 trials.
+/// `swept` names `b`, `fixed` names nothing, the monitor names `a`.
+fn plan() -> Plan {
+    Plan {
+        plan_version: PLAN_VERSION,
+        compiler: "expc test".into(),
+        source: Source {
+            root: "x.exp".into(),
+            sha256: String::new(),
+            files: Vec::new(),
+        },
+        experiment: Experiment {
+            name: "x".into(),
+            description: String::new(),
+            seed: 42,
+            duration_ns: None,
+            pause_ns: 0,
+        },
+        repeat: Repeat { max: 2, stop: None },
+        parameters: vec![parameter("a", &[1, 2, 3]), parameter("b", &[10, 20])],
+        workloads: vec![
+            Variants {
+                parameters: vec!["b".into()],
+                variants: vec![hog("swept", 0.1, Some(5)), hog("swept", 0.2, Some(7))],
+            },
+            Variants {
+                parameters: Vec::new(),
+                variants: vec![hog("fixed", 0.5, Some(6))],
+            },
+        ],
+        monitor: Some(Variants {
+            parameters: vec!["a".into()],
+            variants: [1, 2, 3]
+                .map(|s| Monitor {
+                    interval_ns: s,
+                    per_cpu: false,
+                    processes: false,
+                })
+                .to_vec(),
+        }),
+    }
+}
+
+#[test]
+fn points_are_the_mixed_radix_of_the_values_first_parameter_outermost() {
+    let plan = plan();
+    plan.validate().unwrap();
+    assert_eq!((plan.point_count(), plan.trial_count()), (6, 12));
+    let all: Vec<Vec<usize>> = (0..6).map(|p| plan.value_indices(p).unwrap()).collect();
+    assert_eq!(
+        all,
+        vec![vec![0, 0], vec![0, 1], vec![1, 0], vec![1, 1], vec![2, 0], vec![2, 1]]
+    );
+    assert_eq!(plan.value_indices(6), None);
+    assert_eq!(plan.point_at(&[2, 0]), Some(4));
+    assert_eq!(plan.point_at(&[3, 0]), None);
+
+    let point = plan.point(3).unwrap();
+    assert_eq!(point.index, 3);
+    assert_eq!(point.values["a"], value("2", 2));
+    assert_eq!(point.values["b"], value("20", 20));
+    assert_eq!(
+        point.workloads,
+        vec![hog("swept", 0.2, Some(7)), hog("fixed", 0.5, Some(6))]
+    );
+    assert_eq!(point.monitor.map(|m| m.interval_ns), Some(2));
+    assert_eq!(plan.sweep_label(3), "a=2, b=20");
+    assert_eq!(plan.workload_at(0, 4), Some(&hog("swept", 0.1, Some(5))));
+    assert!(plan.point(6).is_none());
+}
+
+#[test]
+fn trials_are_point_major_with_derived_seeds() {
+    let plan = plan();
+    let trial = plan.trial(7).unwrap();
+    let seed = seeds::derive(42, "trial/3/1");
+    assert_eq!(
+        (trial.trial, trial.point, trial.repetition, trial.seed),
+        (7, 3, 1, seed)
+    );
+    let names: Vec<(&str, u64)> = trial.seeds.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    assert_eq!(
+        names,
+        vec![
+            ("fixed", seeds::derive(seed, "fixed")),
+            ("swept", seeds::derive(seed, "swept"))
+        ]
+    );
+    assert!(plan.trial(12).is_none());
+    let order: Vec<(u32, u32)> = plan.trials().map(|t| (t.point, t.repetition)).collect();
+    assert_eq!(order.len(), 12);
+    assert_eq!(&order[..4], &[(0, 0), (0, 1), (1, 0), (1, 1)]);
+    assert_eq!(plan.point_trials(5), 10..12);
+    assert_eq!(plan.point_trials(6), 0..0);
+}
+
+#[test]
+fn a_trials_duration_is_the_experiments_or_its_latest_window_end() {
+    let mut plan = plan();
+    // Point 1 (b = 20): windows end at 7 and 6.
+    assert_eq!(plan.trial_duration_ns(2), Some(7));
+    assert_eq!(plan.trial_duration_ns(0), Some(6));
+    plan.workloads[1].variants[0].window.end_ns = None;
+    assert_eq!(plan.trial_duration_ns(0), None, "a workload without an end");
+    plan.experiment.duration_ns = Some(60);
+    assert_eq!(plan.trial_duration_ns(0), Some(60));
+    assert_eq!(plan.trial_duration_ns(12), None);
+}
+
+#[test]
+fn combinations_vary_only_the_named_parameters() {
+    let plan = plan();
+    let b: Vec<Vec<usize>> = plan.combinations(&["b"]).collect();
+    assert_eq!(b, vec![vec![0, 0], vec![0, 1]]);
+    assert_eq!(plan.combinations(&["a", "b"]).count(), 6);
+    assert_eq!(plan.combinations(&[]).count(), 1);
+}
+
+#[test]
+fn a_plan_reads_back_and_other_versions_are_refused() {
+    let plan = plan();
+    let json = serde_json::to_vec_pretty(&plan).unwrap();
+    assert_eq!(Plan::from_json(&json).unwrap(), plan);
+
+    let mut old = serde_json::to_value(&plan).unwrap();
+    old["plan_version"] = 1.into();
+    old["points"] = serde_json::json!([]);
+    let error = Plan::from_json(old.to_string().as_bytes()).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            PlanError::Version {
+                found: 1,
+                supported: PLAN_VERSION
+            }
+        ),
+        "{error}"
+    );
+    assert!(error.to_string().contains("plan version 1"), "{error}");
+
+    let error = Plan::from_json(b"{\"points\": []}").unwrap_err();
+    assert!(error.to_string().contains("plan_version"), "{error}");
+}
+
+#[test]
+fn inconsistent_plans_are_refused_with_the_reason() {
+    type Break = fn(&mut Plan);
+    let cases: [(&str, Break); 7] = [
+        ("has 1 variants where its parameters have 2 combinations", |p| {
+            p.workloads[0].variants.pop();
+        }),
+        ("names an unknown parameter `c`", |p| {
+            p.workloads[1].parameters.push("c".into());
+        }),
+        ("out of the plan's order", |p| {
+            let monitor = p.monitor.as_mut().unwrap();
+            monitor.parameters = vec!["b".into(), "a".into()];
+            monitor.variants.extend(monitor.variants.clone());
+        }),
+        ("named both `swept` and `other`", |p| {
+            p.workloads[0].variants[1].name = "other".into();
+        }),
+        ("two workloads are named `fixed`", |p| {
+            p.workloads[0].variants.iter_mut().for_each(|v| v.name = "fixed".into());
+        }),
+        ("parameter `a` has no values", |p| p.parameters[0].values.clear()),
+        ("more than 1000000 trials", |p| p.repeat.max = 500_000),
+    ];
+    for (reason, break_it) in cases {
+        let mut plan = plan();
+        break_it(&mut plan);
+        let error = plan.validate().unwrap_err().to_string();
+        assert!(error.contains(reason), "expected `{reason}`, got `{error}`");
+        let json = serde_json::to_vec(&plan).unwrap();
+        assert!(Plan::from_json(&json).is_err(), "{reason}");
+    }
+}
