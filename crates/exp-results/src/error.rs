@@ -49,6 +49,18 @@ pub enum ResultsError {
     },
     #[error("a run already exists at {path}")]
     RunExists { path: PathBuf },
+    #[error("{path} is not a run directory (no manifest.json)")]
+    NotARun { path: PathBuf },
+    /// A shard found the run's plan written by another shard, and it differs.
+    #[error("{path} holds another plan (SHA-256 {found}) than this shard runs ({expected})")]
+    PlanMismatch {
+        path: PathBuf,
+        expected: String,
+        found: String,
+    },
+    /// Another process holds the run's runner lock: it is writing the run.
+    #[error("the run is being written by another process ({holder}; lock {path})")]
+    RunLocked { path: PathBuf, holder: String },
     #[error("invalid {what} `{name}`: {why}")]
     InvalidName {
         what: &'static str,
@@ -90,6 +102,13 @@ pub enum ResultsError {
     #[error("table `{table}`: trial {trial} is already finished")]
     TrialFinished { table: String, trial: u32 },
 
+    /// An error writing a table's files, with the table it hit.
+    #[error("table `{table}`: {source}")]
+    Table {
+        table: String,
+        #[source]
+        source: Box<ResultsError>,
+    },
     #[error("the table store is closed")]
     StoreClosed,
     /// The writer thread failed earlier (disk full, …); every later write and
@@ -101,6 +120,22 @@ pub enum ResultsError {
 }
 
 impl ResultsError {
+    /// Whether this is the file system saying it is full (or over quota).
+    pub fn is_disk_full(&self) -> bool {
+        match self {
+            ResultsError::Io { source, .. } => {
+                matches!(
+                    source.kind(),
+                    std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+                )
+            }
+            ResultsError::Parquet { source, .. } => source.to_string().contains("No space left on device"),
+            ResultsError::Table { source, .. } => source.is_disk_full(),
+            ResultsError::StoreFailed(source) => source.is_disk_full(),
+            _ => false,
+        }
+    }
+
     pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Self {
         let path = path.into();
         move |source| ResultsError::Io { action, path, source }

@@ -19,6 +19,8 @@ pub mod manifest;
 pub mod mqtt_report;
 mod read;
 mod rundir;
+pub mod runner;
+mod shards;
 mod store;
 mod summary;
 pub mod table;
@@ -26,12 +28,13 @@ pub mod traffic_report;
 
 pub use error::ResultsError;
 pub use manifest::{
-    new_run_id, rfc3339, unix_ns, Manifest, PointRecord, RunOptions, RunStatus, SpecRecord, TableRecord, TrialRecord,
-    TrialStatus, MANIFEST_VERSION,
+    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
+    ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
 pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial, MESSAGES_TABLE};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
-pub use rundir::{experiment_dir_name, plan_sha256, RunDir};
+pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
+pub use shards::{merge as merge_shards, read_run, write_merged, Writers};
 pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
 pub use summary::{summarize, ColumnSummary, RunSummary, TableSummary, TrialSummary, TIME_COLUMN};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};

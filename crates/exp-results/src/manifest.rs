@@ -35,10 +35,48 @@ pub struct Manifest {
     pub seed: u64,
     pub host: exp_host::HostFacts,
     pub options: RunOptions,
+    /// The trials this run runs (every trial of the plan, or the `--trials`
+    /// selection), in trial order.
     pub trials: Vec<TrialRecord>,
+    /// Each point with trials in this run, once its trials are done.
     pub points: Vec<PointRecord>,
     /// Table name → what the store wrote.
     pub tables: BTreeMap<String, TableRecord>,
+    /// When `expc run --resume` took the run over, oldest first, and what
+    /// the run was before (`crashed`, `interrupted`, …).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resumes: Vec<ResumeRecord>,
+    /// In a shard's manifest fragment: which shard of how many it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<ShardOf>,
+    /// In a sharded run's merged manifest: every shard found, with its host
+    /// and status.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardState>,
+}
+
+/// `--shard K/N`: shard `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardOf {
+    pub index: u32,
+    pub count: u32,
+}
+
+/// One shard of a sharded run, as its fragment says.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShardState {
+    pub index: u32,
+    pub host: String,
+    pub status: RunStatus,
+    pub trials: u32,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResumeRecord {
+    /// RFC 3339, UTC.
+    pub at: String,
+    /// The run's status when it was resumed.
+    pub previous_status: RunStatus,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -48,6 +86,14 @@ pub enum RunStatus {
     Complete,
     Interrupted,
     Failed,
+    /// The runner died without finishing the run (kill -9, power loss,
+    /// OOM killer): a reader found its manifest `running` behind a free
+    /// runner lock. Never written by a runner itself.
+    Crashed,
+    /// A sharded run some of whose shards have not run (or not yet):
+    /// readers' verdict on the fragments they found, never written by a
+    /// runner.
+    Incomplete,
 }
 
 impl RunStatus {
@@ -58,6 +104,8 @@ impl RunStatus {
             RunStatus::Complete => "complete",
             RunStatus::Interrupted => "interrupted",
             RunStatus::Failed => "failed",
+            RunStatus::Crashed => "crashed",
+            RunStatus::Incomplete => "incomplete",
         }
     }
 }
@@ -74,6 +122,10 @@ pub struct RunOptions {
     /// The `--trials` selection as given, if any.
     pub trials_selected: Option<String>,
     pub forced: bool,
+    /// The directory relative paths of the spec were resolved against
+    /// (absolute), so a resumed run finds the same files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spec_dir: Option<String>,
 }
 
 impl Default for RunOptions {
@@ -82,6 +134,7 @@ impl Default for RunOptions {
             time_scale: 1.0,
             trials_selected: None,
             forced: false,
+            spec_dir: None,
         }
     }
 }
@@ -99,6 +152,21 @@ pub struct TrialRecord {
     pub ended_at_unix_ns: Option<u64>,
     pub error: Option<String>,
     pub metrics: BTreeMap<String, f64>,
+    /// Earlier attempts at this trial, oldest first (`expc run --resume`
+    /// runs again what did not complete); the record itself is the latest.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// How an earlier attempt at a trial ended, and where its files went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AttemptRecord {
+    pub status: TrialStatus,
+    pub started_at_unix_ns: Option<u64>,
+    pub ended_at_unix_ns: Option<u64>,
+    pub error: Option<String>,
+    /// The run-relative directory its table files were moved to (none if it wrote none).
+    pub files: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -110,6 +178,8 @@ pub enum TrialStatus {
     Skipped,
     Interrupted,
     Failed,
+    /// Running when its runner died (see [`RunStatus::Crashed`]).
+    Crashed,
 }
 
 impl TrialStatus {
@@ -122,6 +192,7 @@ impl TrialStatus {
             TrialStatus::Skipped => "skipped",
             TrialStatus::Interrupted => "interrupted",
             TrialStatus::Failed => "failed",
+            TrialStatus::Crashed => "crashed",
         }
     }
 }
@@ -141,38 +212,52 @@ pub struct TableRecord {
 }
 
 impl Manifest {
-    /// The manifest at the start of a run: status `running`, every trial of
-    /// the plan `planned` with its sweep labels, no points or tables yet,
-    /// default options (time scale 1, all trials, not forced).
+    /// The manifest at the start of a run: status `running`, a `planned`
+    /// record with its sweep labels for each of `trials` (the trials this run
+    /// is to run, ascending; trials of the plan not among them get no record,
+    /// and indices the plan does not have are left out), no points or tables
+    /// yet, default options (time scale 1, no selection, not forced). Costs
+    /// what `trials` holds, not what the plan holds.
     pub fn new(
         plan: &exp_plan::Plan,
+        trials: impl IntoIterator<Item = u32>,
         run_id: &str,
         plan_sha256: &str,
         started: SystemTime,
         host: exp_host::HostFacts,
     ) -> Manifest {
-        let trials = plan
-            .trials
-            .iter()
-            .map(|t| TrialRecord {
-                trial: t.trial,
-                point: t.point,
-                repetition: t.repetition,
-                seed: t.seed,
-                sweep: plan
-                    .point(t)
-                    .map(|p| {
-                        p.values
-                            .iter()
-                            .map(|(name, v)| (name.clone(), v.label.clone()))
-                            .collect()
-                    })
-                    .unwrap_or_default(),
-                status: TrialStatus::Planned,
-                started_at_unix_ns: None,
-                ended_at_unix_ns: None,
-                error: None,
-                metrics: BTreeMap::new(),
+        // Every trial of a point has the same labels: built once per point.
+        let mut labels: Option<(u32, BTreeMap<String, String>)> = None;
+        let trials = trials
+            .into_iter()
+            .filter_map(|index| plan.trial(index))
+            .map(|t| {
+                let sweep = match &labels {
+                    Some((point, sweep)) if *point == t.point => sweep.clone(),
+                    _ => {
+                        let sweep: BTreeMap<String, String> = plan
+                            .values_at(t.point)
+                            .unwrap_or_default()
+                            .into_iter()
+                            .map(|(p, v)| (p.name.clone(), v.label.clone()))
+                            .collect();
+                        labels = Some((t.point, sweep.clone()));
+                        sweep
+                    }
+                };
+                TrialRecord {
+                    trial: t.trial,
+                    point: t.point,
+                    repetition: t.repetition,
+                    seed: t.seed,
+                    sweep,
+                    status: TrialStatus::Planned,
+                    started_at_unix_ns: None,
+                    ended_at_unix_ns: None,
+                    error: None,
+                    metrics: BTreeMap::new(),
+                    attempts: Vec::new(),
+                }
             })
             .collect();
         Manifest {
@@ -198,12 +283,20 @@ impl Manifest {
             trials,
             points: Vec::new(),
             tables: BTreeMap::new(),
+            resumes: Vec::new(),
+            shard: None,
+            shards: Vec::new(),
         }
     }
 
-    /// Replaces `tables` with what the store reports having written.
+    /// Adds what the store reports having written to `tables` (a resumed
+    /// run keeps the counts of the files written before).
     pub fn record_tables(&mut self, summary: &StoreSummary) {
-        self.tables = summary.tables.clone();
+        for (table, written) in &summary.tables {
+            let total = self.tables.entry(table.clone()).or_default();
+            total.rows += written.rows;
+            total.files += written.files;
+        }
     }
 
     /// Sets the end time (the status is the caller's to set).

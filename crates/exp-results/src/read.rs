@@ -7,18 +7,28 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::manifest::RunStatus;
+use crate::runner::Runner;
 use crate::store::PARTIAL_DIR;
-use crate::{Manifest, ResultsError};
+use crate::{read_run, Manifest, ResultsError};
 
 /// A run directory as found on disk.
 #[derive(Debug, Clone)]
 pub struct RunView {
     pub dir: PathBuf,
+    /// The manifest as read, except that a run found `running` whose
+    /// runner is gone says `crashed` (and so does its running trial).
     pub manifest: Manifest,
+    /// The process writing the run, or the one that was, from its lock file.
+    pub runner: Option<Runner>,
     /// Table name → its files.
     pub tables: BTreeMap<String, TableFiles>,
-    /// Entries under `tables/` that are not part of the layout, and files
-    /// the writer never finished (under `tables/.partial/`).
+    /// Table name → what trials that did not finish (running, or cut short
+    /// by a crash) have on disk so far: sealed segments and checkpoints
+    /// under `tables/.partial/`, each a complete Parquet file.
+    pub unfinished: BTreeMap<String, TableFiles>,
+    /// Entries under `tables/` that are not part of the layout, and writes
+    /// a crash cut short.
     pub warnings: Vec<Warning>,
 }
 
@@ -55,11 +65,18 @@ impl Warning {
 /// Fails only if the manifest cannot be read; problems with table files
 /// become [`RunView::warnings`].
 pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
-    let manifest = Manifest::read(&dir.join("manifest.json"))?;
+    let (manifest, runners) = read_run(dir)?;
+    // The runner of a whole run, or of the first shard found running or gone.
+    let runner = runners
+        .into_iter()
+        .filter_map(|(_, runner)| runner)
+        .find(|r| matches!(r, Runner::Running(_)) || manifest.status == RunStatus::Crashed);
     let mut view = RunView {
         dir: dir.to_path_buf(),
         manifest,
+        runner,
         tables: BTreeMap::new(),
+        unfinished: BTreeMap::new(),
         warnings: Vec::new(),
     };
     let tables_dir = dir.join("tables");
@@ -68,7 +85,7 @@ pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
     };
     for (name, path) in entries {
         if name == PARTIAL_DIR {
-            unfinished(&path, &mut view.warnings);
+            unfinished(&path, &mut view);
             continue;
         }
         if !path.is_dir() {
@@ -111,19 +128,50 @@ fn list_table(dir: &Path, warnings: &mut Vec<Warning>) -> TableFiles {
     table
 }
 
-/// Every file under `tables/.partial/`: files the writer never finished.
-fn unfinished(dir: &Path, warnings: &mut Vec<Warning>) {
-    let Some(entries) = list(dir, warnings) else { return };
-    for (_, path) in entries {
-        if path.is_dir() {
-            unfinished(&path, warnings);
-        } else {
-            warnings.push(Warning::new(
-                &path,
-                "unfinished file: the writer stopped before its footer",
-            ));
+/// `tables/.partial/<table>/trial=<n>/`: the segments and checkpoints of
+/// trials that did not finish, and writes a crash cut short (`.tmp`).
+fn unfinished(dir: &Path, view: &mut RunView) {
+    let Some(tables) = list(dir, &mut view.warnings) else {
+        return;
+    };
+    for (table, table_dir) in tables {
+        let Some(trials) = list(&table_dir, &mut view.warnings) else {
+            continue;
+        };
+        for (trial_name, trial_dir) in trials {
+            let Some(trial) = trial_name.strip_prefix("trial=").and_then(|n| n.parse::<u32>().ok()) else {
+                view.warnings
+                    .push(Warning::new(&trial_dir, "not a `trial=<n>` directory"));
+                continue;
+            };
+            let Some(files) = list(&trial_dir, &mut view.warnings) else {
+                continue;
+            };
+            for (name, path) in files {
+                match parse_segment(&name) {
+                    Some(shard) => view
+                        .unfinished
+                        .entry(table.clone())
+                        .or_default()
+                        .trials
+                        .entry(trial)
+                        .or_default()
+                        .push(PartFile { shard, path }),
+                    None => view.warnings.push(Warning::new(
+                        &path,
+                        "incomplete write, cut short by a crash (not a Parquet file)",
+                    )),
+                }
+            }
         }
     }
+}
+
+/// `part-<shard>.<seq>.parquet` or `part-<shard>.open.parquet`.
+fn parse_segment(name: &str) -> Option<u32> {
+    let (shard, rest) = name.strip_prefix("part-")?.strip_suffix(".parquet")?.split_once('.')?;
+    (rest == "open" || (!rest.is_empty() && rest.bytes().all(|b| b.is_ascii_digit()))).then_some(())?;
+    shard.parse().ok()
 }
 
 fn parse_part(name: &str) -> Option<u32> {
@@ -164,5 +212,9 @@ mod tests {
         assert_eq!(parse_part("part-17.parquet"), Some(17));
         assert_eq!(parse_part("part-x.parquet"), None);
         assert_eq!(parse_part("part-1.parquet.partial"), None);
+        assert_eq!(parse_segment("part-1.000003.parquet"), Some(1));
+        assert_eq!(parse_segment("part-2.open.parquet"), Some(2));
+        assert_eq!(parse_segment("part-2.open.parquet.tmp"), None);
+        assert_eq!(parse_segment("part-2.parquet"), None);
     }
 }

@@ -108,7 +108,14 @@ fn build_run(root: &Path) -> PathBuf {
         run.path(),
         &[("a", ns(Dist::Constant { value: 100e6 })), ("b", exponential)],
     );
-    let store = Store::open(run.tables_dir(), StoreOptions { row_group_rows: 4 }).unwrap();
+    let store = Store::open(
+        run.tables_dir(),
+        StoreOptions {
+            row_group_rows: 4,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
     let messages = messages_schema();
     let (a, b) = (fleet_a(), fleet_b());
     // Two shards, each with rows of both fleets.
@@ -412,4 +419,48 @@ fn ks_accepts_the_configured_distribution_and_rejects_another() {
     assert!(right.median_error.unwrap().abs() < 0.1, "{:?}", right.achieved);
     let wrong = fleet(&report, 0, "wrong").gaps.ks.unwrap();
     assert!(wrong.p_value < 0.01, "{wrong:?}");
+}
+
+#[test]
+fn gap_targets_come_from_the_variant_each_trials_point_ran() {
+    let gaps = [
+        DistValue {
+            unit: Unit::Ns,
+            dist: Dist::Constant { value: 10e6 },
+        },
+        DistValue {
+            unit: Unit::Ns,
+            dist: Dist::Constant { value: 20e6 },
+        },
+    ];
+    let root = tempfile::tempdir().unwrap();
+    let run = RunDir::create(root.path(), "variants", "r").unwrap();
+    let mut manifest = common::manifest("variants", "r");
+    let mut second = manifest.trials[0].clone();
+    (second.trial, second.point) = (1, 1);
+    manifest.trials.push(second);
+    run.write_manifest(&manifest).unwrap();
+    let targets: Vec<serde_json::Value> = gaps.iter().map(|g| serde_json::to_value(g).unwrap()).collect();
+    write_plan_variants(run.path(), "a", &targets);
+    let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();
+    let schema = messages_schema();
+    for (trial, gap) in gaps.iter().enumerate() {
+        write(&store, &schema, trial as u32, 0, drawn("a", gap, 11, 1));
+    }
+    store.close().unwrap();
+    let dir = run.finish().unwrap();
+    let mut warnings = Vec::new();
+    let report = mqtt_report(&open_run(&dir).unwrap(), &mut warnings).unwrap();
+    // The anomaly, which names no parameter, is found at both points.
+    let messages: Vec<&str> = warnings.iter().map(|w| w.message.as_str()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages.iter().all(|m| m.contains("runs anomalies (hog)")),
+        "{messages:?}"
+    );
+    for (trial, median) in [(0, 10e6), (1, 20e6)] {
+        let gaps = &fleet(&report, trial, "a").gaps;
+        assert_eq!(gaps.target.as_ref().unwrap().median, Some(median), "trial {trial}");
+        assert_eq!(gaps.median_error, Some(0.0), "trial {trial}");
+    }
 }

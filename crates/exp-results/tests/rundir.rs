@@ -27,39 +27,19 @@ fn plan() -> exp_plan::Plan {
             duration_ns: Some(1_000_000_000),
             pause_ns: 0,
         },
-        repeat: exp_plan::Repeat { max: 1, stop: None },
+        repeat: exp_plan::Repeat { max: 2, stop: None },
         parameters: vec![exp_plan::Parameter {
             name: "size".into(),
             ty: "size".into(),
+            values: [100, 200]
+                .map(|b| exp_plan::PointValue {
+                    label: format!("{b}B"),
+                    value: exp_plan::Value::Bytes(b),
+                })
+                .to_vec(),
         }],
-        points: vec![exp_plan::Point {
-            index: 0,
-            values: BTreeMap::from([(
-                "size".to_string(),
-                exp_plan::PointValue {
-                    label: "100B".into(),
-                    value: exp_plan::Value::Bytes(100),
-                },
-            )]),
-            workloads: Vec::new(),
-            monitor: None,
-        }],
-        trials: vec![
-            exp_plan::Trial {
-                trial: 0,
-                point: 0,
-                repetition: 0,
-                seed: 11,
-                seeds: BTreeMap::new(),
-            },
-            exp_plan::Trial {
-                trial: 1,
-                point: 0,
-                repetition: 1,
-                seed: 12,
-                seeds: BTreeMap::new(),
-            },
-        ],
+        workloads: Vec::new(),
+        monitor: None,
     }
 }
 
@@ -81,7 +61,7 @@ fn a_run_is_written_under_a_temporary_name_and_renamed() {
     let bytes = fs::read(run.path().join("plan.json")).unwrap();
     let expected: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(sha, expected);
-    assert_eq!(serde_json::from_slice::<exp_plan::Plan>(&bytes).unwrap(), plan());
+    assert_eq!(exp_plan::Plan::from_json(&bytes).unwrap(), plan());
     assert!(bytes.ends_with(b"}\n"), "formatted like `expc plan`");
 
     let scratch = run.scratch_dir("broker").unwrap();
@@ -194,7 +174,8 @@ fn run_ids() {
 #[test]
 fn a_manifest_from_a_plan() {
     let started = UNIX_EPOCH + Duration::from_millis(1_795_285_800_250);
-    let mut manifest = Manifest::new(&plan(), "r", "abc", started, common::manifest("e", "r").host);
+    // Trials 1 and 2 of the plan's 4 (and 9, which it does not have).
+    let mut manifest = Manifest::new(&plan(), [1, 2, 9], "r", "abc", started, common::manifest("e", "r").host);
     assert_eq!(
         (manifest.experiment.as_str(), manifest.seed, manifest.status),
         ("fleet", 7, RunStatus::Running)
@@ -213,16 +194,31 @@ fn a_manifest_from_a_plan() {
         RunOptions {
             time_scale: 1.0,
             trials_selected: None,
-            forced: false
+            forced: false,
+            spec_dir: None,
         }
     );
-    assert_eq!(manifest.trials.len(), 2);
-    let second = &manifest.trials[1];
+    let records: Vec<_> = manifest
+        .trials
+        .iter()
+        .map(|t| (t.trial, t.point, t.repetition, t.seed, t.status))
+        .collect();
+    let seed = |label: &str| exp_plan::seeds::derive(7, label);
     assert_eq!(
-        (second.trial, second.repetition, second.seed, second.status),
-        (1, 1, 12, TrialStatus::Planned)
+        records,
+        vec![
+            (1, 0, 1, seed("trial/0/1"), TrialStatus::Planned),
+            (2, 1, 0, seed("trial/1/0"), TrialStatus::Planned)
+        ]
     );
-    assert_eq!(second.sweep, BTreeMap::from([("size".to_string(), "100B".to_string())]));
+    assert_eq!(
+        manifest.trials[0].sweep,
+        BTreeMap::from([("size".to_string(), "100B".to_string())])
+    );
+    assert_eq!(
+        manifest.trials[1].sweep,
+        BTreeMap::from([("size".to_string(), "200B".to_string())])
+    );
 
     let summary = StoreSummary {
         tables: BTreeMap::from([("t".to_string(), TableRecord { rows: 5, files: 1 })]),
@@ -236,4 +232,97 @@ fn a_manifest_from_a_plan() {
     assert_eq!(RunStatus::Complete.as_str(), "complete");
     let json = serde_json::to_value(&manifest).unwrap();
     assert_eq!(json["trials"][0]["status"], TrialStatus::Planned.as_str());
+}
+
+/// The runner lock tells a running run from a crashed one, from outside:
+/// held while the `RunDir` lives, free once it is dropped without
+/// finishing (what a killed process leaves).
+#[test]
+fn the_runner_lock_tells_running_from_crashed() {
+    let root = tempfile::tempdir().unwrap();
+    let run = RunDir::create(root.path(), "fleet", "20261121T183000Z-abcd").unwrap();
+    let mut manifest = Manifest::new(
+        &plan(),
+        plan().trial_indices(),
+        "20261121T183000Z-abcd",
+        "00",
+        UNIX_EPOCH,
+        exp_host::facts(),
+    );
+    manifest.trials[0].status = TrialStatus::Running;
+    run.write_manifest(&manifest).unwrap();
+    let dir = run.path().to_path_buf();
+
+    match runner::probe(&dir.join(LOCK_FILE)) {
+        Some(runner::Runner::Running(info)) => assert_eq!(info.pid, std::process::id()),
+        other => panic!("{other:?}"),
+    }
+    let view = open_run(&dir).unwrap();
+    assert_eq!(view.manifest.status, RunStatus::Running);
+    // A second writer is refused while the first holds the run.
+    let refused = RunDir::reopen(&dir).map(|_| ()).unwrap_err();
+    assert!(matches!(refused, ResultsError::RunLocked { .. }), "{refused}");
+    assert!(
+        refused.to_string().contains(&format!("pid {}", std::process::id())),
+        "{refused}"
+    );
+
+    drop(run); // like a crash: not finished
+    assert!(matches!(
+        runner::probe(&dir.join(LOCK_FILE)),
+        Some(runner::Runner::Gone(_))
+    ));
+    let view = open_run(&dir).unwrap();
+    assert_eq!(view.manifest.status, RunStatus::Crashed);
+    assert_eq!(view.manifest.trials[0].status, TrialStatus::Crashed);
+    assert_eq!(
+        Manifest::read(&dir).unwrap().status,
+        RunStatus::Running,
+        "readers never write"
+    );
+
+    // Taken over: locked again, and finished under its final name, lock gone.
+    let again = RunDir::reopen(&dir).unwrap();
+    assert!(matches!(
+        runner::probe(&dir.join(LOCK_FILE)),
+        Some(runner::Runner::Running(_))
+    ));
+    let finished = again.finish().unwrap();
+    assert_eq!(finished, root.path().join("fleet/20261121T183000Z-abcd"));
+    assert!(!finished.join(LOCK_FILE).exists());
+    assert!(!finished.join("manifest.reserve").exists());
+    // A finished run can be taken over too (it is moved back to `.partial`).
+    let reopened = RunDir::reopen(&finished).unwrap();
+    assert_eq!(reopened.path(), dir);
+    assert!(!finished.exists());
+}
+
+/// An earlier attempt's files go aside, finished and unfinished, with their
+/// rows counted; the trial's places are empty for the next attempt.
+#[test]
+fn an_attempt_is_set_aside_not_deleted() {
+    let root = tempfile::tempdir().unwrap();
+    let run = RunDir::create(root.path(), "fleet", "r1").unwrap();
+    let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();
+    let schema = common::schema("events");
+    store.sink(&schema, 0, 0).write(common::rows(&schema, 0, 10)).unwrap();
+    store.sink(&schema, 1, 0).write(common::rows(&schema, 0, 3)).unwrap();
+    store.finish_trial(0).unwrap();
+    drop(store); // finishes trial 1 too
+                 // A checkpoint a crash cut short: not data, not kept.
+    let cut = run.tables_dir().join(".partial/events/trial=0");
+    fs::create_dir_all(&cut).unwrap();
+    fs::write(cut.join("part-0.open.parquet.tmp"), b"PAR1").unwrap();
+    assert!(run.set_attempt_aside(5, 1).unwrap().is_none(), "nothing of trial 5");
+    let moved = run.set_attempt_aside(0, 1).unwrap().unwrap();
+    assert_eq!(moved.dir, "attempts/trial=0/attempt-1");
+    assert_eq!(moved.tables["events"], TableRecord { rows: 10, files: 1 });
+    assert!(!run.tables_dir().join("events/trial=0").exists());
+    assert!(run.tables_dir().join("events/trial=1/part-0.parquet").exists());
+    let kept = run
+        .path()
+        .join("attempts/trial=0/attempt-1/tables/events/part-0.parquet");
+    assert_eq!(common::read(&kept).height(), 10);
+    let moved_partial = run.path().join("attempts/trial=0/attempt-1/partial/events");
+    assert!(moved_partial.is_dir() && fs::read_dir(&moved_partial).unwrap().count() == 0);
 }

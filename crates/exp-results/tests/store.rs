@@ -13,7 +13,14 @@ use exp_results::*;
 use polars::prelude::{AnyValue, DataType, ParquetReader, SerReader};
 
 fn store(dir: &Path, row_group_rows: usize) -> Store {
-    Store::open(dir.join("tables"), StoreOptions { row_group_rows }).unwrap()
+    Store::open(
+        dir.join("tables"),
+        StoreOptions {
+            row_group_rows,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap()
 }
 
 #[test]
@@ -135,13 +142,14 @@ fn hive_layout_and_empty_trials() {
     let b = Schema::new("beta_events").column("t_ns", DType::U64);
     store.sink(&a, 0, 0).write(rows(&a, 0, 5)).unwrap();
     store.sink(&a, 0, 2).write(rows(&a, 0, 25)).unwrap();
-    // Row groups are on disk, but the table directory holds finished files only.
-    let unfinished = dir.path().join("tables/.partial/alpha/trial=0/part-2.parquet");
+    // Full row groups are sealed on disk at once, each a complete file, but
+    // the table directory holds finished files only.
+    let sealed = dir.path().join("tables/.partial/alpha/trial=0/part-2.000001.parquet");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !unfinished.exists() && std::time::Instant::now() < deadline {
+    while !sealed.exists() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    assert!(unfinished.exists());
+    assert_eq!(read(&sealed).height(), 10);
     assert!(!dir.path().join("tables/alpha").exists());
     store.sink(&a, 12, 0).write(rows(&a, 0, 1)).unwrap();
     // Sinks that never see rows (or only empty batches) create nothing.
@@ -296,7 +304,10 @@ fn a_failed_writer_fails_every_later_write_and_keeps_finished_files() {
 
     let failure = store.finish_trial(1).unwrap_err();
     assert!(matches!(failure, ResultsError::StoreFailed(_)), "{failure}");
-    assert!(failure.to_string().contains("/bad/trial=1"), "{failure}");
+    assert!(
+        failure.to_string().contains("table `bad`") && failure.to_string().contains("/bad/trial=1"),
+        "{failure}"
+    );
     assert!(matches!(
         sink.write(rows(&bad, 0, 1)),
         Err(ResultsError::StoreFailed(_))
@@ -306,7 +317,13 @@ fn a_failed_writer_fails_every_later_write_and_keeps_finished_files() {
         Err(ResultsError::StoreFailed(_))
     ));
     let (written, result) = store.close_with_summary();
-    assert!(matches!(result, Err(ResultsError::StoreFailed(ref e)) if matches!(**e, ResultsError::Io { .. })));
+    let Err(ResultsError::StoreFailed(failure)) = result else {
+        panic!("{result:?}")
+    };
+    assert!(
+        matches!(&*failure, ResultsError::Table { table, source } if table == "bad" && matches!(**source, ResultsError::Io { .. })),
+        "{failure}"
+    );
     assert_eq!(
         written.tables["good"],
         TableRecord { rows: 15, files: 1 },
@@ -373,4 +390,60 @@ fn close_reports_success_the_same_way() {
     let (written, result) = store.close_with_summary();
     result.unwrap();
     assert_eq!(written.tables["s"], TableRecord { rows: 3, files: 1 });
+}
+
+/// Polls `what` until it holds; fails after 10 s.
+fn wait_until(what: &str, mut holds: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !holds() {
+        assert!(std::time::Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+/// Rows of a running trial reach a complete Parquet file within the
+/// checkpoint interval, without the trial finishing: what survives a kill.
+#[test]
+fn rows_of_a_running_trial_are_checkpointed_and_sealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = StoreOptions {
+        row_group_rows: 100,
+        checkpoint: std::time::Duration::from_millis(50),
+        seal_after: std::time::Duration::from_millis(600),
+    };
+    let store = Store::open(dir.path().join("tables"), options).unwrap();
+    let schema = schema("live");
+    let sink = store.sink(&schema, 3, 0);
+    let partial = dir.path().join("tables/.partial/live/trial=3");
+    let rows_on_disk = || -> usize {
+        fs::read_dir(&partial)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "parquet"))
+            .map(|p| read(&p).height())
+            .sum()
+    };
+    sink.write(rows(&schema, 0, 7)).unwrap();
+    wait_until("7 rows checkpointed", || rows_on_disk() == 7);
+    assert!(partial.join("part-0.open.parquet").exists());
+    // More rows: the checkpoint is rewritten with all of them.
+    sink.write(rows(&schema, 7, 12)).unwrap();
+    wait_until("12 rows checkpointed", || rows_on_disk() == 12);
+    // Rows waiting longer than `seal_after` get a segment of their own.
+    wait_until("a sealed segment", || partial.join("part-0.000000.parquet").exists());
+    assert_eq!(read(&partial.join("part-0.000000.parquet")).height(), 12);
+    assert_eq!(rows_on_disk(), 12, "the checkpoint went with the seal");
+    assert!(!dir.path().join("tables/live").exists(), "nothing final yet");
+
+    // Finishing assembles segments and rest, in order, and removes them.
+    sink.write(rows(&schema, 12, 162)).unwrap();
+    store.finish_trial(3).unwrap();
+    let part = dir.path().join("tables/live/trial=3/part-0.parquet");
+    assert_eq!(row_groups(&part), [100, 62]);
+    let seq = read(&part).column("seq").unwrap().u64().unwrap().clone();
+    assert!(seq.iter().enumerate().all(|(i, v)| v == Some(i as u64)), "in order");
+    assert!(!partial.exists());
+    store.close().unwrap();
 }

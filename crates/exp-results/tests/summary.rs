@@ -17,7 +17,14 @@ fn summaries_of_known_data() {
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "lat", "r").unwrap();
     run.write_manifest(&common::manifest("lat", "r")).unwrap();
-    let store = Store::open(run.tables_dir(), StoreOptions { row_group_rows: 16 }).unwrap();
+    let store = Store::open(
+        run.tables_dir(),
+        StoreOptions {
+            row_group_rows: 16,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
     let schema = Schema::new("latency")
         .column("t_ns", DType::U64)
         .column("latency_ms", DType::F64)

@@ -2,11 +2,11 @@
 //! memory, disk, CPUs, directories, and whether every workload kind can run.
 //! Failing checks are diagnostics (E10xx), never panics, and write nothing.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{AnomalyParams, Origin, Plan, Point, Workload, WorkloadConfig};
+use exp_plan::{AnomalyParams, Origin, Plan, Workload, WorkloadConfig};
 
 /// A failed check, with where in the spec the workload came from.
 #[derive(Debug, Clone)]
@@ -34,7 +34,7 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let mut issues = Vec::new();
     let mut seen = BTreeSet::new();
     let mut report = |key: String, issue: PreflightIssue| {
-        // Swept workloads appear once per point: report each problem once.
+        // Variants of one workload often share a problem: report it once.
         if seen.insert(key) {
             issues.push(issue);
         }
@@ -43,129 +43,43 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let memory = exp_host::meminfo().unwrap_or_default();
     let budget = memory_budget(memory.available_bytes(), memory.total_bytes());
 
-    for point in &input.plan.points {
-        for workload in &point.workloads {
-            let at = |code, message: String| PreflightIssue {
-                diagnostic: Diagnostic::error(code, message),
-                origin: Some(workload.origin.clone()),
-            };
-            if let WorkloadConfig::Fleet(fleet) = &workload.config {
-                for (key, diagnostic) in crate::fleet::check(&workload.name, fleet) {
-                    report(
-                        key,
-                        PreflightIssue {
-                            diagnostic,
-                            origin: Some(workload.origin.clone()),
-                        },
-                    );
-                }
-                continue;
-            }
-            if let WorkloadConfig::Xml(xml) = &workload.config {
-                for problem in crate::xml::check(xml) {
-                    report(
-                        format!("xml {} {problem}", workload.name),
-                        at(Code::E1004, format!("xml `{}`: {problem}", workload.name))
-                            .with_help("paths in a spec are relative to the spec's own directory"),
-                    );
-                }
-                continue;
-            }
-            if let WorkloadConfig::Traffic(traffic) = &workload.config {
-                for (code, problem, help) in crate::traffic::check(traffic) {
-                    report(
-                        format!("traffic {} {problem}", workload.name),
-                        at(code, format!("traffic `{}`: {problem}", workload.name)).with_help(help),
-                    );
-                }
-                continue;
-            }
-            let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
-                let kind = kind_name(&workload.config);
+    // Each distinct variant of each workload once, however many points run it.
+    for workload in input.plan.workloads.iter().flat_map(|w| &w.variants) {
+        for (key, diagnostic) in crate::plan_limits::check(input.plan, workload) {
+            report(
+                key,
+                PreflightIssue {
+                    diagnostic,
+                    origin: Some(workload.origin.clone()),
+                },
+            );
+        }
+        check_workload(workload, input, &online, &mut report);
+    }
+    if !input.force {
+        for (workload, need) in peak_memory(input.plan) {
+            if need > budget {
                 report(
-                    format!("kind {kind}"),
+                    format!("memory {}", workload.name),
                     PreflightIssue {
                         diagnostic: Diagnostic::error(
-                            Code::E1005,
-                            format!("this build of expc cannot run `{kind}` workloads yet"),
+                            Code::E1001,
+                            format!(
+                                "anomalies running together with `{}` may take {} but {} is available",
+                                workload.name,
+                                bytes(need),
+                                bytes(budget)
+                            ),
                         )
                         .note(format!(
-                            "`{kind} \"{}\"` is valid and appears in the plan",
-                            workload.name
+                            "available = MemAvailable {} − safety margin {}",
+                            bytes(memory.available_bytes()),
+                            bytes(memory.available_bytes().saturating_sub(budget))
                         ))
-                        .help("remove it to run the rest, or use `expc plan` to inspect it"),
+                        .help("lower the anomaly's `limit`, or pass `--force` to run anyway"),
                         origin: Some(workload.origin.clone()),
                     },
                 );
-                continue;
-            };
-            for core in anomaly.cores.iter().filter(|c| !online.contains(c)) {
-                let cpus: Vec<String> = online.iter().map(u32::to_string).collect();
-                report(
-                    format!("cpu {} {core}", workload.name),
-                    at(
-                        Code::E1003,
-                        format!(
-                            "anomaly `{}` is pinned to CPU {core}, which is not online",
-                            workload.name
-                        ),
-                    )
-                    .with_note(format!("online CPUs: {}", cpus.join(", "))),
-                );
-            }
-            if let Some(dir) = work_dir(&anomaly.params) {
-                let dir = resolve(input.spec_dir, dir);
-                if let Err(problem) = writable_dir(&dir) {
-                    report(
-                        format!("dir {}", workload.name),
-                        at(
-                            Code::E1004,
-                            format!(
-                                "anomaly `{}` cannot work in {}: {problem}",
-                                workload.name,
-                                dir.display()
-                            ),
-                        )
-                        .with_help("create the directory or leave `dir` out to use scratch space in the run directory"),
-                    );
-                } else if let Some(need) = exp_anomaly::disk_need_bytes(&anomaly.params) {
-                    check_disk(&dir, need, &workload.name, &mut |key, diagnostic| {
-                        report(
-                            key,
-                            PreflightIssue {
-                                diagnostic,
-                                origin: Some(workload.origin.clone()),
-                            },
-                        )
-                    });
-                }
-            }
-        }
-        if !input.force {
-            if let Some((workload, need)) = peak_memory(point, input.plan.experiment.duration_ns) {
-                if need > budget {
-                    report(
-                        format!("memory {}", workload.name),
-                        PreflightIssue {
-                            diagnostic: Diagnostic::error(
-                                Code::E1001,
-                                format!(
-                                    "anomalies running together with `{}` may take {} but {} is available",
-                                    workload.name,
-                                    bytes(need),
-                                    bytes(budget)
-                                ),
-                            )
-                            .note(format!(
-                                "available = MemAvailable {} − safety margin {}",
-                                bytes(memory.available_bytes()),
-                                bytes(memory.available_bytes().saturating_sub(budget))
-                            ))
-                            .help("lower the anomaly's `limit`, or pass `--force` to run anyway"),
-                            origin: Some(workload.origin.clone()),
-                        },
-                    );
-                }
             }
         }
     }
@@ -174,9 +88,9 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     // that work inside it.
     let scratch_need: u64 = input
         .plan
-        .points
+        .workloads
         .iter()
-        .flat_map(|p| &p.workloads)
+        .flat_map(|w| &w.variants)
         .filter_map(|w| match &w.config {
             WorkloadConfig::Anomaly(a) if work_dir(&a.params).is_none() => exp_anomaly::disk_need_bytes(&a.params),
             _ => None,
@@ -223,18 +137,152 @@ pub fn memory_budget(available: u64, total: u64) -> u64 {
     available.saturating_sub((total / 20).max(256 * MIB))
 }
 
-/// The largest memory need of any anomaly plus those whose windows overlap it.
-fn peak_memory(point: &Point, trial_ns: Option<u64>) -> Option<(&Workload, u64)> {
-    let needs: Vec<(&Workload, u64, (u64, u64))> = point
+/// The checks of one workload variant on its own: its kind can run here,
+/// its CPUs are online, its directory and disk space are there.
+fn check_workload(
+    workload: &Workload,
+    input: &PreflightInput,
+    online: &BTreeSet<u32>,
+    report: &mut dyn FnMut(String, PreflightIssue),
+) {
+    let at = |code, message: String| PreflightIssue {
+        diagnostic: Diagnostic::error(code, message),
+        origin: Some(workload.origin.clone()),
+    };
+    if let WorkloadConfig::Fleet(fleet) = &workload.config {
+        for (key, diagnostic) in crate::fleet::check(&workload.name, fleet) {
+            report(
+                key,
+                PreflightIssue {
+                    diagnostic,
+                    origin: Some(workload.origin.clone()),
+                },
+            );
+        }
+        return;
+    }
+    if let WorkloadConfig::Xml(xml) = &workload.config {
+        for problem in crate::xml::check(xml) {
+            report(
+                format!("xml {} {problem}", workload.name),
+                at(Code::E1004, format!("xml `{}`: {problem}", workload.name))
+                    .with_help("paths in a spec are relative to the spec's own directory"),
+            );
+        }
+        return;
+    }
+    if let WorkloadConfig::Traffic(traffic) = &workload.config {
+        for (code, problem, help) in crate::traffic::check(traffic) {
+            report(
+                format!("traffic {} {problem}", workload.name),
+                at(code, format!("traffic `{}`: {problem}", workload.name)).with_help(help),
+            );
+        }
+        return;
+    }
+    let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
+        let kind = kind_name(&workload.config);
+        report(
+            format!("kind {kind}"),
+            PreflightIssue {
+                diagnostic: Diagnostic::error(
+                    Code::E1005,
+                    format!("this build of expc cannot run `{kind}` workloads yet"),
+                )
+                .note(format!(
+                    "`{kind} \"{}\"` is valid and appears in the plan",
+                    workload.name
+                ))
+                .help("remove it to run the rest, or use `expc plan` to inspect it"),
+                origin: Some(workload.origin.clone()),
+            },
+        );
+        return;
+    };
+    for core in anomaly.cores.iter().filter(|c| !online.contains(c)) {
+        let cpus: Vec<String> = online.iter().map(u32::to_string).collect();
+        report(
+            format!("cpu {} {core}", workload.name),
+            at(
+                Code::E1003,
+                format!(
+                    "anomaly `{}` is pinned to CPU {core}, which is not online",
+                    workload.name
+                ),
+            )
+            .with_note(format!("online CPUs: {}", cpus.join(", "))),
+        );
+    }
+    if let Some(dir) = work_dir(&anomaly.params) {
+        let dir = resolve(input.spec_dir, dir);
+        if let Err(problem) = writable_dir(&dir) {
+            report(
+                format!("dir {}", workload.name),
+                at(
+                    Code::E1004,
+                    format!(
+                        "anomaly `{}` cannot work in {}: {problem}",
+                        workload.name,
+                        dir.display()
+                    ),
+                )
+                .with_help("create the directory or leave `dir` out to use scratch space in the run directory"),
+            );
+        } else if let Some(need) = exp_anomaly::disk_need_bytes(&anomaly.params) {
+            check_disk(&dir, need, &workload.name, &mut |key, diagnostic| {
+                report(
+                    key,
+                    PreflightIssue {
+                        diagnostic,
+                        origin: Some(workload.origin.clone()),
+                    },
+                )
+            });
+        }
+    }
+}
+
+/// The largest memory need of anomalies running together, by the anomaly
+/// they run with, over the combinations of the values of the parameters
+/// that anomalies with a memory need name (not every point: nothing else
+/// changes the answer). At each combination the worst is one anomaly plus
+/// those whose windows overlap it; each anomaly keeps its largest.
+fn peak_memory(plan: &Plan) -> Vec<(&Workload, u64)> {
+    let needy: Vec<_> = plan
         .workloads
         .iter()
-        .filter_map(|w| match &w.config {
-            WorkloadConfig::Anomaly(a) => {
-                let need = exp_anomaly::memory_need_bytes(&a.params)?;
-                let end = w.window.end_ns.or(trial_ns).unwrap_or(u64::MAX);
-                Some((w, need, (w.window.start_ns, end)))
+        .filter(|w| w.variants.iter().any(|v| memory_need(v).is_some()))
+        .collect();
+    let names: Vec<&str> = needy.iter().flat_map(|w| &w.parameters).map(String::as_str).collect();
+    let mut peaks: BTreeMap<&str, (&Workload, u64)> = BTreeMap::new();
+    for indices in plan.combinations(&names) {
+        let at_point: Vec<&Workload> = needy.iter().filter_map(|w| w.at(&plan.parameters, &indices)).collect();
+        if let Some((workload, need)) = peak_together(&at_point, plan.experiment.duration_ns) {
+            let peak = peaks.entry(workload.name.as_str()).or_insert((workload, need));
+            if need > peak.1 {
+                *peak = (workload, need);
             }
-            _ => None,
+        }
+    }
+    peaks.into_values().collect()
+}
+
+fn memory_need(workload: &Workload) -> Option<u64> {
+    match &workload.config {
+        WorkloadConfig::Anomaly(a) => exp_anomaly::memory_need_bytes(&a.params),
+        _ => None,
+    }
+}
+
+/// Of workloads that run together: the largest need of one anomaly plus
+/// those whose windows overlap it.
+fn peak_together<'w>(workloads: &[&'w Workload], trial_ns: Option<u64>) -> Option<(&'w Workload, u64)> {
+    let needs: Vec<(&Workload, u64, (u64, u64))> = workloads
+        .iter()
+        .filter_map(|w| {
+            let need = memory_need(w)?;
+            let end = w.window.end_ns.or(trial_ns).unwrap_or(u64::MAX);
+            Some((*w, need, (w.window.start_ns, end)))
         })
         .collect();
     needs
@@ -299,6 +347,9 @@ fn existing_ancestor(path: &Path) -> PathBuf {
 
 /// A directory we can create files in (probed by creating and removing one).
 fn writable_dir(dir: &Path) -> Result<(), String> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{} is a file, not a directory", dir.display()));
+    }
     if !dir.is_dir() {
         return Err("no such directory".into());
     }

@@ -1,27 +1,29 @@
 //! The orchestrator: trials in plan order, one shared clock per trial,
 //! `repeat until` after each repetition, and a manifest that always says
-//! where the run stands.
+//! where the run stands. [`run`] starts a run; [`resume`] goes on with one
+//! (resume.rs prepares it).
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use exp_anomaly::Launcher;
-use exp_plan::{Plan, Point, Trial, WorkloadConfig};
-use exp_results::manifest::{Manifest, PointRecord, RunStatus, TrialRecord, TrialStatus};
-use exp_results::{ResultsError, RunDir, Store, StoreOptions};
+use exp_plan::{Plan, Point};
+use exp_results::manifest::{Manifest, PointRecord, RunStatus, ShardOf, TrialRecord, TrialStatus};
+use exp_results::{ResultsError, Role, RunDir, Store, StoreOptions};
 
-use crate::cancel::{Cancel, Level};
-use crate::clock::{unix_ns, TrialClock};
+use crate::cancel::Cancel;
+use crate::clock::TrialClock;
 use crate::events::{Event, Events};
-use crate::executor::{ExecError, Processes, Tables, WorkloadContext, WorkloadSummary};
+use crate::fleet;
 use crate::preflight::{preflight, PreflightInput, PreflightIssue};
-use crate::repeat::{merge, stop_rule_met};
-use crate::schedule::{intervals, scale};
+use crate::repeat::stop_rule_met;
+use crate::resume::{prepare, ResumeError};
+use crate::schedule::scale;
 use crate::selection::TrialSelection;
-use crate::trials::{sweep_label, TrialRow, TrialsTable};
-use crate::{anomaly, fleet, monitor};
+use crate::shard::{shard_trials, ShardSpec};
+use crate::trial::run_trial;
+use crate::trials::TrialsTable;
 
 pub struct RunOptions {
     /// Run directories go to `<out_root>/<experiment>/<run-id>/`.
@@ -35,6 +37,12 @@ pub struct RunOptions {
     pub launcher: Launcher,
     /// Directory relative paths in the spec are resolved against.
     pub spec_dir: PathBuf,
+    /// Run only this shard's trials, into the shared run directory of
+    /// `run_id` (shard.rs); every shard of a run gets the same options.
+    pub shard: Option<ShardSpec>,
+    /// The run's id instead of one made from the time and the plan's hash;
+    /// required with `shard`, so that every shard finds the same directory.
+    pub run_id: Option<String>,
 }
 
 #[derive(Debug)]
@@ -49,62 +57,157 @@ pub enum RunError {
     Preflight(Vec<PreflightIssue>),
     #[error("{0}")]
     Results(#[from] ResultsError),
-    #[error("--time-scale must be positive and finite, not {0}")]
+    #[error("--time-scale must be a number above 0 and at most {MAX_TIME_SCALE}, not {}", shown(*.0))]
     TimeScale(f64),
+    #[error("{0}")]
+    Resume(#[from] ResumeError),
+    #[error("--shard needs --run-id: every shard of a run must name the same run directory")]
+    ShardWithoutRunId,
+    /// The run ended (failed, most likely for the same reason) and the
+    /// manifest could not record it: both are said.
+    #[error("{outcome}; the manifest could not record this: {source}")]
+    Unrecorded {
+        outcome: String,
+        #[source]
+        source: ResultsError,
+    },
+}
+
+/// A factor as the user would write it (`1e300`, not 301 digits).
+fn shown(x: f64) -> String {
+    if x.is_finite() && (x.abs() >= 1e6 || (x != 0.0 && x.abs() < 1e-3)) {
+        format!("{x:e}")
+    } else {
+        x.to_string()
+    }
 }
 
 /// Everything the trials of one run share.
-struct RunContext<'a> {
-    plan: &'a Plan,
-    options: &'a RunOptions,
-    events: &'a Events,
-    cancel: &'a Cancel,
-    store: Arc<Store>,
-    run_dir: &'a RunDir,
-    trials_table: TrialsTable,
-    launcher: Arc<Launcher>,
+pub(crate) struct RunContext<'a> {
+    pub plan: &'a Plan,
+    pub options: &'a RunOptions,
+    pub events: &'a Events,
+    pub cancel: &'a Cancel,
+    pub store: Arc<Store>,
+    pub run_dir: &'a RunDir,
+    pub trials_table: TrialsTable,
+    pub launcher: Arc<Launcher>,
 }
 
-struct TrialResult {
-    status: TrialStatus,
-    error: Option<String>,
-    metrics: BTreeMap<String, f64>,
-    start_unix_ns: u64,
-    end_unix_ns: u64,
-}
-
+/// Starts a new run of `plan` in a new run directory.
 pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cancel) -> Result<RunOutcome, RunError> {
-    if !(options.time_scale.is_finite() && options.time_scale > 0.0) {
-        return Err(RunError::TimeScale(options.time_scale));
+    check_options(plan, &options)?;
+    fleet::size_for_plan(plan);
+    let started = SystemTime::now();
+    let plan_sha256 = exp_results::plan_sha256(plan)?;
+    let experiment = &plan.experiment.name;
+    let (run_dir, run_id) = match (options.shard, &options.run_id) {
+        (Some(_), None) => return Err(RunError::ShardWithoutRunId),
+        (Some(shard), Some(id)) => (
+            RunDir::create_shard(&options.out_root, experiment, id, shard.index)?,
+            id.clone(),
+        ),
+        (None, Some(id)) => (RunDir::create(&options.out_root, experiment, id)?, id.clone()),
+        (None, None) => create_run_dir(&options.out_root, experiment, started, &plan_sha256)?,
+    };
+    run_dir.write_plan(plan)?;
+    // The manifest lists the trials this run is to run, not the whole plan.
+    let trials: Box<dyn Iterator<Item = u32>> = match (options.shard, &options.trials) {
+        (Some(shard), selection) => Box::new(shard_trials(plan, selection.as_ref(), shard).into_iter()),
+        (None, Some(selection)) => Box::new(selection.iter()),
+        (None, None) => Box::new(plan.trial_indices()),
+    };
+    let mut manifest = Manifest::new(plan, trials, &run_id, &plan_sha256, started, exp_host::facts());
+    manifest.shard = options.shard.map(|s| ShardOf {
+        index: s.index,
+        count: s.count,
+    });
+    manifest.options.time_scale = options.time_scale;
+    manifest.options.trials_selected = options.trials.as_ref().map(|t| t.text().to_string());
+    manifest.options.forced = options.force;
+    manifest.options.spec_dir = std::path::absolute(&options.spec_dir)
+        .ok()
+        .map(|d| d.to_string_lossy().into_owned());
+    drive(plan, &options, run_dir, manifest, events, cancel).await
+}
+
+/// Goes on with the run in `dir`: its complete trials are kept, the others
+/// (interrupted, failed, crashed, never started) run again. `plan` must be
+/// the plan that started it; `options` are the run's own (see resume.rs).
+pub async fn resume(
+    dir: &Path,
+    plan: &Plan,
+    options: RunOptions,
+    events: Events,
+    cancel: Cancel,
+) -> Result<RunOutcome, RunError> {
+    check_options(plan, &options)?;
+    fleet::size_for_plan(plan);
+    let role = options.shard.map_or(Role::Whole, |s| Role::Shard(s.index));
+    let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref())?;
+    drive(plan, &options, run_dir, manifest, events, cancel).await
+}
+
+/// The largest `--time-scale`: a thousand-fold stretch of the timeline is
+/// already far past any use, and larger factors overflow the nanosecond clock.
+pub const MAX_TIME_SCALE: f64 = 1000.0;
+
+/// `--time-scale` must be finite, positive and at most [`MAX_TIME_SCALE`].
+pub fn check_time_scale(time_scale: f64) -> Result<(), RunError> {
+    if time_scale.is_finite() && time_scale > 0.0 && time_scale <= MAX_TIME_SCALE {
+        Ok(())
+    } else {
+        Err(RunError::TimeScale(time_scale))
     }
+}
+
+fn check_options(plan: &Plan, options: &RunOptions) -> Result<(), RunError> {
+    check_time_scale(options.time_scale)?;
     let issues = preflight(&PreflightInput {
         plan,
         out_root: &options.out_root,
         force: options.force,
         spec_dir: &options.spec_dir,
     });
-    if !issues.is_empty() {
-        return Err(RunError::Preflight(issues));
+    if issues.is_empty() {
+        Ok(())
+    } else {
+        Err(RunError::Preflight(issues))
     }
+}
 
-    fleet::size_for_plan(plan);
-    let started = SystemTime::now();
-    let plan_sha256 = exp_results::plan_sha256(plan)?;
-    let run_id = exp_results::new_run_id(started, &plan_sha256);
-    let run_dir = RunDir::create(&options.out_root, &plan.experiment.name, &run_id)?;
-    run_dir.write_plan(plan)?;
-    let mut manifest = Manifest::new(plan, &run_id, &plan_sha256, started, exp_host::facts());
-    manifest.options.time_scale = options.time_scale;
-    manifest.options.trials_selected = options.trials.as_ref().map(|t| t.text().to_string());
-    manifest.options.forced = options.force;
-    for record in &mut manifest.trials {
-        if options.trials.as_ref().is_some_and(|s| !s.contains(record.trial)) {
-            record.status = TrialStatus::Skipped;
+/// A new run directory. Two runs of one plan started within the same
+/// second would get the same id; the second gets `-2` (then `-3`, …).
+fn create_run_dir(
+    out_root: &Path,
+    experiment: &str,
+    started: SystemTime,
+    plan_sha256: &str,
+) -> Result<(RunDir, String), ResultsError> {
+    let base = exp_results::new_run_id(started, plan_sha256);
+    let mut run_id = base.clone();
+    for n in 2.. {
+        match RunDir::create(out_root, experiment, &run_id) {
+            Ok(dir) => return Ok((dir, run_id)),
+            Err(ResultsError::RunExists { .. }) if n < 1000 => run_id = format!("{base}-{n}"),
+            Err(e) => return Err(e),
         }
     }
+    unreachable!("the loop returns")
+}
+
+/// Runs the trials still to run, then finishes the tables and says in the
+/// manifest how the run ended, whatever happened.
+async fn drive(
+    plan: &Plan,
+    options: &RunOptions,
+    run_dir: RunDir,
+    mut manifest: Manifest,
+    events: Events,
+    cancel: Cancel,
+) -> Result<RunOutcome, RunError> {
     run_dir.write_manifest(&manifest)?;
     let store = Arc::new(Store::open(run_dir.tables_dir(), StoreOptions::default())?);
-
     let selected = manifest
         .trials
         .iter()
@@ -116,7 +219,7 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     });
     let context = RunContext {
         plan,
-        options: &options,
+        options,
         events: &events,
         cancel: &cancel,
         store,
@@ -126,7 +229,6 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     };
     let failure = run_points(&context, &mut manifest, selected).await.err();
 
-    // Whatever happened, finish the tables and say how the run ended.
     let RunContext { store, .. } = context;
     let closed = match Arc::try_unwrap(store) {
         Ok(store) => store.close().map(Some),
@@ -150,247 +252,180 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
         RunStatus::Complete
     };
     manifest.finish(SystemTime::now());
-    run_dir.write_manifest(&manifest)?;
+    if let Err(source) = run_dir.write_manifest(&manifest) {
+        let outcome = match &manifest.error {
+            Some(error) => format!("the run failed: {error}"),
+            None => format!("the run ended {}", manifest.status.as_str()),
+        };
+        return Err(RunError::Unrecorded { outcome, source });
+    }
     let run_dir = run_dir.finish()?;
     Ok(RunOutcome { run_dir, manifest })
 }
 
-/// Runs every selected trial, point by point; an `Err` is a failure of the
-/// run itself (the results store broke), not of a trial.
+/// Runs every trial of the manifest still `planned`, point by point; an
+/// `Err` is a failure of the run itself (the results store broke), not of a
+/// trial. Complete trials (of a resumed run) count towards `repeat until` as
+/// if just run.
 async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, total: u32) -> Result<(), ResultsError> {
-    let mut ordinal = 0;
-    let mut first = true;
-    for point in &ctx.plan.points {
-        let trials: Vec<&Trial> = ctx.plan.trials.iter().filter(|t| t.point == point.index).collect();
-        let mut values = Vec::new();
-        let mut stop_reason = None;
-        let mut ran = 0;
-        for trial in trials {
-            let index = trial.trial as usize;
-            if manifest.trials[index].status != TrialStatus::Planned {
-                continue;
+    let mut progress = Progress { ordinal: 0, total };
+    manifest.points.clear();
+    let mut start = 0;
+    // The records are in trial order, so each point's trials are consecutive.
+    while let Some(first) = manifest.trials.get(start) {
+        let index = first.point;
+        let end = start + manifest.trials[start..].iter().take_while(|t| t.point == index).count();
+        let Some(point) = ctx.plan.point(index) else {
+            for record in &mut manifest.trials[start..end] {
+                record.status = TrialStatus::Failed;
+                record.error = Some(format!("point {index} is not in the plan"));
             }
-            if ctx.cancel.is_cancelled() || stop_reason.is_some() {
-                manifest.trials[index].status = TrialStatus::Skipped;
-                continue;
-            }
-            if !first {
-                let pause = scale(ctx.plan.experiment.pause_ns, ctx.options.time_scale);
-                if pause > 0 {
-                    ctx.events.send(Event::Pause { ns: pause });
-                    if !ctx
-                        .cancel
-                        .sleep_until_async(Instant::now() + Duration::from_nanos(pause))
-                        .await
-                    {
-                        manifest.trials[index].status = TrialStatus::Skipped;
-                        continue;
-                    }
-                }
-            }
-            first = false;
-            ordinal += 1;
-            manifest.trials[index].status = TrialStatus::Running;
-            ctx.run_dir.write_manifest(manifest)?;
-            ctx.events.send(Event::TrialStarted {
-                trial: trial.trial,
-                ordinal,
-                total,
-                point: point.index,
-                repetition: trial.repetition,
-                sweep: sweep_label(point),
-                planned_ns: ctx
-                    .plan
-                    .experiment
-                    .duration_ns
-                    .map(|d| scale(d, ctx.options.time_scale)),
-            });
-            let result = run_trial(ctx, trial, point).await?;
-            ran += 1;
-            ctx.events.send(Event::TrialFinished {
-                trial: trial.trial,
-                status: result.status.as_str().to_string(),
-                elapsed_ns: result.end_unix_ns.saturating_sub(result.start_unix_ns),
-                error: result.error.clone(),
-            });
-            if let Some(rule) = &ctx.plan.repeat.stop {
-                if let Some(value) = result.metrics.get(&rule.metric) {
-                    values.push(*value);
-                }
-                stop_reason = stop_rule_met(rule, &values);
-            }
-            let record: &mut TrialRecord = &mut manifest.trials[index];
-            record.status = result.status;
-            record.error = result.error;
-            record.metrics = result.metrics;
-            record.started_at_unix_ns = Some(result.start_unix_ns);
-            record.ended_at_unix_ns = Some(result.end_unix_ns);
-            ctx.run_dir.write_manifest(manifest)?;
-        }
-        if let Some(rule) = &ctx.plan.repeat.stop {
-            let reason = stop_reason.clone().unwrap_or_else(|| {
+            start = end;
+            continue;
+        };
+        let ran = run_point(ctx, manifest, start..end, &point, &mut progress).await?;
+        start = end;
+        let stop_reason = ctx.plan.repeat.stop.as_ref().map(|rule| {
+            ran.stop_reason.clone().unwrap_or_else(|| {
                 if ctx.cancel.is_cancelled() {
                     "interrupted".to_string()
                 } else {
                     format!(
                         "reached the maximum of {} repetitions without meeting the rule on `{}`",
-                        ran, rule.metric
+                        ran.count, rule.metric
                     )
                 }
-            });
+            })
+        });
+        if let Some(reason) = &stop_reason {
             ctx.events.send(Event::RepeatStopped {
-                point: point.index,
-                repetitions: ran,
+                point: index,
+                repetitions: ran.count,
                 reason: reason.clone(),
             });
-            manifest.points.push(PointRecord {
-                point: point.index,
-                repetitions_run: ran,
-                stop_reason: Some(reason),
-            });
-        } else {
-            manifest.points.push(PointRecord {
-                point: point.index,
-                repetitions_run: ran,
-                stop_reason: None,
-            });
         }
+        manifest.points.push(PointRecord {
+            point: index,
+            repetitions_run: ran.count,
+            stop_reason,
+        });
     }
     Ok(())
 }
 
-async fn run_trial(ctx: &RunContext<'_>, trial: &Trial, point: &Point) -> Result<TrialResult, ResultsError> {
-    let scale_factor = ctx.options.time_scale;
-    let trial_end_ns = ctx.plan.experiment.duration_ns.map(|d| scale(d, scale_factor));
-    let clock = TrialClock::start_now();
-    let stop = Cancel::new();
-    let forward = tokio::spawn(forward_cancel(ctx.cancel.clone(), stop.clone()));
-    let tables = Tables {
-        store: ctx.store.clone(),
-        trial: trial.trial,
-        shard: 0,
-    };
-    let processes = Processes::default();
-    let sample_interval = Duration::from_nanos(point.monitor.as_ref().map_or(1_000_000_000, |m| m.interval_ns));
+/// Trials started so far in this run, for the progress events.
+struct Progress {
+    ordinal: u32,
+    total: u32,
+}
 
-    let monitor = point.monitor.clone().map(|m| {
-        let (stop, tables, processes) = (stop.clone(), tables.clone(), processes.clone());
-        tokio::task::spawn_blocking(move || monitor::run(&m, clock, stop, tables, processes))
-    });
-    let mut workloads = Vec::new();
-    for workload in &point.workloads {
-        let context = WorkloadContext {
-            workload: workload.clone(),
-            seed: trial.seeds.get(&workload.name).copied().unwrap_or(trial.seed),
-            clock,
-            intervals: intervals(&workload.window, trial_end_ns, scale_factor),
-            trial_end_ns,
-            cancel: stop.clone(),
-            tables: tables.clone(),
-            processes: processes.clone(),
-            scratch: ctx.run_dir.scratch_dir(&format!("trial-{}", trial.trial))?,
-            sample_interval,
-            launcher: ctx.launcher.clone(),
-            run_dir: ctx.run_dir.path().to_path_buf(),
+/// What ran of one point.
+struct PointRun {
+    count: u32,
+    /// Set when `repeat until` was met.
+    stop_reason: Option<String>,
+}
+
+/// Runs the trials of one point (the manifest records in `records`), with
+/// the pause before each but the run's first and `repeat until` after each.
+async fn run_point(
+    ctx: &RunContext<'_>,
+    manifest: &mut Manifest,
+    records: std::ops::Range<usize>,
+    point: &Point,
+    progress: &mut Progress,
+) -> Result<PointRun, ResultsError> {
+    let mut values = Vec::new();
+    let mut ran = PointRun {
+        count: 0,
+        stop_reason: None,
+    };
+    for index in records {
+        let status = manifest.trials[index].status;
+        if status == TrialStatus::Complete {
+            ran.count += 1;
+            record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);
+            continue;
+        }
+        if status != TrialStatus::Planned {
+            continue;
+        }
+        let trial = ctx.plan.trial(manifest.trials[index].trial);
+        let Some(trial) = trial.filter(|_| !ctx.cancel.is_cancelled() && ran.stop_reason.is_none()) else {
+            manifest.trials[index].status = TrialStatus::Skipped;
+            continue;
         };
-        let name = workload.name.clone();
-        let stop = stop.clone();
-        workloads.push(tokio::spawn(async move {
-            let result = execute(context).await;
-            if result.is_err() {
-                // One failed workload ends its trial: the others stop too.
-                stop.raise(Level::Stop);
+        if progress.ordinal > 0 && !pause(ctx).await {
+            manifest.trials[index].status = TrialStatus::Skipped;
+            continue;
+        }
+        progress.ordinal += 1;
+        let clock = TrialClock::start_now();
+        let record = &mut manifest.trials[index];
+        record.status = TrialStatus::Running;
+        record.started_at_unix_ns = Some(clock.start_unix_ns);
+        ctx.run_dir.write_manifest(manifest)?;
+        ctx.events.send(Event::TrialStarted {
+            trial: trial.trial,
+            ordinal: progress.ordinal,
+            total: progress.total,
+            point: point.index,
+            repetition: trial.repetition,
+            sweep: ctx.plan.sweep_label(point.index),
+            planned_ns: ctx
+                .plan
+                .experiment
+                .duration_ns
+                .map(|d| scale(d, ctx.options.time_scale)),
+        });
+        let result = match run_trial(ctx, &trial, point, clock).await {
+            Ok(result) => result,
+            Err(error) => {
+                // The store failed: the trial failed with it, and the run stops.
+                let record = &mut manifest.trials[index];
+                record.status = TrialStatus::Failed;
+                record.error = Some(error.to_string());
+                record.ended_at_unix_ns = Some(exp_results::unix_ns(SystemTime::now()));
+                return Err(error);
             }
-            (name, result)
-        }));
+        };
+        ran.count += 1;
+        ctx.events.send(Event::TrialFinished {
+            trial: trial.trial,
+            status: result.status.as_str().to_string(),
+            elapsed_ns: result.end_unix_ns.saturating_sub(result.start_unix_ns),
+            error: result.error.clone(),
+        });
+        let record: &mut TrialRecord = &mut manifest.trials[index];
+        record.status = result.status;
+        record.error = result.error;
+        record.metrics = result.metrics;
+        record.started_at_unix_ns = Some(result.start_unix_ns);
+        record.ended_at_unix_ns = Some(result.end_unix_ns);
+        record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);
+        ctx.run_dir.write_manifest(manifest)?;
     }
-
-    let mut errors = Vec::new();
-    let mut summaries: Vec<(String, WorkloadSummary)> = Vec::new();
-    for handle in workloads {
-        match handle.await {
-            Ok((name, Ok(summary))) => summaries.push((name, summary)),
-            Ok((name, Err(error))) => errors.push(format!("{name}: {error}")),
-            Err(join) => errors.push(format!("a workload thread panicked: {join}")),
-        }
-    }
-    // The trial lasts its full length even when workloads end earlier (the
-    // healthy tail of an anomaly dataset is data too).
-    if let (Some(end), true) = (trial_end_ns, errors.is_empty()) {
-        stop.sleep_until_async(clock.at(end)).await;
-    }
-    stop.raise(Level::Stop);
-    if let Some(handle) = monitor {
-        match handle.await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => errors.push(format!("monitor: {error}")),
-            Err(join) => errors.push(format!("the monitor thread panicked: {join}")),
-        }
-    }
-    forward.abort();
-    let end_ns = clock.now_ns();
-
-    let status = if !errors.is_empty() {
-        TrialStatus::Failed
-    } else if ctx.cancel.is_cancelled() {
-        TrialStatus::Interrupted
-    } else {
-        TrialStatus::Complete
-    };
-    let error = (!errors.is_empty()).then(|| errors.join("; "));
-    let contended = summaries
-        .iter()
-        .any(|(_, s)| s.metrics.get("contended").is_some_and(|v| *v > 0.0));
-    let row = ctx.trials_table.row(&TrialRow {
-        point,
-        repetition: trial.repetition,
-        seed: trial.seed,
-        start_unix_ns: clock.start_unix_ns,
-        end_unix_ns: clock.unix_ns_at(end_ns),
-        status: status.as_str(),
-        contended,
-        error: error.as_deref(),
-    });
-    let mut batch = ctx.trials_table.schema().batch();
-    batch.push_row(row)?;
-    tables.sink(ctx.trials_table.schema()).write(batch)?;
-    ctx.store.finish_trial(trial.trial)?;
-
-    Ok(TrialResult {
-        status,
-        error,
-        metrics: merge(&summaries),
-        start_unix_ns: clock.start_unix_ns,
-        end_unix_ns: unix_ns(SystemTime::now()),
-    })
+    Ok(ran)
 }
 
-/// Runs one workload with its kind's executor: anomalies supervise a child
-/// process on a blocking thread, fleets are async tasks.
-async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError> {
-    match context.workload.config.clone() {
-        WorkloadConfig::Anomaly(a) => tokio::task::spawn_blocking(move || anomaly::run(context, &a))
-            .await
-            .unwrap_or_else(|join| Err(ExecError::Failed(format!("the anomaly thread panicked: {join}")))),
-        WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
-        WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
-            let out = context
-                .run_dir
-                .join("xml")
-                .join(crate::xml::dir_name(&context.workload.name))
-                .join(format!("trial-{}", context.tables.trial));
-            crate::xml::run(&context, &x, &out)
-        })
+/// Adds a finished trial's stop-rule metric and says whether the rule is met.
+fn record_stop_value(plan: &Plan, record: &TrialRecord, values: &mut Vec<f64>, stop_reason: &mut Option<String>) {
+    if let Some(rule) = &plan.repeat.stop {
+        if let Some(value) = record.metrics.get(&rule.metric) {
+            values.push(*value);
+        }
+        *stop_reason = stop_rule_met(rule, values);
+    }
+}
+
+/// The experiment's pause before a trial; `false` if cancelled meanwhile.
+async fn pause(ctx: &RunContext<'_>) -> bool {
+    let pause = scale(ctx.plan.experiment.pause_ns, ctx.options.time_scale);
+    if pause == 0 {
+        return true;
+    }
+    ctx.events.send(Event::Pause { ns: pause });
+    ctx.cancel
+        .sleep_until_async(Instant::now() + Duration::from_nanos(pause))
         .await
-        .unwrap_or_else(|join| Err(ExecError::Failed(format!("the xml thread panicked: {join}")))),
-        WorkloadConfig::Traffic(t) => crate::traffic::run(context, *t).await,
-    }
-}
-
-/// Passes the run's cancellation on to one trial, level by level.
-async fn forward_cancel(run: Cancel, trial: Cancel) {
-    run.reached(Level::Stop).await;
-    trial.raise(Level::Stop);
-    run.reached(Level::Kill).await;
-    trial.raise(Level::Kill);
 }

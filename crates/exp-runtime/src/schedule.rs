@@ -39,15 +39,17 @@ pub fn intervals(window: &Window, trial_ns: Option<u64>, time_scale: f64) -> Vec
     let Some(end) = end else {
         return vec![Interval {
             start_ns: start,
-            end_ns: Some(start + active),
+            end_ns: Some(start.saturating_add(active)),
         }];
     };
-    (0..)
-        .map(|k: u64| start + k * every)
+    // At most one interval past the limit: preflight refuses denser windows
+    // (`plan_limits`), and a schedule printed before it stays small.
+    (0..=exp_diagnostics::limits::MAX_INTERVALS)
+        .map(|k: u64| start.saturating_add(k.saturating_mul(every)))
         .take_while(|s| *s < end)
         .map(|s| Interval {
             start_ns: s,
-            end_ns: Some((s + active).min(end)),
+            end_ns: Some(s.saturating_add(active).min(end)),
         })
         .collect()
 }

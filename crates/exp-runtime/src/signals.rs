@@ -6,19 +6,27 @@ use tokio::signal::unix::{signal, SignalKind};
 use crate::cancel::{Cancel, Level};
 use crate::events::{Event, Events};
 
-/// Escalates `cancel` on every SIGINT or SIGTERM until it reaches `Kill`.
-pub async fn escalate_on_signals(cancel: Cancel, events: Events) -> std::io::Result<()> {
+/// Takes over SIGINT and SIGTERM now (call it inside the runtime, before
+/// the run starts, so no signal can arrive between the run directory's
+/// creation and the handlers) and returns the loop that escalates `cancel`
+/// on each of them until it reaches `Kill`.
+pub fn install(
+    cancel: Cancel,
+    events: Events,
+) -> std::io::Result<impl std::future::Future<Output = ()> + Send + 'static> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
-    loop {
-        tokio::select! {
-            _ = interrupt.recv() => {}
-            _ = terminate.recv() => {}
+    Ok(async move {
+        loop {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            let level = cancel.escalate();
+            events.send(Event::Stopping { level });
+            if level == Level::Kill {
+                return;
+            }
         }
-        let level = cancel.escalate();
-        events.send(Event::Stopping { level });
-        if level == Level::Kill {
-            return Ok(());
-        }
-    }
+    })
 }

@@ -1,7 +1,7 @@
 //! The `trials` table: one row per trial that ran, with its sweep point as
 //! typed columns, so every measurement can be joined to its parameters.
 
-use exp_plan::{Plan, Point, Value};
+use exp_plan::{Plan, Value};
 use exp_results::{Cell, DType, Schema};
 
 /// How a sweep parameter becomes a column: its name carries the unit.
@@ -14,12 +14,13 @@ struct SweepColumn {
 
 pub struct TrialsTable {
     schema: Schema,
+    /// One per parameter of the plan, in parameter order.
     sweep: Vec<SweepColumn>,
 }
 
 /// What the trials table records about a trial besides its sweep point.
 pub struct TrialRow<'a> {
-    pub point: &'a Point,
+    pub point: u32,
     pub repetition: u32,
     pub seed: u64,
     pub start_unix_ns: u64,
@@ -37,12 +38,7 @@ impl TrialsTable {
             .parameters
             .iter()
             .map(|p| {
-                let kinds: Vec<(String, DType)> = plan
-                    .points
-                    .iter()
-                    .filter_map(|point| point.values.get(&p.name))
-                    .map(|v| column_kind(&p.name, &v.value))
-                    .collect();
+                let kinds: Vec<(String, DType)> = p.values.iter().map(|v| column_kind(&p.name, &v.value)).collect();
                 // A parameter whose values differ in kind is recorded by label.
                 let (name, dtype) = match kinds.first() {
                     Some(first) if kinds.iter().all(|k| k == first) => first.clone(),
@@ -76,14 +72,16 @@ impl TrialsTable {
         &self.schema
     }
 
-    pub fn row(&self, trial: &TrialRow) -> Vec<Cell> {
+    /// The row of a trial of `plan` (the plan the table was made for).
+    pub fn row(&self, plan: &Plan, trial: &TrialRow) -> Vec<Cell> {
         let mut row: Vec<Cell> = vec![
-            u64::from(trial.point.index).into(),
+            u64::from(trial.point).into(),
             u64::from(trial.repetition).into(),
             trial.seed.into(),
         ];
+        let values = plan.values_at(trial.point).unwrap_or_default();
         for column in &self.sweep {
-            let value = trial.point.values.get(&column.parameter);
+            let value = values.iter().find(|(p, _)| p.name == column.parameter).map(|(_, v)| *v);
             row.push(match value {
                 Some(v) if column.dtype == DType::Str => Cell::Str(v.label.clone()),
                 Some(v) => cell(&v.value),
@@ -125,14 +123,4 @@ fn cell(value: &Value) -> Cell {
         Value::String(v) | Value::Symbol(v) => Cell::Str(v.clone()),
         _ => Cell::Null,
     }
-}
-
-/// `utilization=50%, size=2KiB`: the sweep point for humans.
-pub fn sweep_label(point: &Point) -> String {
-    point
-        .values
-        .iter()
-        .map(|(k, v)| format!("{k}={}", v.label))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -17,12 +17,12 @@
 mod gaps;
 mod passes;
 mod phases;
+mod plan;
 mod scan;
 mod stats;
 
 use std::path::{Path, PathBuf};
 
-use exp_plan::DistValue;
 use serde::{Deserialize, Serialize};
 
 pub use gaps::{GapAccuracy, GapStats, GapTarget, KsTest};
@@ -130,12 +130,12 @@ pub struct FleetReport {
 /// Files that cannot be read are reported in `warnings` and left out.
 pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttReport> {
     let messages = run.tables.get(MESSAGES_TABLE)?;
-    let plan = read_plan(&run.dir, warnings);
+    let plan = plan::read_plan(&run.dir, warnings);
     let mut trials = Vec::with_capacity(messages.trials.len());
     for (&trial, parts) in &messages.trials {
         let record = run.manifest.trials.iter().find(|t| t.trial == trial);
         let point = record.map(|r| r.point);
-        let target = |fleet: &str| plan.as_ref().zip(point).and_then(|(p, pt)| gap_target(p, pt, fleet));
+        let target = |fleet: &str| plan.as_ref().zip(point).and_then(|(p, pt)| p.gap_target(pt, fleet));
         let phases = phases::read(run, trial, plan.as_ref().zip(point), warnings);
         let (mut fleets, files) = retry(&paths(parts), warnings, |files| {
             trial_fleets(files, &target, phases.as_ref())
@@ -259,65 +259,4 @@ fn trial_files(run: &RunView, table: &str, trial: u32) -> Vec<PathBuf> {
         .and_then(|t| t.trials.get(&trial))
         .map(|parts| paths(parts))
         .unwrap_or_default()
-}
-
-/// The part of `plan.json` the report reads: each point's fleet gaps (and
-/// which workloads are anomalies). Read
-/// leniently (unknown fields ignored, other workload kinds skipped), so runs
-/// made by other versions of expc still get their targets.
-#[derive(Deserialize)]
-struct PlanGaps {
-    points: Vec<PointGaps>,
-}
-
-#[derive(Deserialize)]
-struct PointGaps {
-    index: u32,
-    workloads: Vec<WorkloadGap>,
-}
-
-#[derive(Deserialize)]
-struct WorkloadGap {
-    name: String,
-    /// `{"fleet": {"gap": …, …}}` for a fleet.
-    config: serde_json::Value,
-}
-
-/// `plan.json`'s gaps, or `None` with a warning: the report then has no gap targets.
-fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanGaps> {
-    let path = dir.join("plan.json");
-    let parsed = std::fs::read(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|bytes| serde_json::from_slice::<PlanGaps>(&bytes).map_err(|e| e.to_string()));
-    match parsed {
-        Ok(plan) => Some(plan),
-        Err(e) => {
-            warnings.push(Warning {
-                path,
-                message: format!("cannot read the plan, so fleets have no gap targets: {e}"),
-            });
-            None
-        }
-    }
-}
-
-impl PlanGaps {
-    /// The anomalies' names at `point`.
-    fn anomalies(&self, point: u32) -> Vec<String> {
-        let point = self.points.iter().find(|p| p.index == point);
-        let workloads = point.map_or(&[][..], |p| p.workloads.as_slice());
-        workloads
-            .iter()
-            .filter(|w| w.config.get("anomaly").is_some())
-            .map(|w| w.name.clone())
-            .collect()
-    }
-}
-
-/// The gap distribution of fleet `fleet` at `point`.
-fn gap_target(plan: &PlanGaps, point: u32, fleet: &str) -> Option<GapTarget> {
-    let point = plan.points.iter().find(|p| p.index == point)?;
-    let workload = point.workloads.iter().find(|w| w.name == fleet)?;
-    let gap = workload.config.get("fleet")?.get("gap")?;
-    GapTarget::new(&DistValue::deserialize(gap).ok()?)
 }

@@ -14,9 +14,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::passes::{self, Taken};
+use super::plan::PlanGaps;
 use super::scan::for_each_chunk;
 use super::stats::Quantiles;
-use super::{trial_files, Failure, PlanGaps};
+use super::{trial_files, Failure};
 use crate::read::{RunView, Warning};
 use crate::ResultsError;
 

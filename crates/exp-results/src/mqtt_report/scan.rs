@@ -107,7 +107,14 @@ mod tests {
     #[test]
     fn chunks_are_whole_row_groups_and_cover_the_file() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path().to_path_buf(), StoreOptions { row_group_rows: 4 }).unwrap();
+        let store = Store::open(
+            dir.path().to_path_buf(),
+            StoreOptions {
+                row_group_rows: 4,
+                ..StoreOptions::default()
+            },
+        )
+        .unwrap();
         let schema = Schema::new("t")
             .column("x", DType::U64)
             .column("name", DType::Str)

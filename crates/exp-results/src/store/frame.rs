@@ -1,8 +1,7 @@
-//! Batches in the writer: checking them against their schema, gathering them
-//! into row groups, and turning a row group into a polars `DataFrame`.
+//! Batches in the writer: checking them against their schema and turning
+//! them into polars `DataFrame`s.
 
 use std::collections::HashSet;
-use std::vec;
 
 use polars::prelude as pl;
 use polars::prelude::NamedFrom;
@@ -50,54 +49,6 @@ pub(crate) fn check_batch(schema: &Schema, batch: &Batch) -> Result<(), ResultsE
         }
     }
     Ok(())
-}
-
-/// A batch being consumed in pieces: its columns' values are moved, not
-/// cloned, into the row-group buffer (strings would otherwise be copied twice).
-pub(crate) struct Rows {
-    columns: Vec<ColumnIter>,
-}
-
-enum ColumnIter {
-    U64(vec::IntoIter<Option<u64>>),
-    I64(vec::IntoIter<Option<i64>>),
-    F64(vec::IntoIter<Option<f64>>),
-    Bool(vec::IntoIter<Option<bool>>),
-    Str(vec::IntoIter<Option<String>>),
-}
-
-impl Rows {
-    pub fn new(batch: Batch) -> Self {
-        let columns = batch
-            .columns
-            .into_iter()
-            .map(|c| match c {
-                ColumnData::U64(v) => ColumnIter::U64(v.into_iter()),
-                ColumnData::I64(v) => ColumnIter::I64(v.into_iter()),
-                ColumnData::F64(v) => ColumnIter::F64(v.into_iter()),
-                ColumnData::Bool(v) => ColumnIter::Bool(v.into_iter()),
-                ColumnData::Str(v) => ColumnIter::Str(v.into_iter()),
-            })
-            .collect();
-        Rows { columns }
-    }
-
-    /// Moves the next `n` rows to the end of `dst`. Both sides were checked
-    /// against the same schema, so the column types pair up.
-    pub fn move_into(&mut self, dst: &mut Batch, n: usize) {
-        for (d, s) in dst.columns.iter_mut().zip(&mut self.columns) {
-            match (d, s) {
-                (ColumnData::U64(d), ColumnIter::U64(s)) => d.extend(s.take(n)),
-                (ColumnData::I64(d), ColumnIter::I64(s)) => d.extend(s.take(n)),
-                (ColumnData::F64(d), ColumnIter::F64(s)) => d.extend(s.take(n)),
-                (ColumnData::Bool(d), ColumnIter::Bool(s)) => d.extend(s.take(n)),
-                (ColumnData::Str(d), ColumnIter::Str(s)) => d.extend(s.take(n)),
-                // Unreachable after `check_batch`; a mismatch would surface as
-                // a column-length error from polars, not as a panic here.
-                _ => {}
-            }
-        }
-    }
 }
 
 pub(crate) fn polars_dtype(dtype: DType) -> pl::DataType {

@@ -1,13 +1,16 @@
 //! The table store: executors write [`Batch`]es through [`TableSink`]s; one
 //! writer thread turns them into hive-partitioned Parquet files,
 //! `tables/<table>/trial=<n>/part-<shard>.parquet`, one row group per
-//! `row_group_rows` rows.
+//! `row_group_rows` rows. While a trial runs, its rows are kept on disk in
+//! segments and a checkpoint under `tables/.partial/` (files.rs), so a
+//! killed runner loses at most the last `checkpoint` interval.
 //!
 //! Sinks hand batches to the writer over a bounded channel, so a writer
 //! that falls behind (slow disk) slows the executors down instead of letting
 //! memory grow: at most [`CHANNEL_BATCHES`] batches wait, plus one partial
 //! row group per open file.
 
+mod files;
 mod frame;
 mod writer;
 
@@ -16,6 +19,7 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::{Arc, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +27,7 @@ use crate::error::check_component;
 use crate::manifest::TableRecord;
 use crate::table::{Batch, Schema};
 use crate::ResultsError;
-pub(crate) use writer::PARTIAL_DIR;
+pub(crate) use files::{parquet_rows, PARTIAL_DIR};
 use writer::{lock, Msg, Shared, Writer};
 
 /// How many batches may wait for the writer before `write` blocks.
@@ -33,11 +37,21 @@ pub const CHANNEL_BATCHES: usize = 64;
 pub struct StoreOptions {
     /// Rows per Parquet row group (the last group of a file may be smaller).
     pub row_group_rows: usize,
+    /// Rows waiting longer than this are written to the trial's checkpoint
+    /// (within a quarter second more): what a killed runner can lose.
+    pub checkpoint: Duration,
+    /// Rows waiting longer than this are sealed into a segment of their own,
+    /// so a checkpoint rewrites at most this much of a slow table.
+    pub seal_after: Duration,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
-        StoreOptions { row_group_rows: 65_536 }
+        StoreOptions {
+            row_group_rows: 65_536,
+            checkpoint: Duration::from_secs(2),
+            seal_after: Duration::from_secs(60),
+        }
     }
 }
 
@@ -60,7 +74,11 @@ impl Store {
         std::fs::create_dir_all(&tables_dir).map_err(ResultsError::io("create", &tables_dir))?;
         let shared = Arc::new(Shared::default());
         let (tx, rx) = sync_channel(CHANNEL_BATCHES);
-        let writer = Writer::new(tables_dir.clone(), options.row_group_rows.max(1), Arc::clone(&shared));
+        let options = StoreOptions {
+            row_group_rows: options.row_group_rows.max(1),
+            ..options
+        };
+        let writer = Writer::new(tables_dir.clone(), options, Arc::clone(&shared));
         let thread = std::thread::Builder::new()
             .name("exp-results-writer".into())
             .spawn(move || writer.run(rx))
@@ -121,6 +139,12 @@ impl Store {
                 .map_err(|_| self.shared.gone())?;
         }
         answer.recv().map_err(|_| self.shared.gone())?
+    }
+
+    /// The writer's failure, if it failed (disk full, I/O error): every
+    /// later write fails with it, so a run stops rather than go on unrecorded.
+    pub fn failure(&self) -> Option<ResultsError> {
+        self.shared.failed()
     }
 
     /// Files finished so far (for the manifest while the run goes).

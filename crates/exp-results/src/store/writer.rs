@@ -1,28 +1,31 @@
-//! The writer thread: owns every open Parquet file, gathers batches into
-//! row groups, writes footers when a trial or the store is finished.
+//! The writer thread: owns every open table file, cuts row groups, and keeps
+//! what it was given on disk while trials run.
 //!
-//! A file is written under `tables/.partial/<table>/trial=<n>/` and moved to
-//! `tables/<table>/trial=<n>/part-<shard>.parquet` once its footer is written
-//! and synced. So a table's directory only ever holds complete files — while
-//! the run goes, after a failure and after a hard kill — and polars or DuckDB
-//! can scan it (or `**/*.parquet` below it) at any time. Polars refuses a
+//! Rows of a running trial live in sealed segments (one full row group, or
+//! everything older than `seal_after`) and a checkpoint of the rest,
+//! rewritten at most every `checkpoint` interval once new rows are waiting
+//! (files.rs). Finishing a trial assembles them into the final file, which
+//! is moved into `tables/<table>/trial=<n>/` once synced. So a table's
+//! directory only ever holds complete files — while the run goes, after a
+//! failure and after a hard kill — and polars or DuckDB can scan it (or
+//! `**/*.parquet` below it) at any time; and rows older than a checkpoint
+//! interval survive a kill under `tables/.partial/`. Polars refuses a
 //! directory with mixed file extensions, so unfinished files must not sit
 //! next to finished ones.
 
 use std::collections::{BTreeMap, HashSet};
-use std::fs::{self, File};
-use std::io::BufWriter;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
-use std::sync::mpsc::{Receiver, SyncSender};
+use std::path::PathBuf;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
+use std::time::{Duration, Instant};
 
-use polars::io::parquet::write::BatchedWriter;
-use polars::prelude::{ParquetCompression, ParquetWriter};
+use polars::prelude::DataFrame;
 
-use super::frame::{polars_schema, to_frame, Rows};
+use super::files::{assemble, write_segment, PartPaths, PARTIAL_DIR};
+use super::frame::to_frame;
+use super::StoreOptions;
 use crate::manifest::TableRecord;
-use crate::rundir::sync_dir;
 use crate::table::{Batch, Schema};
 use crate::ResultsError;
 
@@ -83,84 +86,86 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
+/// How often the writer looks for rows due for a checkpoint when no batch arrives.
+const TICK: Duration = Duration::from_millis(250);
+
 type Key = (String, u32, u32);
 
+/// One table of one trial and shard while its trial runs.
 struct OpenFile {
     schema: Arc<Schema>,
-    buffer: Batch,
-    part: Option<Part>,
-    rows: u64,
+    paths: PartPaths,
+    /// Rows in no sealed segment, oldest first.
+    rest: Option<DataFrame>,
+    /// When the oldest row of `rest` arrived.
+    rest_since: Option<Instant>,
+    /// When the oldest row not yet in a checkpoint arrived.
+    unsaved_since: Option<Instant>,
+    segments: Vec<PathBuf>,
 }
 
-struct Part {
-    writer: BatchedWriter<BufWriter<File>>,
-    /// A second handle on the file, to fsync it once the footer is written.
-    file: File,
-    partial: PathBuf,
-    /// `tables/<table>/trial=<n>/part-<shard>.parquet`.
-    path: PathBuf,
+impl OpenFile {
+    fn rest_rows(&self) -> usize {
+        self.rest.as_ref().map_or(0, DataFrame::height)
+    }
 }
-
-/// Where unfinished files are written, inside the tables directory.
-pub(crate) const PARTIAL_DIR: &str = ".partial";
 
 pub(super) struct Writer {
     pub dir: PathBuf,
-    pub row_group_rows: usize,
+    pub options: StoreOptions,
     pub shared: Arc<Shared>,
     files: BTreeMap<Key, OpenFile>,
 }
 
 impl Writer {
-    pub fn new(dir: PathBuf, row_group_rows: usize, shared: Arc<Shared>) -> Self {
+    pub fn new(dir: PathBuf, options: StoreOptions, shared: Arc<Shared>) -> Self {
         Writer {
             dir,
-            row_group_rows,
+            options,
             shared,
             files: BTreeMap::new(),
         }
     }
 
-    /// Serves messages until `Close` (or until every sender is gone), then
-    /// finishes every open file.
+    /// Serves messages until `Close` (or until every sender is gone), saving
+    /// rows due for a checkpoint in between; then finishes every open file.
     pub fn run(mut self, rx: Receiver<Msg>) {
-        while let Ok(msg) = rx.recv() {
-            match msg {
-                Msg::Write {
+        loop {
+            match rx.recv_timeout(TICK) {
+                Ok(Msg::Write {
                     schema,
                     trial,
                     shard,
                     batch,
-                } => {
+                }) => {
                     // After a failure, writes already queued are dropped: the
                     // store is failed and reports so to everyone.
                     if self.shared.failure.get().is_none() {
                         let key = (schema.name.clone(), trial, shard);
                         if let Err(e) = self.guarded(|w| w.write(&key, schema, batch)) {
-                            // A file that failed (or panicked) mid-write is
-                            // abandoned under `.partial/`: a footer written
-                            // after a failed page could describe bytes that
-                            // are not there.
-                            self.files.remove(&key);
-                            self.shared.fail(e);
+                            self.abandon(&key, e);
                         }
                     }
                 }
-                Msg::FinishTrial { trial, reply } => {
+                Ok(Msg::FinishTrial { trial, reply }) => {
                     let result = self.guarded(|w| w.finish_where(|key| key.1 == trial));
                     let _ = reply.send(result);
                 }
-                Msg::Close => break,
+                Ok(Msg::Close) | Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+            if self.shared.failure.get().is_none() {
+                self.checkpoint_due();
             }
         }
         let _ = self.guarded(|w| w.finish_where(|_| true));
         // Left in place (not empty) only if a file could not be finished.
-        let _ = fs::remove_dir(self.dir.join(PARTIAL_DIR));
+        let _ = std::fs::remove_dir(self.dir.join(PARTIAL_DIR));
     }
 
     /// Runs `f`, turning a panic (polars asserts internally) into an error
-    /// so the remaining files still get their footers.
-    fn guarded(&mut self, f: impl FnOnce(&mut Self) -> Result<(), ResultsError>) -> Result<(), ResultsError> {
+    /// so the remaining files still get finished.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, ResultsError>) -> Result<T, ResultsError> {
         match catch_unwind(AssertUnwindSafe(|| f(self))) {
             Ok(result) => result,
             Err(_) => {
@@ -170,44 +175,87 @@ impl Writer {
         }
     }
 
+    /// A file that failed is given up: what it sealed and checkpointed
+    /// stays on disk, readable; the rows only in memory are lost with the
+    /// store, which is failed from now on and says why.
+    fn abandon(&mut self, key: &Key, error: ResultsError) {
+        self.files.remove(key);
+        self.shared.fail(error);
+    }
+
     fn write(&mut self, key: &Key, schema: Arc<Schema>, batch: Batch) -> Result<(), ResultsError> {
-        let row_group_rows = self.row_group_rows;
+        let now = Instant::now();
         let file = self.files.entry(key.clone()).or_insert_with(|| OpenFile {
-            buffer: schema.batch(),
+            paths: PartPaths::new(&self.dir, &key.0, key.1, key.2),
             schema,
-            part: None,
-            rows: 0,
+            rest: None,
+            rest_since: None,
+            unsaved_since: None,
+            segments: Vec::new(),
         });
-        let n = batch.rows();
-        if file.buffer.is_empty() && n <= row_group_rows {
-            // Nothing buffered and the batch fits: keep it as is, no copy.
-            file.buffer = batch;
-        } else {
-            let mut rows = Rows::new(batch);
-            let mut offset = 0;
-            while offset < n {
-                let take = (row_group_rows - file.buffer.rows()).min(n - offset);
-                rows.move_into(&mut file.buffer, take);
-                offset += take;
-                if file.buffer.rows() >= row_group_rows {
-                    flush(&self.dir, key, file)?;
-                }
+        let table = &key.0;
+        let frame = to_frame(&file.schema, batch).map_err(|source| ResultsError::Parquet {
+            action: "encode rows for",
+            path: file.paths.final_path.clone(),
+            source,
+        })?;
+        match file.rest.as_mut() {
+            None => {
+                file.rest = Some(frame);
+                file.rest_since = Some(now);
+            }
+            Some(rest) => {
+                rest.vstack_mut_owned(frame).map_err(|source| ResultsError::Parquet {
+                    action: "buffer rows for",
+                    path: file.paths.final_path.clone(),
+                    source,
+                })?;
             }
         }
-        if file.buffer.rows() >= row_group_rows {
-            flush(&self.dir, key, file)?;
+        file.unsaved_since.get_or_insert(now);
+        while file.rest_rows() >= self.options.row_group_rows {
+            seal(table, file, self.options.row_group_rows)?;
         }
         Ok(())
     }
 
-    /// Flushes and finishes every open file whose key matches; keeps going
-    /// after an error so one bad file does not cost the others.
+    /// Seals what waited longer than `seal_after` and checkpoints what
+    /// waited longer than `checkpoint`; a failure fails the store.
+    fn checkpoint_due(&mut self) {
+        let now = Instant::now();
+        let keys: Vec<Key> = self.files.keys().cloned().collect();
+        for key in keys {
+            let Some(file) = self.files.get_mut(&key) else { continue };
+            let result = if file.rest_since.is_some_and(|t| now - t >= self.options.seal_after) {
+                let rows = file.rest_rows();
+                seal(&key.0, file, rows)
+            } else if file.unsaved_since.is_some_and(|t| now - t >= self.options.checkpoint) {
+                checkpoint(&key.0, file)
+            } else {
+                Ok(())
+            };
+            if let Err(e) = result {
+                self.abandon(&key, e);
+                return;
+            }
+        }
+    }
+
+    /// Finishes every open file whose key matches; keeps going after an
+    /// error so one bad file does not cost the others.
     fn finish_where(&mut self, matches: impl Fn(&Key) -> bool) -> Result<(), ResultsError> {
         let keys: Vec<Key> = self.files.keys().filter(|k| matches(k)).cloned().collect();
         for key in keys {
             if let Some(file) = self.files.remove(&key) {
-                if let Err(e) = finish(&self.dir, &key, file, &self.shared) {
-                    self.shared.fail(e);
+                match finish(&key.0, file, self.options.row_group_rows) {
+                    Ok(rows) if rows > 0 => {
+                        let mut written = lock(&self.shared.written);
+                        let record = written.entry(key.0.clone()).or_default();
+                        record.rows += rows;
+                        record.files += 1;
+                    }
+                    Ok(_) => {}
+                    Err(e) => self.shared.fail(e),
                 }
             }
         }
@@ -218,84 +266,49 @@ impl Writer {
     }
 }
 
-/// Writes the buffered rows as one row group, creating the file on first use.
-fn flush(dir: &Path, key: &Key, file: &mut OpenFile) -> Result<(), ResultsError> {
-    if file.buffer.is_empty() {
-        return Ok(());
+/// Writes the first `rows` rows of the rest as the next sealed segment
+/// (and drops the checkpoint, whose rows are now all in segments or still
+/// to be checkpointed).
+fn seal(table: &str, file: &mut OpenFile, rows: usize) -> Result<(), ResultsError> {
+    let Some(rest) = file.rest.take() else { return Ok(()) };
+    let rows = rows.min(rest.height());
+    let head = rest.slice(0, rows);
+    let tail = rest.slice(rows as i64, rest.height() - rows);
+    let path = file.paths.segment(file.segments.len() as u32);
+    write_segment(&path, &file.schema, head).map_err(|e| in_table(table, e))?;
+    file.segments.push(path);
+    let _ = std::fs::remove_file(file.paths.checkpoint());
+    if tail.height() > 0 {
+        file.rest = Some(tail);
+        // In no file now that the checkpoint is gone; taken to be as old as
+        // the rows sealed before it, so the next tick checkpoints it.
+        file.unsaved_since = file.rest_since;
+    } else {
+        file.rest_since = None;
+        file.unsaved_since = None;
     }
-    if file.part.is_none() {
-        file.part = Some(create_part(dir, key, &file.schema)?);
-    }
-    let Some(part) = file.part.as_mut() else { return Ok(()) };
-    let batch = std::mem::replace(&mut file.buffer, file.schema.batch());
-    let rows = batch.rows() as u64;
-    let frame = to_frame(&file.schema, batch).map_err(ResultsError::parquet("encode", &part.partial))?;
-    part.writer
-        .write_batch(&frame)
-        .map_err(ResultsError::parquet("write", &part.partial))?;
-    file.rows += rows;
     Ok(())
 }
 
-fn create_part(dir: &Path, (table, trial, shard): &Key, schema: &Schema) -> Result<Part, ResultsError> {
-    let trial_dir = format!("trial={trial}");
-    let name = format!("part-{shard}.parquet");
-    let path = dir.join(table).join(&trial_dir).join(&name);
-    if path.exists() {
-        return Err(ResultsError::Io {
-            action: "create",
-            path,
-            source: std::io::ErrorKind::AlreadyExists.into(),
-        });
-    }
-    let partial_dir = dir.join(PARTIAL_DIR).join(table).join(&trial_dir);
-    fs::create_dir_all(&partial_dir).map_err(ResultsError::io("create", &partial_dir))?;
-    let partial = partial_dir.join(&name);
-    let file = File::options()
-        .write(true)
-        .create_new(true)
-        .open(&partial)
-        .map_err(ResultsError::io("create", &partial))?;
-    let sync_handle = file.try_clone().map_err(ResultsError::io("open", &partial))?;
-    // zstd (polars' default, from the `parquet` feature's compression set):
-    // compact and read by every current Parquet reader.
-    let writer = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file))
-        .with_compression(ParquetCompression::Zstd(None))
-        .batched(&polars_schema(schema))
-        .map_err(ResultsError::parquet("start", &partial))?;
-    Ok(Part {
-        writer,
-        file: sync_handle,
-        partial,
-        path,
-    })
+/// Rewrites the checkpoint with the whole rest.
+fn checkpoint(table: &str, file: &mut OpenFile) -> Result<(), ResultsError> {
+    let Some(rest) = file.rest.as_ref() else { return Ok(()) };
+    write_segment(&file.paths.checkpoint(), &file.schema, rest.clone()).map_err(|e| in_table(table, e))?;
+    file.unsaved_since = None;
+    Ok(())
 }
 
-/// Last row group, footer, fsync, rename into place, count.
-fn finish(dir: &Path, key: &Key, mut file: OpenFile, shared: &Shared) -> Result<(), ResultsError> {
-    flush(dir, key, &mut file)?;
-    let Some(part) = file.part else { return Ok(()) };
-    // `finish` writes the footer and flushes the BufWriter (errors included).
-    part.writer
-        .finish()
-        .map_err(ResultsError::parquet("finish", &part.partial))?;
-    drop(part.writer);
-    part.file.sync_all().map_err(ResultsError::io("sync", &part.partial))?;
-    let trial_dir = part.path.parent().unwrap_or(dir);
-    fs::create_dir_all(trial_dir).map_err(ResultsError::io("create", trial_dir))?;
-    fs::rename(&part.partial, &part.path).map_err(ResultsError::io("rename", &part.partial))?;
-    sync_dir(trial_dir)?;
-    // Tidy `.partial/<table>/trial=<n>/` and `.partial/<table>/` once empty;
-    // failing to is harmless (another file of the table is still open).
-    if let Some(partial_trial) = part.partial.parent() {
-        let _ = fs::remove_dir(partial_trial);
-        if let Some(partial_table) = partial_trial.parent() {
-            let _ = fs::remove_dir(partial_table);
-        }
+/// The final file from the segments and the rest; the rows it holds.
+fn finish(table: &str, file: OpenFile, row_group_rows: usize) -> Result<u64, ResultsError> {
+    if file.segments.is_empty() && file.rest.is_none() {
+        return Ok(0);
     }
-    let mut written = lock(&shared.written);
-    let record = written.entry(key.0.clone()).or_default();
-    record.rows += file.rows;
-    record.files += 1;
-    Ok(())
+    assemble(&file.paths, &file.schema, &file.segments, file.rest, row_group_rows).map_err(|e| in_table(table, e))
+}
+
+fn in_table(table: &str, source: ResultsError) -> ResultsError {
+    ResultsError::Table {
+        table: table.to_string(),
+        source: Box::new(source),
+    }
 }

@@ -49,6 +49,7 @@ pub fn connections_schema() -> Schema {
         .column("received_bytes", DType::U64)
         .column("expected_received_bytes", DType::U64)
         .column("epochs", DType::U64)
+        .column("path", DType::U64)
         .column("assigned_rtt_ns", DType::U64)
         .column("status", DType::Str)
         .column("error", DType::Str)

@@ -27,7 +27,7 @@ fn write(dir: &Path, schema: &Schema, rows: Vec<Vec<Cell>>) -> PathBuf {
 fn connection(structure: &str, id: u64, duration_ms: u64, status: &str, in_window: bool) -> Vec<Cell> {
     let mut row = key_cells(structure);
     let ns = duration_ms * 1_000_000;
-    row.extend::<[Cell; 20]>([
+    row.extend::<[Cell; 21]>([
         id.into(),
         Cell::Null,
         0u64.into(),
@@ -41,6 +41,7 @@ fn connection(structure: &str, id: u64, duration_ms: u64, status: &str, in_windo
         1000u64.into(),
         1000u64.into(),
         1u64.into(),
+        Cell::Null,
         Cell::Null,
         status.into(),
         Cell::Null,

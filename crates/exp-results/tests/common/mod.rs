@@ -37,11 +37,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             memory_total_bytes: 1 << 30,
             memory_available_bytes: 1 << 29,
         },
-        options: RunOptions {
-            time_scale: 1.0,
-            trials_selected: None,
-            forced: false,
-        },
+        options: RunOptions::default(),
         trials: vec![TrialRecord {
             trial: 0,
             point: 0,
@@ -53,6 +49,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             ended_at_unix_ns: Some(2),
             error: None,
             metrics: BTreeMap::from([("latency_ns".to_string(), 1.5)]),
+            attempts: Vec::new(),
         }],
         points: vec![PointRecord {
             point: 0,
@@ -60,6 +57,9 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             stop_reason: Some("max".into()),
         }],
         tables: BTreeMap::new(),
+        resumes: Vec::new(),
+        shard: None,
+        shards: Vec::new(),
     }
 }
 

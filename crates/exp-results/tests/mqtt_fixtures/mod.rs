@@ -109,6 +109,27 @@ pub fn write_plan_with_anomalies(dir: &Path, fleets: &[(&str, serde_json::Value)
     fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
 }
 
+/// A `plan.json` as plans of version 2 on hold it (the parts the report
+/// reads): a parameter `g` with one value per gap, fleet `fleet` with one
+/// variant per gap, and an anomaly `hog` naming no parameter.
+pub fn write_plan_variants(dir: &Path, fleet: &str, gaps: &[serde_json::Value]) {
+    let values: Vec<serde_json::Value> = gaps.iter().map(|_| serde_json::json!({})).collect();
+    let variants: Vec<serde_json::Value> = gaps
+        .iter()
+        .map(|gap| serde_json::json!({"name": fleet, "config": {"fleet": {"gap": gap}}}))
+        .collect();
+    let anomaly = serde_json::json!({"name": "hog", "config": {"anomaly": {"cpuoccupy": {}}}});
+    let plan = serde_json::json!({
+        "plan_version": 2,
+        "parameters": [{"name": "g", "ty": "dist<duration>", "values": values}],
+        "workloads": [
+            {"parameters": ["g"], "variants": variants},
+            {"parameters": [], "variants": [anomaly]},
+        ],
+    });
+    fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+}
+
 pub fn fleet<'a>(report: &'a MqttReport, trial: u32, name: &str) -> &'a FleetReport {
     let trial = report.trials.iter().find(|t| t.trial == trial).unwrap();
     trial.fleets.iter().find(|f| f.fleet == name).unwrap()

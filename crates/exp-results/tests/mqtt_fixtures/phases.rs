@@ -96,7 +96,14 @@ pub fn build_run(root: &Path, timeline: impl FnOnce(&Store)) -> PathBuf {
     run.write_manifest(&crate::common::manifest("phases", "r")).unwrap();
     let gap = ns(Dist::Constant { value: 100e6 });
     write_plan_with_anomalies(run.path(), &[("f", gap)], &["a", "b", "c"]);
-    let store = Store::open(run.tables_dir(), StoreOptions { row_group_rows: 8 }).unwrap();
+    let store = Store::open(
+        run.tables_dir(),
+        StoreOptions {
+            row_group_rows: 8,
+            ..StoreOptions::default()
+        },
+    )
+    .unwrap();
     write(&store, &messages_schema(), 0, 0, messages());
     timeline(&store);
     store.close().unwrap();

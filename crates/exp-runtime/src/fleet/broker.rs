@@ -57,9 +57,9 @@ static BROKERS: Mutex<Vec<Started>> = Mutex::new(Vec::new());
 /// broker started is big enough for every trial.
 pub fn size_for_plan(plan: &Plan) {
     let size = plan
-        .points
+        .workloads
         .iter()
-        .flat_map(|p| &p.workloads)
+        .flat_map(|w| &w.variants)
         .filter_map(|w| match &w.config {
             WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
             _ => None,

@@ -18,11 +18,10 @@ pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
     match &fleet.broker.url {
         // Builds the endpoint as a trial would, TLS configuration included, so a
         // missing or unusable certificate or key is reported here, naming the file.
-        Some(url) => {
-            if let Err(e) = super::broker::external(url, &fleet.broker) {
-                found.push(broker_error(name, &e));
-            }
-        }
+        Some(url) => match super::broker::external(url, &fleet.broker) {
+            Err(e) => found.push(broker_error(name, &e)),
+            Ok(endpoint) => found.extend(unreachable(name, url, &endpoint)),
+        },
         None if super::broker::tls_files(&fleet.broker) != exp_mqtt::TlsFiles::default() => found.push((
             format!("tls {name}"),
             Diagnostic::error(
@@ -48,14 +47,14 @@ pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
     // Settings the checker cannot see through (a JSON payload too small for its fields, a gap
     // without a mean for uniform first sends) would otherwise fail every trial.
     let settings = exp_mqtt::PayloadGenerator::new(&fleet.payload, 0)
-        .map(drop)
-        .and_then(|()| exp_mqtt::FleetSchedule::new(&fleet.gap, &fleet.first_send, 0).map(drop));
-    if let Err(e) = settings {
-        found.push((
+        .and_then(|payload| exp_mqtt::FleetSchedule::new(&fleet.gap, &fleet.first_send, 0).map(|_| payload));
+    match settings {
+        Err(e) => found.push((
             format!("settings {name}"),
             Diagnostic::error(Code::E1007, format!("fleet `{name}`: {e}"))
                 .help("e.g. `payload = json(size = 256B, fields = [temperature, humidity])`"),
-        ));
+        )),
+        Ok(payload) => found.extend(oversized(name, fleet, &payload)),
     }
     for var in [&fleet.broker.username_env, &fleet.broker.password_env]
         .into_iter()
@@ -74,6 +73,30 @@ pub fn check(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
         }
     }
     found
+}
+
+/// Payloads the devices could not send: a message (payload, topic and a
+/// few header bytes) longer than `max_packet_bytes` is dropped by the
+/// client, so a fleet whose payloads exceed it would run and drop
+/// everything (`raw(size = 1TB)`).
+fn oversized(name: &str, fleet: &Fleet, payload: &exp_mqtt::PayloadGenerator) -> Option<(String, Diagnostic)> {
+    const HEADER_BYTES: u64 = 16;
+    let limit = fleet.broker.max_packet_bytes;
+    let room = limit.saturating_sub(fleet.topic.len() as u64 + HEADER_BYTES);
+    let share = payload.share_longer_than(room);
+    (share > 0.01).then(|| {
+        (
+            format!("payload size {name}"),
+            Diagnostic::error(
+                Code::E1007,
+                format!(
+                    "fleet `{name}`: {:.0} % of its payloads are longer than fit in a packet of `max_packet_bytes` = {limit} bytes, and would all be dropped",
+                    share * 100.0
+                ),
+            )
+            .help("make the payloads smaller, or raise the broker's `max_packet_bytes` (the broker must accept such packets too)"),
+        )
+    })
 }
 
 /// An external broker that cannot be used, with help for the kind of problem.
@@ -103,6 +126,37 @@ fn broker_error(name: &str, e: &MqttError) -> (String, Diagnostic) {
     )
 }
 
+/// How long preflight waits for a broker to accept a TCP connection.
+const REACH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// A broker nobody listens for: every device would retry until the trial
+/// ends, so the run would measure nothing. Only a TCP connection is tried
+/// (no MQTT, no TLS handshake): the broker is up, not necessarily willing.
+fn unreachable(name: &str, url: &str, endpoint: &exp_mqtt::Endpoint) -> Option<(String, Diagnostic)> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let why = match (endpoint.host.as_str(), endpoint.port).to_socket_addrs() {
+        Err(e) => format!("its host does not resolve: {e}"),
+        Ok(addrs) => {
+            let mut last = String::from("it resolves to no address");
+            for addr in addrs {
+                match TcpStream::connect_timeout(&addr, REACH_TIMEOUT) {
+                    Ok(_) => return None,
+                    Err(e) => last = format!("{addr}: {e}"),
+                }
+            }
+            last
+        }
+    };
+    Some((
+        format!("unreachable {name}"),
+        Diagnostic::error(
+            Code::E1006,
+            format!("fleet `{name}`: the broker at {url} cannot be reached ({why})"),
+        )
+        .help("start the broker before the run, or correct the fleet's `broker { url }`"),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -127,7 +181,14 @@ mod tests {
     #[test]
     fn brokers_are_checked() {
         assert!(check("f", &fleet(None, 100)).is_empty());
-        assert!(check("f", &fleet(Some("mqtt://127.0.0.1:1883"), 100_000)).is_empty());
+        // Something listens: reachable (preflight speaks no MQTT to it).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("mqtt://127.0.0.1:{}", listener.local_addr().unwrap().port());
+        assert!(check("f", &fleet(Some(&url), 100_000)).is_empty());
+        drop(listener);
+        let found = check("f", &fleet(Some(&url), 10));
+        assert_eq!(found.len(), 1, "nobody listens any more");
+        assert!(found[0].1.message.contains(&url), "{}", found[0].1.message);
         assert_eq!(check("f", &fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1)).len(), 1);
         assert_eq!(check("f", &fleet(Some("http://h"), 10)).len(), 1);
         let mut f = fleet(None, 10);

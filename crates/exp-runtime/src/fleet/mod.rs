@@ -228,9 +228,12 @@ async fn run_interval(
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: collector: {e}")))?;
     totals.rss_per_device = rss_per_device;
     if fleet.devices > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
-        let first = connections.first().map(|c| c.status.clone()).unwrap_or_default();
+        let why = connections.first().map_or_else(
+            || "none had connected when the interval ended or the trial stopped".to_string(),
+            |c| c.status.clone(),
+        );
         return Err(ExecError::Failed(format!(
-            "fleet `{name}`: no device connected ({first})"
+            "fleet `{name}`: no device connected ({why})"
         )));
     }
     Ok((totals, connections))

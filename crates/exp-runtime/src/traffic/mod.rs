@@ -139,7 +139,7 @@ async fn windows(
             break;
         };
         let origin_ns = exp_results::unix_ns(result.origin).saturating_sub(ctx.clock.start_unix_ns);
-        tables::write_window(&ctx.tables, key, index as u64, origin_ns, &result)?;
+        tables::write_window(&ctx.tables, key, index as u64, origin_ns, &result, &prepared.paths)?;
         totals.add(&result);
         if ctx.cancel.is_cancelled() {
             break;
@@ -199,6 +199,13 @@ pub fn check(traffic: &Traffic) -> Vec<(Code, String, &'static str)> {
     if let Some(server) = &traffic.server {
         if let Err(problem) = network::resolve(server) {
             problems.push((Code::E1004, problem, "start `expc serve` there, or check `host:port`"));
+        }
+        if let Some(var) = &traffic.secret_env {
+            // The name only: the value is a secret and never printed.
+            if let Err(problem) = network::secret(var) {
+                let help = "export the secret `expc serve` uses (its file or its EXPC_SERVE_SECRET) before running";
+                problems.push((Code::E1005, problem, help));
+            }
         }
         if network::emulates(traffic) {
             let problem = "RTT emulation, bottlenecks and loss run in this machine's delay stage, \

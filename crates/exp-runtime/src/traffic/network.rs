@@ -2,6 +2,11 @@
 //! loopback, both in this process across two network namespaces joined by
 //! the delay stage (RTT emulation, bottleneck, loss; needs root), or the
 //! initiator here against an `expc serve` acceptor elsewhere.
+//!
+//! Every preamble is signed: in-process acceptors make their own secret and
+//! session (nothing to configure, and nobody else on the machine can use
+//! them); against `expc serve` the run opens a session with the secret from
+//! `secret_env`, or sends unsigned preambles without one.
 
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
@@ -10,7 +15,7 @@ use std::time::Duration;
 use exp_plan::Traffic;
 use exp_traffic::cvec::Connection;
 use exp_traffic::emulate::{Bottleneck, Capacity, Direction, FlowKey, FlowParams, Protocol, StageConfig, Testbed};
-use exp_traffic::replay::{self, Acceptor, FlowHook, ReplayConfig, ReplayResult};
+use exp_traffic::replay::{self, Acceptor, ClientSession, FlowHook, ReplayConfig, ReplayResult, Secret};
 use tokio::sync::oneshot;
 
 /// Namespaces are named `expc-PID-N-i` and `expc-PID-N-a`.
@@ -22,8 +27,15 @@ const REPLAY_WORKERS: usize = 2;
 
 /// The acceptor side and how to reach it.
 pub enum Network {
-    Loopback { acceptor: Acceptor, sources: Vec<IpAddr> },
-    Server { target: SocketAddr },
+    Loopback {
+        acceptor: Acceptor,
+        sources: Vec<IpAddr>,
+        session: Arc<ClientSession>,
+    },
+    Server {
+        target: SocketAddr,
+        session: Option<Arc<ClientSession>>,
+    },
     Namespaces(Box<Emulated>),
 }
 
@@ -31,14 +43,20 @@ pub enum Network {
 pub struct Emulated {
     pub testbed: Arc<Testbed>,
     target: SocketAddr,
+    session: Arc<ClientSession>,
     hook: Arc<StageHook>,
     stop_acceptor: Option<oneshot::Sender<()>>,
-    acceptor_thread: Option<std::thread::JoinHandle<Result<Result<(), String>, exp_traffic::emulate::EmulateError>>>,
+    acceptor_thread: Option<AcceptorThread>,
     /// Trial time (ns) when the testbed started: backlog samples count from it.
     pub started_ns: u64,
     /// The stage's own capacity, measured first when there is a bottleneck.
     pub capacity: Option<Capacity>,
 }
+
+type AcceptorThread = std::thread::JoinHandle<Result<Result<(), String>, exp_traffic::emulate::EmulateError>>;
+
+/// How long opening a session with `expc serve` may take.
+const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long the stage's capacity is measured before a bottleneck run.
 const CAPACITY_PROBE: Duration = Duration::from_millis(500);
@@ -56,6 +74,12 @@ pub fn emulates(traffic: &Traffic) -> bool {
         || traffic.apply_loss
 }
 
+/// The secret in environment variable `var` (preflight checked it).
+pub fn secret(var: &str) -> Result<Secret, String> {
+    let text = std::env::var(var).map_err(|_| format!("environment variable `{var}` is not set"))?;
+    Secret::from_text(&text).map_err(|e| format!("environment variable `{var}`: {e}"))
+}
+
 /// Resolves `server = "host:port"`.
 pub fn resolve(server: &str) -> Result<SocketAddr, String> {
     server
@@ -68,9 +92,18 @@ pub fn resolve(server: &str) -> Result<SocketAddr, String> {
 impl Network {
     pub async fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Network, String> {
         if let Some(server) = &traffic.server {
-            return Ok(Network::Server {
-                target: resolve(server)?,
-            });
+            let target = resolve(server)?;
+            let session = match &traffic.secret_env {
+                Some(var) => {
+                    let secret = secret(var)?;
+                    let session = ClientSession::open(target, secret, SESSION_TIMEOUT)
+                        .await
+                        .map_err(|e| e.to_string())?;
+                    Some(Arc::new(session))
+                }
+                None => None,
+            };
+            return Ok(Network::Server { target, session });
         }
         if needs_namespaces(traffic) {
             let traffic = traffic.clone();
@@ -79,13 +112,14 @@ impl Network {
                 .map_err(|e| format!("the testbed thread panicked: {e}"))?
                 .map(|e| Network::Namespaces(Box::new(e)));
         }
-        let acceptor = Acceptor::bind(SocketAddr::from(([127, 0, 0, 1], 0)))
+        let (acceptor, session) = Acceptor::bind_private(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
             .map_err(|e| e.to_string())?;
         let count = u8::try_from(traffic.source_addresses).unwrap_or(u8::MAX);
         Ok(Network::Loopback {
             acceptor,
             sources: replay::loopback_sources(count),
+            session,
         })
     }
 
@@ -93,18 +127,25 @@ impl Network {
     pub fn config(&self, traffic: &Traffic) -> ReplayConfig {
         let target = match self {
             Network::Loopback { acceptor, .. } => acceptor.local_addr(),
-            Network::Server { target } => *target,
+            Network::Server { target, .. } => *target,
             Network::Namespaces(e) => e.target,
         };
         let mut config = ReplayConfig::new(target);
         config.window = traffic.window_bytes.map(|w| u32::try_from(w).unwrap_or(u32::MAX));
         config.structure = traffic.structure.clone();
         match self {
-            Network::Loopback { sources, .. } => config.source_addresses = sources.clone(),
-            Network::Server { .. } => config.fds_per_connection = 1,
+            Network::Loopback { sources, session, .. } => {
+                config.source_addresses = sources.clone();
+                config.session = Some(Arc::clone(session));
+            }
+            Network::Server { session, .. } => {
+                config.fds_per_connection = 1;
+                config.session = session.clone();
+            }
             Network::Namespaces(e) => {
                 config.source_addresses = vec![IpAddr::V4(e.testbed.address(exp_traffic::emulate::Side::Initiator))];
                 config.flow_hook = Some(e.hook.clone());
+                config.session = Some(Arc::clone(&e.session));
             }
         }
         config
@@ -218,18 +259,21 @@ impl Emulated {
                     .build()
                     .map_err(|e| e.to_string())?;
                 runtime.block_on(async move {
-                    let acceptor = Acceptor::bind(SocketAddr::from((address, 0)))
+                    let bound = Acceptor::bind_private(SocketAddr::from((address, 0)))
                         .await
                         .map_err(|e| e.to_string());
-                    let local = acceptor.as_ref().map(Acceptor::local_addr).map_err(Clone::clone);
-                    let _ = addr_tx.send(local);
-                    let _acceptor = acceptor?;
+                    let reply = bound
+                        .as_ref()
+                        .map(|(acceptor, session)| (acceptor.local_addr(), Arc::clone(session)))
+                        .map_err(Clone::clone);
+                    let _ = addr_tx.send(reply);
+                    let _acceptor = bound?;
                     let _ = stop_rx.await;
                     Ok(())
                 })
             })
             .map_err(|e| e.to_string())?;
-        let target = addr_rx
+        let (target, session) = addr_rx
             .recv()
             .map_err(|_| "the acceptor thread ended before listening".to_string())??;
         Ok(Emulated {
@@ -239,6 +283,7 @@ impl Emulated {
             }),
             testbed,
             target,
+            session,
             stop_acceptor: Some(stop_tx),
             acceptor_thread: Some(thread),
             started_ns: now_ns,

@@ -30,13 +30,15 @@ impl RowKey {
     }
 }
 
-/// Writes a window's rows; `offset_ns` is the replay origin in trial time.
+/// Writes a window's rows; `offset_ns` is the replay origin in trial time,
+/// `paths` the path of each connection by id (`rtt = paths(...)` only).
 pub fn write_window(
     tables: &Tables,
     key: &RowKey,
     window: u64,
     offset_ns: u64,
     result: &ReplayResult,
+    paths: &[Option<u32>],
 ) -> Result<(), ExecError> {
     let at = |us: u64| offset_ns.saturating_add(us.saturating_mul(1000));
     let row = |more: Vec<Cell>| {
@@ -69,6 +71,11 @@ pub fn write_window(
             c.received_bytes.into(),
             c.expected_received_bytes.into(),
             u64::from(c.epochs).into(),
+            usize::try_from(c.id)
+                .ok()
+                .and_then(|id| paths.get(id).copied().flatten())
+                .map(u64::from)
+                .into(),
             c.assigned_rtt_us.map(|r| r.saturating_mul(1000)).into(),
             status.into(),
             c.error.clone().into(),

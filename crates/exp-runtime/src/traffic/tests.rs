@@ -20,6 +20,7 @@ fn traffic(file: &str) -> Traffic {
         source_addresses: 8,
         lenient: false,
         server: None,
+        secret_env: None,
     }
 }
 

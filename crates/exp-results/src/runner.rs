@@ -1,0 +1,142 @@
+//! Who is writing a run: `runner.lock` (or `runner-<shard>.lock` for one
+//! shard of a run) in the run directory, held with an exclusive `flock` by
+//! the process that writes the run for as long as it runs, and holding that
+//! process's pid, host and start time.
+//!
+//! The kernel drops the lock when its process dies, however it dies, so a
+//! reader that can take the lock knows the runner is gone: a run whose
+//! manifest still says `running` behind a free lock crashed. This works
+//! across hosts on file systems with working locks (local ones, NFSv4,
+//! Lustre with `flock`).
+
+use std::fs::{File, TryLockError};
+use std::io::{Read, Seek, Write};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::ResultsError;
+
+/// What a runner writes into its lock file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunnerInfo {
+    pub pid: u32,
+    pub host: String,
+    pub started_unix_ns: u64,
+}
+
+impl RunnerInfo {
+    /// This process, now.
+    pub fn this_process() -> RunnerInfo {
+        RunnerInfo {
+            pid: std::process::id(),
+            host: exp_host::hostname(),
+            started_unix_ns: crate::unix_ns(std::time::SystemTime::now()),
+        }
+    }
+}
+
+impl std::fmt::Display for RunnerInfo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "pid {} on {}, started {}",
+            self.pid,
+            if self.host.is_empty() {
+                "an unnamed host"
+            } else {
+                &self.host
+            },
+            crate::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(self.started_unix_ns))
+        )
+    }
+}
+
+/// A held runner lock; dropping it (or the process ending) releases it.
+#[derive(Debug)]
+pub struct RunnerLock {
+    _file: File,
+    path: PathBuf,
+}
+
+impl RunnerLock {
+    /// Takes the lock at `path` for this process, or says who holds it.
+    /// The descriptor that holds the lock is read-only, so the run's file
+    /// system can still be remounted read-only under a running run (which
+    /// then fails cleanly rather than blocking the remount).
+    pub fn acquire(path: &Path) -> Result<RunnerLock, ResultsError> {
+        File::options()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(ResultsError::io("create", path))?;
+        let mut file = File::open(path).map_err(ResultsError::io("open", path))?;
+        match file.try_lock() {
+            Ok(()) => {}
+            Err(TryLockError::WouldBlock) => {
+                return Err(ResultsError::RunLocked {
+                    path: path.to_path_buf(),
+                    holder: read_info(&mut file).map(|i| i.to_string()).unwrap_or_default(),
+                })
+            }
+            Err(TryLockError::Error(source)) => {
+                return Err(ResultsError::Io {
+                    action: "lock",
+                    path: path.to_path_buf(),
+                    source,
+                })
+            }
+        }
+        let info = serde_json::to_vec(&RunnerInfo::this_process()).map_err(|source| ResultsError::Serialize {
+            what: "runner lock",
+            source,
+        })?;
+        File::options()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .and_then(|mut writer| writer.write_all(&info))
+            .map_err(ResultsError::io("write", path))?;
+        Ok(RunnerLock {
+            _file: file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Whether the runner that wrote a lock file is still there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    /// The lock is held: the runner (as it described itself) is running.
+    Running(RunnerInfo),
+    /// The lock is free: the runner ended without finishing the run.
+    Gone(RunnerInfo),
+}
+
+/// Probes the lock file at `path`; `None` if there is none (a finished run
+/// removes it) or it cannot be opened.
+pub fn probe(path: &Path) -> Option<Runner> {
+    let mut file = File::open(path).ok()?;
+    let info = read_info(&mut file).unwrap_or(RunnerInfo {
+        pid: 0,
+        host: String::new(),
+        started_unix_ns: 0,
+    });
+    match file.try_lock_shared() {
+        Ok(()) => Some(Runner::Gone(info)),
+        Err(TryLockError::WouldBlock) => Some(Runner::Running(info)),
+        Err(TryLockError::Error(_)) => None,
+    }
+}
+
+fn read_info(file: &mut File) -> Option<RunnerInfo> {
+    let mut text = String::new();
+    file.rewind().ok()?;
+    file.read_to_string(&mut text).ok()?;
+    serde_json::from_str(&text).ok()
+}

@@ -1,0 +1,268 @@
+//! The files of one table, trial and shard while its trial runs, and the
+//! final file they become.
+//!
+//! ```text
+//! tables/.partial/<table>/trial=<n>/part-<shard>.000000.parquet   sealed segments
+//! tables/.partial/<table>/trial=<n>/part-<shard>.open.parquet     checkpoint of the rest
+//! tables/<table>/trial=<n>/part-<shard>.parquet                   the final file
+//! ```
+//!
+//! Every one of them is a complete Parquet file the moment it has its name:
+//! each is written as `<name>.tmp` and renamed, and a write that fails
+//! removes its `.tmp`. So a run killed at any instant keeps every sealed
+//! segment and the last checkpoint readable, and a full disk leaves no
+//! truncated or empty file behind.
+
+use std::fs::{self, File};
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+
+use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, PolarsResult, SerReader};
+
+use super::frame::polars_schema;
+use crate::rundir::sync_dir;
+use crate::table::Schema;
+use crate::ResultsError;
+
+/// Where unfinished files are written, inside the tables directory.
+pub(crate) const PARTIAL_DIR: &str = ".partial";
+
+/// The paths of one (table, trial, shard).
+pub(super) struct PartPaths {
+    /// `tables/.partial/<table>/trial=<n>/`
+    pub partial_dir: PathBuf,
+    /// `tables/<table>/trial=<n>/part-<shard>.parquet`
+    pub final_path: PathBuf,
+    shard: u32,
+}
+
+impl PartPaths {
+    pub fn new(tables_dir: &Path, table: &str, trial: u32, shard: u32) -> PartPaths {
+        let trial_dir = format!("trial={trial}");
+        PartPaths {
+            partial_dir: tables_dir.join(PARTIAL_DIR).join(table).join(&trial_dir),
+            final_path: tables_dir
+                .join(table)
+                .join(&trial_dir)
+                .join(format!("part-{shard}.parquet")),
+            shard,
+        }
+    }
+
+    pub fn segment(&self, seq: u32) -> PathBuf {
+        self.partial_dir.join(format!("part-{}.{seq:06}.parquet", self.shard))
+    }
+
+    pub fn checkpoint(&self) -> PathBuf {
+        self.partial_dir.join(format!("part-{}.open.parquet", self.shard))
+    }
+
+    /// Where the final file is assembled before it is renamed into place.
+    fn final_tmp(&self) -> PathBuf {
+        self.partial_dir.join(format!("part-{}.parquet.tmp", self.shard))
+    }
+
+    /// Removes `.partial/<table>/trial=<n>/` and `.partial/<table>/` once
+    /// empty; failing to is harmless (another shard's files are still there).
+    pub fn tidy(&self) {
+        if fs::remove_dir(&self.partial_dir).is_ok() {
+            if let Some(table_dir) = self.partial_dir.parent() {
+                let _ = fs::remove_dir(table_dir);
+            }
+        }
+    }
+}
+
+/// Writes `frames` as one Parquet file at `path`, through `tmp`; the
+/// directories are created as needed. With `sync`, the file and its
+/// directory are synced before this returns (the final file must survive a
+/// power loss; segments only a crashed process). Returns the rows written.
+fn write_file(
+    tmp: &Path,
+    path: &Path,
+    schema: &Schema,
+    frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
+    sync: bool,
+) -> Result<u64, ResultsError> {
+    let written = write_tmp(tmp, schema, frames, sync).and_then(|rows| {
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(ResultsError::io("create", dir))?;
+        }
+        fs::rename(tmp, path).map_err(ResultsError::io("rename", tmp))?;
+        if let (true, Some(dir)) = (sync, path.parent()) {
+            sync_dir(dir)?;
+        }
+        Ok(rows)
+    });
+    if written.is_err() {
+        // Whatever part of it reached the disk is not a Parquet file.
+        let _ = fs::remove_file(tmp);
+    }
+    written
+}
+
+fn write_tmp(
+    tmp: &Path,
+    schema: &Schema,
+    frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
+    sync: bool,
+) -> Result<u64, ResultsError> {
+    if let Some(dir) = tmp.parent() {
+        // Named by the file it is for: that is what could not be written.
+        fs::create_dir_all(dir).map_err(ResultsError::io("create", tmp))?;
+    }
+    let file = File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(tmp)
+        .map_err(ResultsError::io("create", tmp))?;
+    let sync_handle = file.try_clone().map_err(ResultsError::io("open", tmp))?;
+    // zstd (polars' default, from the `parquet` feature's compression set):
+    // compact and read by every current Parquet reader.
+    let mut writer = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file))
+        .with_compression(ParquetCompression::Zstd(None))
+        .batched(&polars_schema(schema))
+        .map_err(ResultsError::parquet("start", tmp))?;
+    let mut rows = 0;
+    for frame in frames {
+        let mut frame = frame?;
+        // One chunk per column: the batched writer makes a row group per chunk.
+        frame.rechunk_mut();
+        rows += frame.height() as u64;
+        writer
+            .write_batch(&frame)
+            .map_err(ResultsError::parquet("write", tmp))?;
+    }
+    // `finish` writes the footer and flushes the BufWriter (errors included).
+    writer.finish().map_err(ResultsError::parquet("finish", tmp))?;
+    drop(writer);
+    // Without `sync` the bytes are in the page cache, which outlives the process.
+    if sync {
+        sync_handle.sync_all().map_err(ResultsError::io("sync", tmp))?;
+    }
+    Ok(rows)
+}
+
+/// Writes `frame` as a segment or checkpoint at `path` (replacing what is
+/// there atomically).
+pub(super) fn write_segment(path: &Path, schema: &Schema, frame: DataFrame) -> Result<u64, ResultsError> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    write_file(Path::new(&tmp), path, schema, std::iter::once(Ok(frame)), false)
+}
+
+/// Assembles the final file from the sealed segments and the unsealed
+/// rest, in row groups of `row_group_rows`, syncs it and renames it into
+/// place; then removes the segments and the checkpoint. On an error the
+/// segments stay, so nothing already on disk is lost.
+pub(super) fn assemble(
+    paths: &PartPaths,
+    schema: &Schema,
+    segments: &[PathBuf],
+    rest: Option<DataFrame>,
+    row_group_rows: usize,
+) -> Result<u64, ResultsError> {
+    if paths.final_path.exists() {
+        return Err(ResultsError::Io {
+            action: "create",
+            path: paths.final_path.clone(),
+            source: std::io::ErrorKind::AlreadyExists.into(),
+        });
+    }
+    let read = segments.iter().map(|path| read_frame(path));
+    let frames = Regroup::new(read.chain(rest.map(Ok)), row_group_rows);
+    let rows = write_file(&paths.final_tmp(), &paths.final_path, schema, frames, true)?;
+    for segment in segments {
+        let _ = fs::remove_file(segment);
+    }
+    let _ = fs::remove_file(paths.checkpoint());
+    paths.tidy();
+    Ok(rows)
+}
+
+fn read_frame(path: &Path) -> Result<DataFrame, ResultsError> {
+    let file = File::open(path).map_err(ResultsError::io("open", path))?;
+    ParquetReader::new(file)
+        .finish()
+        .map_err(ResultsError::parquet("read", path))
+}
+
+/// Cuts a stream of frames into frames of exactly `rows` rows (the last
+/// may be smaller), so the final file has full row groups whatever the
+/// segments held.
+struct Regroup<I> {
+    frames: I,
+    rows: usize,
+    pending: Option<DataFrame>,
+    done: bool,
+}
+
+impl<I> Regroup<I> {
+    fn new(frames: I, rows: usize) -> Self {
+        Regroup {
+            frames,
+            rows: rows.max(1),
+            pending: None,
+            done: false,
+        }
+    }
+}
+
+impl<I: Iterator<Item = Result<DataFrame, ResultsError>>> Iterator for Regroup<I> {
+    type Item = Result<DataFrame, ResultsError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(pending) = self.pending.take() {
+                if pending.height() >= self.rows || (self.done && pending.height() > 0) {
+                    let take = self.rows.min(pending.height());
+                    let head = pending.slice(0, take);
+                    let tail = pending.slice(take as i64, pending.height() - take);
+                    self.pending = (tail.height() > 0).then_some(tail);
+                    return Some(Ok(head));
+                }
+                self.pending = Some(pending);
+            }
+            if self.done {
+                return None;
+            }
+            match self.frames.next() {
+                None => self.done = true,
+                Some(Err(e)) => {
+                    self.done = true;
+                    self.pending = None;
+                    return Some(Err(e));
+                }
+                Some(Ok(frame)) => match self.pending.take() {
+                    None => self.pending = Some(frame),
+                    Some(mut pending) => {
+                        if let Err(e) = stack(&mut pending, frame) {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                        self.pending = Some(pending);
+                    }
+                },
+            }
+        }
+    }
+}
+
+fn stack(pending: &mut DataFrame, frame: DataFrame) -> Result<(), ResultsError> {
+    let result: PolarsResult<_> = pending.vstack_mut_owned(frame).map(|_| ());
+    result.map_err(|source| ResultsError::Parquet {
+        action: "combine the segments of",
+        path: PathBuf::new(),
+        source,
+    })
+}
+
+/// The rows of a Parquet file, from its footer.
+pub(crate) fn parquet_rows(path: &Path) -> Result<u64, ResultsError> {
+    let file = File::open(path).map_err(ResultsError::io("open", path))?;
+    let rows = ParquetReader::new(file)
+        .num_rows()
+        .map_err(ResultsError::parquet("read the footer of", path))?;
+    Ok(rows as u64)
+}

@@ -1,0 +1,189 @@
+//! One trial: every workload of its sweep point and the monitor on one
+//! clock, until the trial's end, then its row of the `trials` table.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, SystemTime};
+
+use exp_plan::{Point, Trial, WorkloadConfig};
+use exp_results::manifest::TrialStatus;
+use exp_results::ResultsError;
+
+use crate::cancel::{Cancel, Level};
+use crate::clock::{unix_ns, TrialClock};
+use crate::executor::{ExecError, Processes, Tables, WorkloadContext, WorkloadSummary};
+use crate::repeat::merge;
+use crate::run::RunContext;
+use crate::schedule::{intervals, scale};
+use crate::trials::TrialRow;
+use crate::{anomaly, fleet, monitor};
+
+pub(crate) struct TrialResult {
+    pub status: TrialStatus,
+    pub error: Option<String>,
+    pub metrics: BTreeMap<String, f64>,
+    pub start_unix_ns: u64,
+    pub end_unix_ns: u64,
+}
+
+pub(crate) async fn run_trial(
+    ctx: &RunContext<'_>,
+    trial: &Trial,
+    point: &Point,
+    start: TrialClock,
+) -> Result<TrialResult, ResultsError> {
+    let scale_factor = ctx.options.time_scale;
+    let trial_end_ns = ctx.plan.experiment.duration_ns.map(|d| scale(d, scale_factor));
+    let clock = start;
+    let stop = Cancel::new();
+    let forward = tokio::spawn(forward_cancel(ctx.cancel.clone(), stop.clone()));
+    let store_watch = tokio::spawn(stop_on_store_failure(ctx.store.clone(), stop.clone()));
+    let tables = Tables {
+        store: ctx.store.clone(),
+        trial: trial.trial,
+        // A shard's files are `part-<k>`, so shards never write the same file.
+        shard: match ctx.run_dir.role() {
+            exp_results::Role::Whole => 0,
+            exp_results::Role::Shard(k) => k,
+        },
+    };
+    let processes = Processes::default();
+    let sample_interval = Duration::from_nanos(point.monitor.as_ref().map_or(1_000_000_000, |m| m.interval_ns));
+
+    let monitor = point.monitor.clone().map(|m| {
+        let (stop, tables, processes) = (stop.clone(), tables.clone(), processes.clone());
+        tokio::task::spawn_blocking(move || monitor::run(&m, clock, stop, tables, processes))
+    });
+    let mut workloads = Vec::new();
+    for workload in &point.workloads {
+        let context = WorkloadContext {
+            workload: workload.clone(),
+            seed: trial.seeds.get(&workload.name).copied().unwrap_or(trial.seed),
+            clock,
+            intervals: intervals(&workload.window, trial_end_ns, scale_factor),
+            trial_end_ns,
+            cancel: stop.clone(),
+            tables: tables.clone(),
+            processes: processes.clone(),
+            scratch: ctx.run_dir.scratch_dir(&format!("trial-{}", trial.trial))?,
+            sample_interval,
+            launcher: ctx.launcher.clone(),
+            run_dir: ctx.run_dir.path().to_path_buf(),
+        };
+        let name = workload.name.clone();
+        let stop = stop.clone();
+        workloads.push(tokio::spawn(async move {
+            let result = execute(context).await;
+            if result.is_err() {
+                // One failed workload ends its trial: the others stop too.
+                stop.raise(Level::Stop);
+            }
+            (name, result)
+        }));
+    }
+
+    let mut errors = Vec::new();
+    let mut summaries: Vec<(String, WorkloadSummary)> = Vec::new();
+    for handle in workloads {
+        match handle.await {
+            Ok((name, Ok(summary))) => summaries.push((name, summary)),
+            Ok((name, Err(error))) => errors.push(format!("{name}: {error}")),
+            Err(join) => errors.push(format!("a workload thread panicked: {join}")),
+        }
+    }
+    // The trial lasts its full length even when workloads end earlier (the
+    // healthy tail of an anomaly dataset is data too).
+    if let (Some(end), true) = (trial_end_ns, errors.is_empty()) {
+        stop.sleep_until_async(clock.at(end)).await;
+    }
+    stop.raise(Level::Stop);
+    if let Some(handle) = monitor {
+        match handle.await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => errors.push(format!("monitor: {error}")),
+            Err(join) => errors.push(format!("the monitor thread panicked: {join}")),
+        }
+    }
+    forward.abort();
+    store_watch.abort();
+    let end_ns = clock.now_ns();
+
+    let status = if !errors.is_empty() {
+        TrialStatus::Failed
+    } else if ctx.cancel.is_cancelled() {
+        TrialStatus::Interrupted
+    } else {
+        TrialStatus::Complete
+    };
+    let error = (!errors.is_empty()).then(|| errors.join("; "));
+    let contended = summaries
+        .iter()
+        .any(|(_, s)| s.metrics.get("contended").is_some_and(|v| *v > 0.0));
+    let row = ctx.trials_table.row(
+        ctx.plan,
+        &TrialRow {
+            point: point.index,
+            repetition: trial.repetition,
+            seed: trial.seed,
+            start_unix_ns: clock.start_unix_ns,
+            end_unix_ns: clock.unix_ns_at(end_ns),
+            status: status.as_str(),
+            contended,
+            error: error.as_deref(),
+        },
+    );
+    let mut batch = ctx.trials_table.schema().batch();
+    batch.push_row(row)?;
+    tables.sink(ctx.trials_table.schema()).write(batch)?;
+    ctx.store.finish_trial(trial.trial)?;
+
+    Ok(TrialResult {
+        status,
+        error,
+        metrics: merge(&summaries),
+        start_unix_ns: clock.start_unix_ns,
+        end_unix_ns: unix_ns(SystemTime::now()),
+    })
+}
+
+/// Runs one workload with its kind's executor: anomalies supervise a child
+/// process on a blocking thread, fleets are async tasks.
+async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError> {
+    match context.workload.config.clone() {
+        WorkloadConfig::Anomaly(a) => tokio::task::spawn_blocking(move || anomaly::run(context, &a))
+            .await
+            .unwrap_or_else(|join| Err(ExecError::Failed(format!("the anomaly thread panicked: {join}")))),
+        WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
+        WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
+            let out = context
+                .run_dir
+                .join("xml")
+                .join(crate::xml::dir_name(&context.workload.name))
+                .join(format!("trial-{}", context.tables.trial));
+            crate::xml::run(&context, &x, &out)
+        })
+        .await
+        .unwrap_or_else(|join| Err(ExecError::Failed(format!("the xml thread panicked: {join}")))),
+        WorkloadConfig::Traffic(t) => crate::traffic::run(context, *t).await,
+    }
+}
+
+/// Passes the run's cancellation on to one trial, level by level.
+async fn forward_cancel(run: Cancel, trial: Cancel) {
+    run.reached(Level::Stop).await;
+    trial.raise(Level::Stop);
+    run.reached(Level::Kill).await;
+    trial.raise(Level::Kill);
+}
+
+/// Stops the trial as soon as the table store fails (a full disk, a file
+/// system gone read-only): what is measured after that could not be kept.
+async fn stop_on_store_failure(store: std::sync::Arc<exp_results::Store>, trial: Cancel) {
+    let mut tick = tokio::time::interval(Duration::from_millis(200));
+    loop {
+        tick.tick().await;
+        if store.failure().is_some() {
+            trial.raise(Level::Stop);
+            return;
+        }
+    }
+}
