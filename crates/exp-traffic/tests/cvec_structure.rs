@@ -107,11 +107,19 @@ fn a_side_without_bytes_sends_no_block() {
     assert_eq!(Structure::BlkConc.apply(&c).adus, vec![adu(A, 0, 0, 30)]);
 }
 
+/// Byte counts past 2^64 − 1 are refused when a file is read (see
+/// cvec_limits.rs); a connection built in code with them still converts
+/// without panicking, saturated.
 #[test]
-fn absurd_byte_counts_saturate_instead_of_panicking() {
+fn absurd_byte_counts_are_refused_from_files_and_saturate_in_code() {
     let text = format!("S 0 1 1 1\nI 0 0 {m}\nI 0 0 {m}\nA 0 0 1\n", m = u64::MAX);
-    let c = &parse(&text, "big", Format::Auto, false).expect("parses").connections[0];
-    assert_eq!(Structure::BlkConc.apply(c).adus[0].bytes, u64::MAX);
+    assert!(parse(&text, "big", Format::Auto, false).is_err());
+    let c = Connection::new(
+        0,
+        Mode::Sequential,
+        vec![adu(I, 0, 0, u64::MAX), adu(I, 0, 0, u64::MAX), adu(A, 0, 0, 1)],
+    );
+    assert_eq!(Structure::BlkConc.apply(&c).adus[0].bytes, u64::MAX);
     assert_eq!(c.total_bytes(), u64::MAX);
     assert_eq!(c.epochs()[0].request_bytes, u64::MAX);
 }

@@ -110,7 +110,8 @@ pub fn rtt_path_quantiles_us(connections: &[Connection], count: u32) -> Vec<f64>
         .collect()
 }
 
-fn quantile_sorted(sorted: &[u64], q: f64) -> Option<f64> {
+/// The `q`-quantile of ascending `sorted` values (type 7, as above).
+pub(crate) fn quantile_sorted(sorted: &[u64], q: f64) -> Option<f64> {
     if sorted.is_empty() || !(0.0..=1.0).contains(&q) {
         return None;
     }

@@ -66,13 +66,46 @@ pub struct Parsed {
     pub format: Option<Format>,
 }
 
+/// Largest connection-vector file read (1 GiB).
+pub const MAX_FILE_BYTES: u64 = 1 << 30;
+
 /// Reads a connection-vector file from disk (see [`parse`]).
 pub fn read_file(path: &Path, format: Format, lenient: bool) -> Result<Parsed, CvecError> {
-    let text = std::fs::read_to_string(path).map_err(|source| CvecError::Io {
+    let text = read_text(path)?;
+    parse(&text, &path.display().to_string(), format, lenient)
+}
+
+/// The text of a connection-vector file: only a regular file of at most
+/// [`MAX_FILE_BYTES`] (`/dev/zero` was read for 2.1 GB, a FIFO blocked).
+pub fn read_text(path: &Path) -> Result<String, CvecError> {
+    use std::io::{Error, ErrorKind, Read};
+    let io = |source: Error| CvecError::Io {
         path: path.to_path_buf(),
         source,
-    })?;
-    parse(&text, &path.display().to_string(), format, lenient)
+    };
+    let metadata = std::fs::metadata(path).map_err(io)?;
+    if !metadata.is_file() {
+        return Err(io(Error::new(ErrorKind::InvalidInput, "not a regular file")));
+    }
+    let too_large = || {
+        io(Error::new(
+            ErrorKind::InvalidData,
+            "larger than the 1 GiB a trace may have",
+        ))
+    };
+    if metadata.len() > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .map_err(io)?
+        .take(MAX_FILE_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(io)?;
+    if text.len() as u64 > MAX_FILE_BYTES {
+        return Err(too_large());
+    }
+    Ok(text)
 }
 
 /// Parses `text`; `name` is the file name used in errors.
@@ -123,8 +156,33 @@ pub fn parse(text: &str, name: &str, format: Format, lenient: bool) -> Result<Pa
     Ok(parser.out)
 }
 
+/// What a connection's totals must fit, if they do not: one side's bytes,
+/// or its start plus all its waits, past 2^64 − 1 (no conversion or replay
+/// could add them up; they used to saturate silently).
+fn overflow(conn: &Connection) -> Option<String> {
+    for side in [super::Side::Initiator, super::Side::Acceptor] {
+        let bytes = conn
+            .adus
+            .iter()
+            .filter(|a| a.side == side)
+            .try_fold(0u64, |sum, a| sum.checked_add(a.bytes));
+        if bytes.is_none() {
+            return Some(format!(
+                "a connection whose {side:?} bytes add up to at most 2^64 − 1 (the sizes overflow)"
+            ));
+        }
+    }
+    let time = conn.adus.iter().try_fold(conn.start_us, |t, a| {
+        t.checked_add(a.send_wait_us)?.checked_add(a.recv_wait_us)
+    });
+    time.is_none()
+        .then(|| "a connection whose start and waits add up to at most 2^64 − 1 µs".to_string())
+}
+
 /// A connection being read.
 struct Builder {
+    /// The header line, for errors about the whole connection.
+    header: (usize, String),
     conn: Connection,
     body: Body,
     body_started: bool,
@@ -196,11 +254,14 @@ impl Parser<'_> {
         let Some(mut builder) = self.current.take() else {
             return Ok(());
         };
-        match builder.body.finish(&mut builder.conn.adus) {
-            Ok(()) => {
+        let finished = builder.body.finish(&mut builder.conn.adus);
+        let (line, text) = builder.header;
+        match finished.map(|()| overflow(&builder.conn)) {
+            Ok(None) => {
                 self.out.connections.push(builder.conn);
                 Ok(())
             }
+            Ok(Some(expected)) => self.fail(Bad { line, text, expected }),
             Err(bad) => self.fail(bad),
         }
     }
@@ -254,6 +315,7 @@ impl Parser<'_> {
             (_, Mode::Concurrent) => Body::conc(),
         };
         Ok(Builder {
+            header: (line.number, line.text.to_string()),
             conn: Connection {
                 ids,
                 ..Connection::new(start_us, mode, Vec::new())

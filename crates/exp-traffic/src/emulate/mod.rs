@@ -13,7 +13,8 @@
 //! Flows are registered by the initiator before it connects
 //! ([`FlowTable::register`], 5-tuple → [`FlowParams`]), so per-connection
 //! RTTs are exact; unregistered packets get the stage's default parameters.
-//! [`RttMode`] turns the language's RTT modes into per-connection RTTs.
+//! [`RttMode`] turns the language's RTT modes into per-connection RTTs
+//! (and, for `paths`, the path each connection takes).
 //!
 //! Everything here needs root (CAP_NET_ADMIN); [`preflight`] says so.
 
@@ -33,7 +34,7 @@ pub use flow::{Direction, FlowKey, FlowParams, FlowTable, Protocol};
 pub use link::{BacklogSample, Bottleneck};
 pub use netns::cleanup_stale_namespaces;
 pub use pipeline::{DirectionStats, LossRng};
-pub use rtt::RttMode;
+pub use rtt::{Assigned, Assignment, PathRtts, Paths, RttMode};
 pub use testbed::{Side, StageConfig, StageStats, Testbed};
 
 use std::path::Path;

@@ -40,11 +40,46 @@ const WRITE_CHUNK: usize = 256 << 10;
 const READ_MIN: usize = 4 << 10;
 const READ_MAX: usize = 256 << 10;
 
-/// Bytes moved by every connection of a replay, for interval reports.
+/// Bytes moved by every connection of a replay (for interval reports) or
+/// of an acceptor (against its total limit).
 #[derive(Debug, Default)]
 pub struct Counters {
     pub sent: AtomicU64,
     pub received: AtomicU64,
+    /// Most bytes all connections together may send: each chunk is counted
+    /// before it is written, and none is written past the limit.
+    pub send_limit: Option<u64>,
+}
+
+impl Counters {
+    /// Counters whose `sent` may not pass `limit`.
+    pub fn limited(limit: u64) -> Counters {
+        Counters {
+            send_limit: Some(limit),
+            ..Counters::default()
+        }
+    }
+
+    /// Whether the limit (if any) is reached.
+    pub fn exhausted(&self) -> bool {
+        self.send_limit
+            .is_some_and(|limit| self.sent.load(Ordering::Relaxed) >= limit)
+    }
+
+    /// Counts up to `n` bytes about to be written against the limit and
+    /// returns how many may be (all `n` without a limit).
+    fn reserve(&self, n: u64) -> u64 {
+        let Some(limit) = self.send_limit else {
+            return n;
+        };
+        let before = self
+            .sent
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |sent| {
+                Some(sent.saturating_add(n).min(limit.max(sent)))
+            })
+            .unwrap_or_else(|sent| sent);
+        limit.saturating_sub(before).min(n)
+    }
 }
 
 /// What one side observed.
@@ -245,12 +280,26 @@ async fn write_bytes(
 ) -> io::Result<()> {
     let mut remaining = bytes;
     while remaining > 0 {
-        let n = remaining.min(WRITE_CHUNK as u64) as usize;
+        let wanted = remaining.min(WRITE_CHUNK as u64) as usize;
+        let limited = counters.filter(|c| c.send_limit.is_some());
+        let n = match limited {
+            Some(c) => c.reserve(wanted as u64) as usize,
+            None => wanted,
+        };
         writer.write_all(&ZEROS[..n]).await?;
         remaining -= n as u64;
         *total += n as u64;
-        if let Some(c) = counters {
-            c.sent.fetch_add(n as u64, Ordering::Relaxed);
+        match (counters, limited) {
+            (Some(c), None) => {
+                c.sent.fetch_add(n as u64, Ordering::Relaxed);
+            }
+            (_, Some(c)) if n < wanted => {
+                return Err(io::Error::other(format!(
+                    "the acceptor's total byte limit ({} bytes) is reached",
+                    c.send_limit.unwrap_or_default()
+                )));
+            }
+            _ => {}
         }
     }
     Ok(())

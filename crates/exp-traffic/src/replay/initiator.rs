@@ -364,8 +364,12 @@ async fn open(shared: &Shared, index: usize, script: &Script, row: &mut Connecti
     stream
         .set_nodelay(true)
         .map_err(|e| format!("setting TCP_NODELAY: {e}"))?;
+    let preamble = match &config.session {
+        Some(session) => preamble::encode_signed(script, session),
+        None => preamble::encode(script),
+    };
     stream
-        .write_all(&preamble::encode(script))
+        .write_all(&preamble)
         .await
         .map_err(|e| format!("sending the preamble: {e}"))?;
     Ok(stream)

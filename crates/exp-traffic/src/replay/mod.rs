@@ -4,7 +4,9 @@
 //! its scheduled time; an [`Acceptor`] (in-process or `expc serve` on another
 //! host) runs the accepting side. The initiator opens every connection with
 //! a [preamble](preamble) carrying the script, so the acceptor needs no copy
-//! of the trace and checks the bytes it receives against the plan.
+//! of the trace and checks the bytes it receives against the plan. Against
+//! an acceptor with a secret, preambles are signed for a session
+//! ([`auth`]); the acceptor enforces its [`Limits`] whatever they ask.
 //!
 //! Execution semantics are in `exec`, scheduling and source-port spreading
 //! in `initiator`, the descriptor preflight in `preflight`, what gets
@@ -12,8 +14,10 @@
 //! socket buffers (Linux doubles them) in `sys`.
 
 mod acceptor;
+pub mod auth;
 mod exec;
 mod initiator;
+mod limits;
 pub mod preamble;
 mod preflight;
 mod records;
@@ -25,13 +29,15 @@ use std::ops::Range;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use acceptor::Acceptor;
+pub use acceptor::{Acceptor, AcceptorConfig};
+pub use auth::{AuthError, ClientSession, Secret};
 pub use initiator::replay;
+pub use limits::Limits;
 pub use preamble::ScriptError;
 pub use preflight::{planned_lifetime_us, planned_peak_open};
 pub use records::{
-    AcceptorRecord, ActiveSample, ConnectionRecord, ConnectionStatus, EpochRecord, Interruption, ReplayResult, TcpInfo,
-    ThroughputSample,
+    AcceptorRecord, ActiveSample, ConnectionRecord, ConnectionStatus, EpochRecord, Interruption, Refusal, ReplayResult,
+    TcpInfo, ThroughputSample,
 };
 pub use stop::StopSignal;
 
@@ -61,6 +67,9 @@ pub struct ReplayConfig {
     /// uses each connection's `w` line, and kernel autotuning without one.
     pub window: Option<u32>,
     pub flow_hook: Option<Arc<dyn FlowHook>>,
+    /// The session every preamble is signed for; unsigned without one (an
+    /// acceptor without a secret).
+    pub session: Option<Arc<ClientSession>>,
     /// Measurement window, from the origin; rows outside are marked.
     pub measure: Option<Range<Duration>>,
     /// Length of the throughput and active-connection intervals.
@@ -99,6 +108,7 @@ impl ReplayConfig {
             source_addresses,
             window: None,
             flow_hook: None,
+            session: None,
             measure: None,
             interval: Duration::from_secs(1),
             structure: String::new(),
@@ -118,6 +128,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("source_addresses", &self.source_addresses)
             .field("window", &self.window)
             .field("flow_hook", &self.flow_hook.as_ref().map(|_| "FlowHook"))
+            .field("signed", &self.session.is_some())
             .field("measure", &self.measure)
             .field("interval", &self.interval)
             .field("structure", &self.structure)
@@ -155,4 +166,6 @@ pub enum ReplayError {
     SourceFamily { address: IpAddr, target: SocketAddr },
     #[error("starting the scheduler thread: {0}")]
     Scheduler(std::io::Error),
+    #[error("reading random bytes for the acceptor's sessions: {0}")]
+    Random(std::io::Error),
 }

@@ -2,21 +2,28 @@
 //! carrying the script both sides execute, so an acceptor (in-process or an
 //! `expc serve` on another host) needs no copy of the trace.
 //!
-//! Layout (version 1): `"XR"`, version byte, body length (u32, big endian),
-//! then the body: connection id (varint), mode byte (0 sequential,
+//! Layout (version 1, unsigned): `"XR"`, version byte, body length (u32, big
+//! endian), then the body: connection id (varint), mode byte (0 sequential,
 //! 1 concurrent), window flag byte (0 none, 1 followed by the initiator's and
 //! the acceptor's window as varints), ADU count (varint), and per ADU a side
 //! byte (0 initiator, 1 acceptor) and `send_wait_us`, `recv_wait_us`,
 //! `bytes` as varints. Varints are LEB128. Both sides' sizes travel, so the
 //! acceptor knows what it should receive and can check it. A typical
 //! connection's preamble is a few dozen bytes.
+//!
+//! Version 2 is signed: the body starts with the session nonce (16 bytes)
+//! and a sequence number (varint) before the version 1 body, and an
+//! HMAC-SHA256 tag of header and body (32 bytes) follows it (see
+//! [`auth`](super::auth) for sessions). An acceptor with a secret reads
+//! only version 2; one without reads only version 1.
 
 use tokio::io::{AsyncRead, AsyncReadExt};
 
+use super::auth::{ClientSession, AUTH_VERSION, HELLO_MAGIC, NONCE_LEN, TAG_LEN};
 use crate::cvec::{Adu, Connection, Mode, PerSide, Side};
 
 const MAGIC: [u8; 2] = *b"XR";
-/// The preamble format version this build writes and reads.
+/// The unsigned preamble format version this build writes and reads.
 pub const VERSION: u8 = 1;
 /// Longest body accepted: bounds what a garbage or hostile preamble can make
 /// the acceptor allocate (a million ADUs fit comfortably).
@@ -66,7 +73,7 @@ pub enum PreambleError {
     Io(#[from] std::io::Error),
     #[error("not a replay preamble (magic {0:02x?})")]
     Magic([u8; 2]),
-    #[error("preamble version {0} is not supported (this build reads {VERSION})")]
+    #[error("preamble version {0} is not supported (this build reads {VERSION} and {AUTH_VERSION})")]
     Version(u8),
     #[error("preamble body of {0} bytes exceeds the limit of {MAX_BODY}")]
     TooLong(u32),
@@ -111,9 +118,38 @@ fn put_varint(out: &mut Vec<u8>, mut value: u64) {
     out.push(value as u8);
 }
 
-/// Encodes `script` as a complete preamble (header and body).
+/// Encodes `script` as a complete unsigned preamble (header and body).
 pub fn encode(script: &Script) -> Vec<u8> {
-    let mut body = Vec::with_capacity(16 + script.adus.len() * 6);
+    let body = encode_body(script, Vec::with_capacity(16 + script.adus.len() * 6));
+    let mut out = header(VERSION, body.len());
+    out.extend_from_slice(&body);
+    out
+}
+
+/// Encodes `script` as a preamble signed for `session` (its next sequence
+/// number): header, body, tag.
+pub fn encode_signed(script: &Script, session: &ClientSession) -> Vec<u8> {
+    let mut prefix = Vec::with_capacity(NONCE_LEN + 26 + script.adus.len() * 6);
+    prefix.extend_from_slice(session.nonce());
+    put_varint(&mut prefix, session.next_sequence());
+    let body = encode_body(script, prefix);
+    let mut out = header(AUTH_VERSION, body.len());
+    out.extend_from_slice(&body);
+    let tag = session.secret().tag(&[&out]);
+    out.extend_from_slice(&tag);
+    out
+}
+
+fn header(version: u8, body_len: usize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(HEADER + body_len + TAG_LEN);
+    out.extend_from_slice(&MAGIC);
+    out.push(version);
+    out.extend_from_slice(&u32::try_from(body_len).unwrap_or(u32::MAX).to_be_bytes());
+    out
+}
+
+/// Appends the version 1 body of `script` to `body`.
+fn encode_body(script: &Script, mut body: Vec<u8>) -> Vec<u8> {
     put_varint(&mut body, script.id);
     body.push(match script.mode {
         Mode::Sequential => 0,
@@ -134,32 +170,103 @@ pub fn encode(script: &Script) -> Vec<u8> {
         put_varint(&mut body, adu.recv_wait_us);
         put_varint(&mut body, adu.bytes);
     }
-    let mut out = Vec::with_capacity(HEADER + body.len());
-    out.extend_from_slice(&MAGIC);
-    out.push(VERSION);
-    out.extend_from_slice(&(body.len() as u32).to_be_bytes());
-    out.extend_from_slice(&body);
-    out
+    body
 }
 
-/// Reads and validates one preamble from `reader`.
-pub async fn read<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Script, PreambleError> {
-    let mut header = [0u8; HEADER];
-    reader.read_exact(&mut header).await?;
-    let magic = [header[0], header[1]];
-    if magic != MAGIC {
-        return Err(PreambleError::Magic(magic));
+/// The first message on an accepted connection.
+#[derive(Debug)]
+pub(crate) enum Message {
+    /// A session request: its 3 leading bytes, client nonce and tag.
+    Hello {
+        head: [u8; 3],
+        client_nonce: [u8; NONCE_LEN],
+        tag: [u8; TAG_LEN],
+    },
+    /// An unsigned (version 1) preamble.
+    Plain(Script),
+    /// A signed preamble: the tag covers `signed` (header and body).
+    Signed {
+        script: Script,
+        nonce: [u8; NONCE_LEN],
+        sequence: u64,
+        signed: Vec<u8>,
+        tag: [u8; TAG_LEN],
+    },
+}
+
+/// The 3 leading bytes of a message: magic and version.
+pub(crate) async fn read_head<R: AsyncRead + Unpin>(reader: &mut R) -> Result<[u8; 3], PreambleError> {
+    let mut head = [0u8; 3];
+    reader.read_exact(&mut head).await?;
+    match ([head[0], head[1]], head[2]) {
+        (MAGIC, VERSION | AUTH_VERSION) | (HELLO_MAGIC, AUTH_VERSION) => Ok(head),
+        (MAGIC | HELLO_MAGIC, version) => Err(PreambleError::Version(version)),
+        (magic, _) => Err(PreambleError::Magic(magic)),
     }
-    if header[2] != VERSION {
-        return Err(PreambleError::Version(header[2]));
+}
+
+/// The rest of the message `head` (from [`read_head`]) starts. Bodies
+/// longer than `max_body` are refused before anything is allocated, and
+/// memory grows only as bytes arrive.
+pub(crate) async fn read_rest<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    head: [u8; 3],
+    max_body: u32,
+) -> Result<Message, PreambleError> {
+    if [head[0], head[1]] == HELLO_MAGIC {
+        let mut client_nonce = [0u8; NONCE_LEN];
+        let mut tag = [0u8; TAG_LEN];
+        reader.read_exact(&mut client_nonce).await?;
+        reader.read_exact(&mut tag).await?;
+        return Ok(Message::Hello {
+            head,
+            client_nonce,
+            tag,
+        });
     }
-    let len = u32::from_be_bytes([header[3], header[4], header[5], header[6]]);
-    if len > MAX_BODY {
+    let mut length = [0u8; 4];
+    reader.read_exact(&mut length).await?;
+    let len = u32::from_be_bytes(length);
+    if len > max_body.min(MAX_BODY) {
         return Err(PreambleError::TooLong(len));
     }
-    let mut body = vec![0u8; len as usize];
-    reader.read_exact(&mut body).await?;
-    decode_body(&body)
+    let mut signed = Vec::with_capacity(HEADER + (len as usize).min(4096));
+    signed.extend_from_slice(&head);
+    signed.extend_from_slice(&length);
+    let read = reader.take(u64::from(len)).read_to_end(&mut signed).await?;
+    if read < len as usize {
+        return Err(PreambleError::Malformed("truncated body"));
+    }
+    if head[2] == VERSION {
+        return Ok(Message::Plain(decode_body(&signed[HEADER..])?));
+    }
+    let mut tag = [0u8; TAG_LEN];
+    reader.read_exact(&mut tag).await?;
+    let mut cursor = Cursor {
+        rest: &signed[HEADER..],
+    };
+    let mut nonce = [0u8; NONCE_LEN];
+    for byte in &mut nonce {
+        *byte = cursor.byte()?;
+    }
+    let sequence = cursor.varint()?;
+    let script = decode_body(cursor.rest)?;
+    Ok(Message::Signed {
+        script,
+        nonce,
+        sequence,
+        signed,
+        tag,
+    })
+}
+
+/// Reads and validates one unsigned preamble from `reader`.
+pub async fn read<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Script, PreambleError> {
+    let head = read_head(reader).await?;
+    match read_rest(reader, head, MAX_BODY).await? {
+        Message::Plain(script) => Ok(script),
+        _ => Err(PreambleError::Version(head[2])),
+    }
 }
 
 /// Decodes a preamble body (everything after the 7-byte header).
@@ -242,66 +349,4 @@ impl Cursor<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn adu(side: Side, send: u64, recv: u64, bytes: u64) -> Adu {
-        Adu {
-            side,
-            send_wait_us: send,
-            recv_wait_us: recv,
-            bytes,
-        }
-    }
-
-    #[test]
-    fn round_trip() {
-        let script = Script {
-            id: 300_000,
-            mode: Mode::Sequential,
-            window: Some(PerSide {
-                initiator: 65_535,
-                acceptor: 1 << 20,
-            }),
-            adus: vec![
-                adu(Side::Initiator, 0, 0, 300),
-                adu(Side::Acceptor, 0, 2_000, 1 << 40),
-                adu(Side::Initiator, u64::MAX, 0, 0),
-                adu(Side::Acceptor, 0, 0, 0),
-            ],
-        };
-        let encoded = encode(&script);
-        assert_eq!(&encoded[..3], b"XR\x01");
-        assert_eq!(decode_body(&encoded[HEADER..]).expect("decodes"), script);
-    }
-
-    #[test]
-    fn refuses_truncation_and_garbage() {
-        let script = Script {
-            id: 1,
-            mode: Mode::Concurrent,
-            window: None,
-            adus: vec![adu(Side::Initiator, 5, 0, 10), adu(Side::Acceptor, 0, 0, 20)],
-        };
-        let encoded = encode(&script);
-        for cut in HEADER..encoded.len() {
-            assert!(decode_body(&encoded[HEADER..cut]).is_err(), "cut at {cut}");
-        }
-        let mut trailing = encoded[HEADER..].to_vec();
-        trailing.push(0);
-        assert!(decode_body(&trailing).is_err());
-        assert!(decode_body(&[0xff; 12]).is_err());
-    }
-
-    #[test]
-    fn refuses_data_after_fin() {
-        let adus = [adu(Side::Acceptor, 0, 0, 0), adu(Side::Acceptor, 0, 0, 1)];
-        assert_eq!(
-            validate(&adus),
-            Err(ScriptError::AfterFin {
-                index: 1,
-                side: Side::Acceptor
-            })
-        );
-    }
-}
+mod tests;

@@ -150,6 +150,73 @@ pub struct AcceptorRecord {
     pub expected_sent_bytes: u64,
     pub status: ConnectionStatus,
     pub error: Option<String>,
+    /// Why the connection was refused before anything was sent (status
+    /// `Failed`); `None` for one that ran or failed otherwise.
+    pub refusal: Option<Refusal>,
+    /// The connection opened a session (a run's hello) instead of
+    /// replaying one.
+    pub session: bool,
+}
+
+/// Why an acceptor closed a connection without sending a byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Refusal {
+    /// An unsigned preamble, to an acceptor that has a secret.
+    NoMac,
+    /// A hello or a signed preamble, to an acceptor without a secret.
+    NoSecret,
+    /// A hello or preamble whose tag does not check.
+    WrongMac,
+    /// A preamble of a session this acceptor did not open: another run's.
+    UnknownSession,
+    /// A preamble (or hello) this acceptor has already seen.
+    Replayed,
+    /// The preamble asks the acceptor to send more than one connection may.
+    ConnectionBytes,
+    /// The acceptor has sent all the bytes it may send.
+    TotalBytes,
+    /// As many connections as allowed are open.
+    Concurrent,
+    /// As many connections as allowed from one address are open.
+    PerSource,
+    /// No complete preamble within the preamble timeout.
+    Timeout,
+    /// Not a preamble, or too long a one.
+    Malformed,
+}
+
+impl Refusal {
+    /// Every refusal, in report order.
+    pub const ALL: [Refusal; 11] = [
+        Refusal::NoMac,
+        Refusal::NoSecret,
+        Refusal::WrongMac,
+        Refusal::UnknownSession,
+        Refusal::Replayed,
+        Refusal::ConnectionBytes,
+        Refusal::TotalBytes,
+        Refusal::Concurrent,
+        Refusal::PerSource,
+        Refusal::Timeout,
+        Refusal::Malformed,
+    ];
+
+    /// A short name for reports.
+    pub fn label(self) -> &'static str {
+        match self {
+            Refusal::NoMac => "no MAC",
+            Refusal::NoSecret => "signed, but no secret here",
+            Refusal::WrongMac => "wrong MAC",
+            Refusal::UnknownSession => "unknown session",
+            Refusal::Replayed => "replayed",
+            Refusal::ConnectionBytes => "over the per-connection byte limit",
+            Refusal::TotalBytes => "total byte limit reached",
+            Refusal::Concurrent => "too many open",
+            Refusal::PerSource => "too many open from one address",
+            Refusal::Timeout => "preamble timeout",
+            Refusal::Malformed => "malformed",
+        }
+    }
 }
 
 /// Everything one replay measured.
