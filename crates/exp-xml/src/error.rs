@@ -59,6 +59,13 @@ pub enum XmlError {
         position: u64,
         message: String,
     },
+    /// `reveal` would write over what it reads.
+    #[error("the output `{output}` is (or holds, or lies inside) the input `{input}`: choose another output")]
+    RevealOverInput { input: PathBuf, output: PathBuf },
+    /// `reveal` found element or attribute names in a file and none of them
+    /// in the map: the map is of another extraction.
+    #[error("`{input}`: none of its {names} names is in the map: the map does not belong to these documents")]
+    MapMismatch { input: String, names: u64 },
     /// The KS test of a numeric path failed during `compare`.
     #[error("comparison of path `{path}`: {source}")]
     CompareKs {

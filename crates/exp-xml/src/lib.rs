@@ -6,7 +6,9 @@
 //! with a streaming byte-level lexer (`lexer.rs`); a document is the whole
 //! input or, with [`Config::split_at`], each child of the root with that
 //! name. Malformed documents are skipped and recorded, entities are never
-//! expanded, and nothing recurses on document depth.
+//! expanded, nothing recurses on document depth, and a document nesting
+//! deeper than [`MAX_DEPTH`] levels is skipped (its paths alone would take
+//! memory quadratic in its depth).
 
 pub mod compare;
 mod error;
@@ -33,7 +35,7 @@ pub use compare::{compare, CompareConfig, Comparison, ProbeQuery};
 pub use error::{SkipReason, Skipped, XmlError};
 pub use extract::Extractor;
 pub use inputs::expand_inputs;
-pub use parse::MAX_VALUE_LEN;
+pub use parse::{MAX_DEPTH, MAX_VALUE_LEN};
 pub use paths::md5_of;
 pub use policy::{census_input, AttributeCensus, AttributePolicy};
 pub use values::{NumberFormat, NumericSummary};

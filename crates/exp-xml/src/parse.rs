@@ -48,6 +48,10 @@ pub(crate) trait Sink {
 /// boundary) and flagged, so a 50 MB text node costs 4 KiB in the counts.
 pub const MAX_VALUE_LEN: usize = 4096;
 
+/// Deepest element nesting of one document; a deeper document is skipped
+/// as malformed. Real documents nest a few dozen levels.
+pub const MAX_DEPTH: usize = 1000;
+
 /// The range `start..end` of `text` without leading and trailing
 /// whitespace.
 pub(crate) fn trimmed(text: &str, start: usize, end: usize) -> (usize, usize) {
@@ -390,10 +394,22 @@ impl State {
             self.doc_depth = Some(depth);
             sink.begin();
         }
+        if self.too_deep(self.depth()) {
+            // Skipped, and not handed to the sink: every element's path
+            // holds all its ancestors, so 30,000 levels took 1.5 GB.
+            self.mark_bad(format!("elements nest deeper than {MAX_DEPTH} levels"), end);
+            return;
+        }
         self.flush_text(sink);
         if let Err(msg) = sink.open(tag) {
             self.mark_bad(msg, end);
         }
+    }
+
+    /// Whether an element at `depth` of the input lies past [`MAX_DEPTH`]
+    /// levels of its document.
+    fn too_deep(&self, depth: usize) -> bool {
+        self.doc_depth.is_some_and(|root| depth - root >= MAX_DEPTH)
     }
 
     fn end_tag<S: Sink>(&mut self, sink: &mut S, name: &[u8], start: u64) -> Option<Result<(), Skipped>> {
@@ -420,6 +436,9 @@ impl State {
         let closing = self.depth();
         if let Some(OpenName::Long { start }) = self.marks.pop() {
             self.open_names.truncate(start);
+        }
+        if self.too_deep(closing) {
+            return None; // never opened in the sink
         }
         let root = self.doc_depth?;
         self.flush_text(sink);

@@ -261,7 +261,8 @@ fn malformed_documents_are_skipped_and_counted_on_either_side() {
 
 #[test]
 fn deep_nesting_needs_no_stack_and_a_missing_file_is_an_error() {
-    let depth = 10_000;
+    // As deep as a document may be (deeper ones are skipped: deep_documents.rs).
+    let depth = exp_xml::MAX_DEPTH;
     let deep = format!("{}x{}", "<d>".repeat(depth), "</d>".repeat(depth));
     let c = compare(
         &memory("deep.xml", &deep),
@@ -324,67 +325,4 @@ fn report_text_and_json() {
     assert_eq!(json["counts"]["original"]["documents"], 100);
     assert_eq!(json["paths"].as_array().map(Vec::len), Some(0));
     assert_eq!(json["only_in_synthetic"][0]["path"], "<event><other>");
-}
-
-/// A sensor log of about `bytes` bytes; `shift` changes the values a little.
-fn big_log(bytes: usize, shift: u64) -> String {
-    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ shift;
-    let mut next = move || {
-        // xorshift64*: deterministic, no dependency.
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        state.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    };
-    let mut s = String::from("<?xml version=\"1.0\"?>\n<log>\n");
-    let mut i = 0u64;
-    while s.len() < bytes {
-        let r = next();
-        s.push_str(&format!(
-            "  <event ts=\"{}\" seq=\"{i}\"><device id=\"{:04}\"><sensor name=\"{}\" unit=\"C\"><temp>{:.2}</temp>\
-             <humidity>{}</humidity></sensor></device><status code=\"{}\">{}</status></event>\n",
-            1_700_000_000 + i * 10,
-            r % 20,
-            ["a", "b", "c", "d"][(r >> 8) as usize % 4],
-            15.0 + (r >> 16) as f64 % 2000.0 / 100.0,
-            30 + (r >> 32) % 50,
-            200 + (r >> 40) % 3,
-            ["ok", "warn", "fail"][(r >> 48) as usize % 3]
-        ));
-        i += 1;
-    }
-    s.push_str("</log>\n");
-    s
-}
-
-/// Not a check: prints the time to compare two ~10 MB corpora. Run with
-/// `cargo test --release -p exp-xml --test compare -- --ignored --nocapture`.
-#[test]
-#[ignore = "timing, run by hand in release"]
-fn time_two_ten_megabyte_corpora() {
-    let original = memory("original.xml", &big_log(10 << 20, 0));
-    let synthetic = memory("synthetic.xml", &big_log(10 << 20, 1));
-    let mut config = config();
-    config.extraction.policy = AttributePolicy::Auto { max_distinct: 30 };
-    config.probe = Some(ProbeQuery {
-        tag: "sensor".into(),
-        attribute: "name".into(),
-        value: Some("a".into()),
-    });
-    let start = std::time::Instant::now();
-    let c = compare(&original, &synthetic, &config).expect("compare");
-    let elapsed = start.elapsed();
-    let start = std::time::Instant::now();
-    exp_xml::extract(&original, &config.extraction).expect("extract");
-    println!(
-        "for reference, extract(original): {:.2} s",
-        start.elapsed().as_secs_f64()
-    );
-    println!("{c}");
-    println!(
-        "compared {} + {} documents (2 × 10 MiB) in {:.2} s",
-        c.counts.original.documents,
-        c.counts.synthetic.documents,
-        elapsed.as_secs_f64()
-    );
 }

@@ -18,7 +18,8 @@
 //! run's bytes (for gzip: to the same decompressed bytes). `FilePerDocument`
 //! writes `doc-NNNNNNNNN.xml` (declaration, document, newline).
 //! `DocumentsPerFile(n)` writes `part-NNNNN.xml` holding documents
-//! `[k·n, (k+1)·n)`, wrapped in the split root when there is one; shards then
+//! `[k·n, (k+1)·n)`, wrapped in the split root (or, for a set without one,
+//! in `<documents>`, so each file has one root element); shards then
 //! split at file boundaries, so every file is identical to the single run's.
 //!
 //! `Amount::Bytes(target)` generates documents 0, 1, … until the

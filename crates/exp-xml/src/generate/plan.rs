@@ -64,6 +64,10 @@ pub(super) struct Plan {
     pub last_shard: bool,
 }
 
+/// The root element of a file of several documents when the set has no
+/// split root (its corpus was one document per file).
+pub const DEFAULT_WRAPPER: &str = "documents";
+
 impl Plan {
     pub fn new(generator: &Generator, o: &GenerateOptions) -> Result<Plan, GenerateError> {
         let Shard { index, count } = o.shard;
@@ -101,7 +105,13 @@ impl Plan {
             target,
             batch: generator.batch_documents(),
             per_file,
-            root: generator.split_root().map(str::to_owned),
+            // Several documents in one file need one root: the corpus's
+            // split root, or, for a set whose documents were whole files,
+            // a wrapper of our own (several roots are not XML).
+            root: generator
+                .split_root()
+                .map(str::to_owned)
+                .or_else(|| matches!(per_file, Some(n) if n > 1).then(|| DEFAULT_WRAPPER.to_owned())),
             gzip: o.gzip,
             first_shard: index == 0,
             last_shard: index + 1 == count,

@@ -11,6 +11,7 @@
 //! Caveat: a generated number equal to the replacement of a numeric-looking
 //! categorical value is revealed too (digits map to digits).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
@@ -26,6 +27,11 @@ const CHUNK: usize = 1 << 20;
 pub struct Revealer<'m> {
     names: HashMap<&'m str, &'m str>,
     values: HashMap<&'m str, &'m str>,
+    /// Names read and names found in the map, since the last
+    /// [`Revealer::take_name_counts`]: a file whose names are all unknown
+    /// was obfuscated with another map.
+    names_read: Cell<u64>,
+    names_found: Cell<u64>,
 }
 
 /// Why scanning a token stopped.
@@ -110,7 +116,14 @@ impl<'m> Revealer<'m> {
         Self {
             names: map.reverse(&[StringKind::Tag, StringKind::Attribute]),
             values: map.reverse(&[StringKind::AttributeValue, StringKind::CategoricalValue]),
+            names_read: Cell::new(0),
+            names_found: Cell::new(0),
         }
+    }
+
+    /// (names read, names found in the map) since the last call.
+    pub fn take_name_counts(&self) -> (u64, u64) {
+        (self.names_read.take(), self.names_found.take())
     }
 
     /// Reveals a whole input held in memory; `name` is for errors.
@@ -231,6 +244,9 @@ impl<'m> Revealer<'m> {
         }
         let raw = s.take(len);
         let original = std::str::from_utf8(raw).ok().and_then(|n| self.names.get(n));
+        self.names_read.set(self.names_read.get() + 1);
+        self.names_found
+            .set(self.names_found.get() + u64::from(original.is_some()));
         s.out.extend_from_slice(original.map_or(raw, |o| o.as_bytes()));
         Ok(())
     }

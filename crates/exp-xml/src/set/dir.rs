@@ -270,6 +270,20 @@ fn read_numeric(t: &Table) -> Result<Vec<NumericPath>, XmlError> {
                 ("fixed", Some(decimals)) => NumberFormat::Fixed { decimals },
                 (other, _) => return Err(t.invalid(format!("bad number format `{other}` in row {i}"))),
             };
+            // Every number is checked: a set is a file anyone can edit, and
+            // `format_decimals = 70000` panicked the generator's formatter.
+            let most = crate::MAX_VALUE_LEN as u32;
+            if format_decimals[i].is_some_and(|d| d > most) || decimals[i] > most {
+                return Err(t.invalid(format!(
+                    "row {i}: more than {most} decimals (no value read from a corpus has more)"
+                )));
+            }
+            if !(min[i].is_finite() && max[i].is_finite() && min[i] <= max[i]) {
+                return Err(t.invalid(format!(
+                    "row {i}: `min` {} and `max` {} are not a range",
+                    min[i], max[i]
+                )));
+            }
             Ok(NumericPath {
                 path: path[i],
                 fit: fit[i].clone(),
@@ -309,7 +323,13 @@ fn read_fits(t: &Table, prefix: &str) -> Result<Vec<Option<FitRecord>>, XmlError
             let params = names
                 .iter()
                 .zip(&params)
-                .map(|(&name, column)| Ok((name.to_owned(), column[i].ok_or_else(|| bad("missing parameter"))?)))
+                .map(|(&name, column)| {
+                    let value = column[i].ok_or_else(|| bad("missing parameter"))?;
+                    if !value.is_finite() {
+                        return Err(bad(&format!("parameter `{name}` is {value}")));
+                    }
+                    Ok((name.to_owned(), value))
+                })
                 .collect::<Result<Vec<_>, XmlError>>()?;
             let (Some(log_likelihood), Some(aic)) = (ll[i], aic[i]) else {
                 return Err(bad("missing log-likelihood or AIC"));
