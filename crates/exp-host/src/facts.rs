@@ -36,14 +36,20 @@ impl From<Cache> for CacheFact {
     }
 }
 
+fn trimmed(path: &str) -> String {
+    std::fs::read_to_string(path)
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
+}
+
+/// This machine's host name (empty if it cannot be read).
+pub fn hostname() -> String {
+    trimmed("/proc/sys/kernel/hostname")
+}
+
 /// Reads the facts; a fact that cannot be read is left empty or 0 rather than
 /// failing the run (containers hide parts of /sys).
 pub fn facts() -> HostFacts {
-    let trimmed = |path: &str| {
-        std::fs::read_to_string(path)
-            .map(|s| s.trim().to_string())
-            .unwrap_or_default()
-    };
     let cpuinfo = trimmed("/proc/cpuinfo");
     let cpu_model = cpuinfo
         .lines()
@@ -54,7 +60,7 @@ pub fn facts() -> HostFacts {
         .unwrap_or_default();
     let memory = meminfo().unwrap_or_default();
     HostFacts {
-        hostname: trimmed("/proc/sys/kernel/hostname"),
+        hostname: hostname(),
         kernel: trimmed("/proc/sys/kernel/osrelease"),
         arch: std::env::consts::ARCH.to_string(),
         cpu_model,

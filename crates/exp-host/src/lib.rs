@@ -23,10 +23,13 @@ mod vmstat;
 pub use cache::{cache_size_bytes, caches, Cache};
 pub use columns::{Column, ColumnType, MetricCell};
 pub use diskstats::{diskstats, is_counted_disk, DiskStat};
-pub use facts::{facts, online_cpus, CacheFact, HostFacts};
+pub use facts::{facts, hostname, online_cpus, CacheFact, HostFacts};
 pub use meminfo::{meminfo, MemInfo};
 pub use netdev::{net_dev, NetDev};
-pub use pid::{parse_schedstat, pid_io, pid_stat, pid_statm, pid_thread_cpu_ns, PidIo, PidStat, PidStatm};
+pub use pid::{
+    parse_schedstat, pid_io, pid_stat, pid_statm, pid_thread_cpu_ns, pid_thread_schedstat, PidIo, PidStat, PidStatm,
+    SchedStat,
+};
 pub use process::{ProcessSampler, RUNNER_WORKLOAD};
 pub use procstat::{proc_stat, CpuTimes, ProcStat};
 pub use sys::{clock_ticks_per_s, disk_free_bytes, page_size};

@@ -124,6 +124,27 @@ impl PidIo {
     }
 }
 
+/// One thread's /proc/<pid>/task/<tid>/schedstat (`run_ns wait_ns timeslices`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SchedStat {
+    /// Nanoseconds the thread has run on a CPU.
+    pub run_ns: u64,
+    /// Nanoseconds it has waited on a run queue: runnable, but another task
+    /// had the CPU. Run plus wait is how much CPU the thread asked for.
+    pub wait_ns: u64,
+}
+
+impl SchedStat {
+    pub fn parse(text: &str) -> Result<Self, HostError> {
+        let mut fields = text.split_whitespace();
+        let path = "/proc/<pid>/schedstat";
+        Ok(SchedStat {
+            run_ns: parse_u64(path, "run time", fields.next())?,
+            wait_ns: parse_u64(path, "wait time", fields.next())?,
+        })
+    }
+}
+
 /// The nanoseconds a thread has run, the first field of
 /// /proc/<pid>/task/<tid>/schedstat (`run_ns wait_ns timeslices`).
 pub fn parse_schedstat(text: &str) -> Result<u64, HostError> {
@@ -170,6 +191,11 @@ pub fn pid_io(pid: u32) -> Result<Option<PidIo>, HostError> {
 /// CONFIG_SCHED_INFO (every distribution kernel); without it every thread's
 /// file is missing and the map is empty.
 pub fn pid_thread_cpu_ns(pid: u32) -> Result<Option<BTreeMap<u32, u64>>, HostError> {
+    Ok(pid_thread_schedstat(pid)?.map(|threads| threads.into_iter().map(|(tid, s)| (tid, s.run_ns)).collect()))
+}
+
+/// Each live thread's schedstat, by thread id, as [`pid_thread_cpu_ns`].
+pub fn pid_thread_schedstat(pid: u32) -> Result<Option<BTreeMap<u32, SchedStat>>, HostError> {
     let dir = format!("/proc/{pid}/task");
     let entries = match std::fs::read_dir(&dir) {
         Ok(entries) => entries,
@@ -187,7 +213,7 @@ pub fn pid_thread_cpu_ns(pid: u32) -> Result<Option<BTreeMap<u32, u64>>, HostErr
         };
         let path = format!("{dir}/{tid}/schedstat");
         if let Some(text) = read_if_alive(&path)? {
-            threads.insert(tid, parse_schedstat(&text).map_err(|e| at(&path, e))?);
+            threads.insert(tid, SchedStat::parse(&text).map_err(|e| at(&path, e))?);
         }
     }
     Ok(Some(threads))
@@ -257,6 +283,14 @@ mod tests {
         );
         assert!(PidIo::parse("rchar: 1\n").is_err());
         assert_eq!(parse_schedstat("746774 0 1\n").unwrap(), 746774);
+        assert_eq!(
+            SchedStat::parse("746774 1200 1\n").unwrap(),
+            SchedStat {
+                run_ns: 746774,
+                wait_ns: 1200
+            }
+        );
+        assert!(SchedStat::parse("746774").is_err());
         assert!(parse_schedstat("").is_err());
     }
 

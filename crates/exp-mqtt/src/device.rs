@@ -135,17 +135,25 @@ impl Device {
             shared: Arc::clone(&shared),
             events: events.clone(),
         };
+        // Aborted if this future is dropped before the device is handed
+        // out (its caller gave up waiting): otherwise the driver would go on
+        // reconnecting to an unreachable broker for ever, holding the event
+        // channel open, and whoever waits for that channel to close would hang.
         let task = tokio::spawn(driver.run(ready_tx));
+        let mut guard = AbortOnDrop(Some(task.abort_handle()));
         match tokio::time::timeout(timeout, ready_rx).await {
-            Ok(Ok(Ok(()))) => Ok(Device {
-                index,
-                client_id,
-                shared,
-                events,
-                task,
-            }),
+            Ok(Ok(Ok(()))) => {
+                guard.disarm();
+                Ok(Device {
+                    index,
+                    client_id,
+                    shared,
+                    events,
+                    task,
+                })
+            }
             Ok(Ok(Err(refused))) => {
-                task.abort();
+                drop(guard);
                 Err(match refused {
                     Refused::Broker(reason) => MqttError::ConnectRefused { client_id, reason },
                     Refused::Tls(reason) => MqttError::TlsHandshake {
@@ -156,7 +164,7 @@ impl Device {
                 })
             }
             Ok(Err(_)) | Err(_) => {
-                task.abort();
+                drop(guard);
                 let last_error = shared
                     .session()
                     .last_error
@@ -252,4 +260,21 @@ impl Device {
 fn report(events: &UnboundedSender<DeviceEvent>, device: u32, kind: DeviceEventKind) {
     // A dropped receiver means nobody records results any more; nothing to do then.
     let _ = events.send(DeviceEvent { device, kind });
+}
+
+/// Aborts a spawned task when dropped, unless disarmed.
+struct AbortOnDrop(Option<tokio::task::AbortHandle>);
+
+impl AbortOnDrop {
+    fn disarm(&mut self) {
+        self.0 = None;
+    }
+}
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
 }

@@ -180,6 +180,28 @@ impl PayloadGenerator {
         Ok(PayloadGenerator { format, rng })
     }
 
+    /// The share of payloads longer than `limit` bytes: 0 or 1 for JSON,
+    /// from 1,000 seeded draws of the size distribution for raw payloads
+    /// (the same clamping as [`PayloadGenerator::build`]). Preflight uses it
+    /// to refuse payloads the client's `max_packet_bytes` would drop.
+    pub fn share_longer_than(&self, limit: u64) -> f64 {
+        match &self.format {
+            Format::Json { size, .. } => f64::from(u8::from(*size as u64 > limit)),
+            Format::Raw { size } => {
+                const DRAWS: u32 = 1000;
+                let mut rng = Rng::new(0).fork("payload sizes");
+                let over = (0..DRAWS)
+                    .filter(|_| {
+                        size.sample_u64(&mut rng)
+                            .clamp(RAW_HEADER_BYTES as u64, MAX_PAYLOAD_BYTES)
+                            > limit
+                    })
+                    .count();
+                over as f64 / f64::from(DRAWS)
+            }
+        }
+    }
+
     /// The smallest `size_bytes` a JSON payload with these fields accepts.
     pub fn json_min_size(fields: &[String]) -> Result<u64, MqttError> {
         let mut sensors = Vec::new();
