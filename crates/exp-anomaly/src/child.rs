@@ -206,7 +206,7 @@ mod tests {
         let mut out = Vec::new();
         run(&config, started, stop, &mut out).unwrap();
         assert!(started.elapsed() >= Duration::from_millis(200));
-        assert!(started.elapsed() < Duration::from_secs(2));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
         let text = String::from_utf8(out).unwrap();
         let last = text.lines().last().and_then(Report::parse).unwrap();
         assert_eq!(last.end, Some(EndReason::Deadline));

@@ -143,7 +143,19 @@ fn watched_processes_come_and_go() {
         [("busy", kid), (RUNNER_WORKLOAD, me)]
     );
 
-    thread::sleep(Duration::from_millis(300));
+    // Until the busy child has run since it was watched (its schedstat run
+    // time, ns, grows): at once on a quiet machine, later on a loaded one.
+    let run_ns = || {
+        exp_host::pid_thread_schedstat(kid)
+            .unwrap()
+            .map_or(0, |t| t.values().map(|s| s.run_ns).sum::<u64>())
+    };
+    let watched_at = run_ns();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while run_ns() < watched_at + 200_000_000 {
+        assert!(Instant::now() < deadline, "the busy child never ran");
+        thread::sleep(Duration::from_millis(20));
+    }
     let rows: Vec<Vec<Cell>> = sampler.sample(1);
     assert_eq!(
         who(&schema, &rows),
@@ -193,8 +205,14 @@ fn cpu_time_keeps_the_work_of_threads_that_exited() {
     let before = cpu_time(&sampler.sample(0));
     // A thread that starts and exits between two samples is lost (see the
     // module docs); one that is sampled while it runs is kept after it exits.
-    let worker = thread::spawn(|| burn(1, Duration::from_millis(400)));
-    thread::sleep(Duration::from_millis(200));
+    let (started, running) = std::sync::mpsc::channel();
+    let worker = thread::spawn(move || {
+        burn(1, Duration::from_millis(50));
+        started.send(()).unwrap();
+        burn(1, Duration::from_millis(300));
+    });
+    // Sampled while the worker runs, after it has done some work.
+    running.recv().unwrap();
     let during = cpu_time(&sampler.sample(1));
     worker.join().unwrap();
     let after = cpu_time(&sampler.sample(2));

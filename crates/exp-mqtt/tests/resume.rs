@@ -9,7 +9,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,6 +24,8 @@ use tokio::sync::watch;
 struct Proxy {
     port: u16,
     hold_acks: Arc<AtomicBool>,
+    /// Bytes from the broker read while holding: the acks being held back.
+    held: Arc<AtomicU64>,
     cut: watch::Sender<u64>,
 }
 
@@ -32,18 +34,24 @@ impl Proxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let hold_acks = Arc::new(AtomicBool::new(false));
+        let held = Arc::new(AtomicU64::new(0));
         let (cut, _) = watch::channel(0u64);
-        let (hold, cuts) = (Arc::clone(&hold_acks), cut.subscribe());
+        let (hold, held_bytes, cuts) = (Arc::clone(&hold_acks), Arc::clone(&held), cut.subscribe());
         tokio::spawn(async move {
             while let Ok((client, _)) = listener.accept().await {
                 let broker = TcpStream::connect(("127.0.0.1", upstream)).await.unwrap();
                 // Only cuts from now on end this connection.
                 let mut cut = cuts.clone();
                 cut.borrow_and_update();
-                tokio::spawn(pipe(client, broker, Arc::clone(&hold), cut));
+                tokio::spawn(pipe(client, broker, Arc::clone(&hold), Arc::clone(&held_bytes), cut));
             }
         });
-        Proxy { port, hold_acks, cut }
+        Proxy {
+            port,
+            hold_acks,
+            held,
+            cut,
+        }
     }
 
     fn cut_all(&self) {
@@ -52,7 +60,13 @@ impl Proxy {
 }
 
 /// Copies both ways until either side closes or the connections are cut.
-async fn pipe(client: TcpStream, broker: TcpStream, hold: Arc<AtomicBool>, mut cut: watch::Receiver<u64>) {
+async fn pipe(
+    client: TcpStream,
+    broker: TcpStream,
+    hold: Arc<AtomicBool>,
+    held: Arc<AtomicU64>,
+    mut cut: watch::Receiver<u64>,
+) {
     let (mut client_rx, mut client_tx) = client.into_split();
     let (mut broker_rx, mut broker_tx) = broker.into_split();
     let up = async {
@@ -65,13 +79,26 @@ async fn pipe(client: TcpStream, broker: TcpStream, hold: Arc<AtomicBool>, mut c
     };
     let down = async {
         let mut buf = [0u8; 4096];
-        while let Ok(n @ 1..) = broker_rx.read(&mut buf).await {
-            // Held bytes wait here until released or cut.
-            while hold.load(Ordering::SeqCst) {
-                tokio::time::sleep(Duration::from_millis(5)).await;
+        let mut pending = Vec::new();
+        loop {
+            // Reading goes on while holding (reads are cancel-safe), so the
+            // test can count what is held; held bytes wait in `pending`
+            // until released or cut.
+            match tokio::time::timeout(Duration::from_millis(5), broker_rx.read(&mut buf)).await {
+                Ok(Ok(0) | Err(_)) => break,
+                Ok(Ok(n)) => {
+                    if hold.load(Ordering::SeqCst) {
+                        held.fetch_add(n as u64, Ordering::SeqCst);
+                    }
+                    pending.extend_from_slice(&buf[..n]);
+                }
+                Err(_elapsed) => {}
             }
-            if client_tx.write_all(&buf[..n]).await.is_err() {
-                break;
+            if !hold.load(Ordering::SeqCst) && !pending.is_empty() {
+                if client_tx.write_all(&pending).await.is_err() {
+                    break;
+                }
+                pending.clear();
             }
         }
     };
@@ -111,8 +138,15 @@ async fn in_flight_across_a_cut(clean_session: bool, tag: &str) -> (BTreeMap<u64
     for i in 0..5 {
         device.publish(topic, 1, format!("held {i}").as_bytes()).unwrap();
     }
-    // Written, and the broker has them: give them time to cross.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // Written, and the broker has them: its five PUBACKs (4 bytes each)
+    // reached the proxy, which holds them.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while proxy.held.load(Ordering::SeqCst) < 5 * 4 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    })
+    .await
+    .expect("the broker acknowledged the five messages");
     assert_eq!(device.outstanding(), 5, "acks are held, so all five are in flight");
     proxy.cut_all();
     proxy.hold_acks.store(false, Ordering::SeqCst);
