@@ -97,12 +97,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         }
     };
     if args.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report.json).map_err(|e| e.to_string())?
         );
     } else {
-        print!("{}", report.text);
+        out!("{}", report.text);
     }
     Ok(ExitCode::SUCCESS)
 }

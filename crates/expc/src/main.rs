@@ -1,11 +1,16 @@
 //! `expc`: the command line. The only crate that talks to the terminal.
 
+// First: its macros are used by every module below.
+#[macro_use]
+mod out;
+
 mod calibrate;
 mod mqtt_report;
 mod progress;
 mod report;
 mod run;
 mod serve;
+mod size;
 mod summary;
 mod traffic;
 mod traffic_report;
@@ -100,9 +105,22 @@ enum Command {
     Traffic(traffic::Args),
     /// Accept replayed TCP connections for a spec's `server = "host:port"`; prints the address it listens on.
     #[command(
-        after_help = "Examples:\n  expc serve --bind 0.0.0.0:7000\n  expc serve --bind 127.0.0.1:0 --max-connections 100 --for 10min"
+        after_help = "Examples:\n  expc serve --bind 0.0.0.0:7000 --secret-file serve.secret   (docs/serve.md: the threat model)\n  expc serve --bind 127.0.0.1:0 --max-connections 100 --for 10min"
     )]
     Serve(serve::Args),
+    /// Language server for editors: the Language Server Protocol on standard input and output.
+    #[command(
+        after_help = "Editors start it themselves; see docs/editors.md.\n\nExamples:\n  expc lsp\n  expc lsp --cache-dir /tmp/expc-lsp"
+    )]
+    Lsp {
+        /// Where read-only copies of the stdlib and the `expc explain` texts go
+        /// (default: $XDG_CACHE_HOME/expc/lsp, else ~/.cache/expc/lsp).
+        #[arg(long)]
+        cache_dir: Option<PathBuf>,
+        /// Accepted for clients that pass it; standard input and output are the only transport.
+        #[arg(long, hide = true)]
+        stdio: bool,
+    },
     /// Internal: the child process of one anomaly instance (config on stdin).
     #[command(name = "__anomaly-kernel", hide = true)]
     AnomalyKernel,
@@ -119,7 +137,7 @@ fn main() -> ExitCode {
     match run(cli.command) {
         Ok(code) => code,
         Err(message) => {
-            eprintln!("error: {message}");
+            errln!("error: {message}");
             ExitCode::FAILURE
         }
     }
@@ -139,13 +157,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             let mut failed = false;
             for file in files {
                 let compilation = compile(&file.to_string_lossy(), &FsLoader, &Options::default());
-                eprint!(
+                err!(
                     "{}",
                     render_all(&compilation.diagnostics, &compilation.sources, style())
                 );
                 failed |= compilation.has_errors();
                 if !compilation.has_errors() {
-                    eprintln!("{}: ok", file.display());
+                    errln!("{}: ok", file.display());
                 }
             }
             Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -161,25 +179,24 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 require_experiment: true,
             };
             let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
-            eprint!(
+            err!(
                 "{}",
                 render_all(&compilation.diagnostics, &compilation.sources, style())
             );
             let Some(plan) = compilation.plan else {
                 return Ok(ExitCode::FAILURE);
             };
-            let json = serde_json::to_value(&plan).map_err(|e| e.to_string())?;
+            // JSON straight from the plan (the same bytes as through a
+            // `serde_json::Value`, without building one); YAML walks a Value.
             let text = match format {
-                Format::Json => serde_json::to_string_pretty(&json).map_err(|e| e.to_string())? + "\n",
-                Format::Yaml => yaml::to_yaml(&json),
+                Format::Json => serde_json::to_string_pretty(&plan).map_err(|e| e.to_string())? + "\n",
+                Format::Yaml => yaml::to_yaml(&serde_json::to_value(&plan).map_err(|e| e.to_string())?),
             };
             match output {
                 Some(path) => {
                     std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?
                 }
-                None => std::io::stdout()
-                    .write_all(text.as_bytes())
-                    .map_err(|e| e.to_string())?,
+                None => out!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -191,6 +208,14 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Traffic(args) => traffic::run(args),
         Command::Serve(args) => serve::run(args),
         Command::AnomalyKernel => Ok(exp_anomaly::child_main()),
+        Command::Lsp { cache_dir, stdio: _ } => {
+            let config = exp_lsp::Config {
+                cache_dir: cache_dir.or_else(default_cache_dir),
+                ..exp_lsp::Config::default()
+            };
+            exp_lsp::serve_stdio(&config).map_err(|e| e.to_string())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Explain { code, list } => {
             // Write errors (a closed pipe, as in `| head`) end the output quietly.
             let mut out = std::io::stdout().lock();
@@ -209,18 +234,25 @@ fn run(command: Command) -> Result<ExitCode, String> {
     }
 }
 
+/// `$XDG_CACHE_HOME/expc/lsp`, else `~/.cache/expc/lsp`.
+fn default_cache_dir() -> Option<PathBuf> {
+    let nonempty = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let cache = nonempty("XDG_CACHE_HOME").or_else(|| nonempty("HOME").map(|home| home.join(".cache")))?;
+    Some(cache.join("expc").join("lsp"))
+}
+
 fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
     let mut unformatted = false;
     let mut failed = false;
     for path in files {
-        let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let text = exp_check::read_source(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let mut sources = exp_diagnostics::SourceMap::new();
         let file = sources.add(path.to_string_lossy(), text.clone());
         let (module, diagnostics) = exp_syntax::parse(file, &text);
         if !diagnostics.is_empty() {
             // Never rewrite a file that does not parse: the formatter would drop
             // what it could not read.
-            eprint!("{}", render_all(&diagnostics, &sources, style()));
+            err!("{}", render_all(&diagnostics, &sources, style()));
             failed = true;
             continue;
         }
@@ -229,11 +261,11 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
             continue;
         }
         if check {
-            eprintln!("{}: not formatted", path.display());
+            errln!("{}: not formatted", path.display());
             unformatted = true;
         } else {
-            std::fs::write(&path, formatted).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-            eprintln!("{}: formatted", path.display());
+            replace_file(&path, formatted.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            errln!("{}: formatted", path.display());
         }
     }
     Ok(if failed || unformatted {
@@ -241,4 +273,24 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// Writes `bytes` to a temporary file beside `path` and renames it over
+/// `path`, so an interrupted write never leaves a half-written spec.
+/// A symbolic link keeps pointing at the file; the file keeps its permissions.
+fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
+    let path = std::fs::canonicalize(path)?;
+    let permissions = std::fs::metadata(&path)?.permissions();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let temporary = path.with_file_name(format!(".{name}.expc-fmt-{}", std::process::id()));
+    let result = std::fs::write(&temporary, bytes)
+        .and_then(|()| std::fs::set_permissions(&temporary, permissions))
+        .and_then(|()| std::fs::rename(&temporary, &path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
 }

@@ -2,14 +2,19 @@
 //! otherwise (CI logs, pipes, files).
 
 use std::io::IsTerminal;
-use std::sync::mpsc::Receiver;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exp_runtime::{Event, Level};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Consumes events until the sender is dropped.
-pub fn render(events: Receiver<Event>) {
+/// Consumes events until every sender is dropped, or until `finished` is
+/// set and the events sent so far are shown: a task the run left behind
+/// that still holds a sender must not keep `expc` from exiting.
+pub fn render(events: Receiver<Event>, finished: Arc<AtomicBool>) {
+    let events = Incoming { events, finished };
     if std::io::stderr().is_terminal() {
         bar(events);
     } else {
@@ -17,7 +22,29 @@ pub fn render(events: Receiver<Event>) {
     }
 }
 
-fn bar(events: Receiver<Event>) {
+struct Incoming {
+    events: Receiver<Event>,
+    finished: Arc<AtomicBool>,
+}
+
+impl Iterator for Incoming {
+    type Item = Event;
+
+    fn next(&mut self) -> Option<Event> {
+        loop {
+            match self.events.recv_timeout(Duration::from_millis(100)) {
+                Ok(event) => return Some(event),
+                Err(RecvTimeoutError::Disconnected) => return None,
+                Err(RecvTimeoutError::Timeout) if self.finished.load(Ordering::SeqCst) => {
+                    return self.events.try_recv().ok();
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+            }
+        }
+    }
+}
+
+fn bar(events: Incoming) {
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{spinner} trial {pos}/{len} {wide_msg} [{elapsed_precise}] eta {eta}")
@@ -51,7 +78,7 @@ fn bar(events: Receiver<Event>) {
     bar.finish_and_clear();
 }
 
-fn lines(events: Receiver<Event>) {
+fn lines(events: Incoming) {
     let started = Instant::now();
     for event in events {
         let text = match &event {
@@ -90,7 +117,7 @@ fn lines(events: Receiver<Event>) {
                 None => continue,
             },
         };
-        eprintln!("[{:>7.1}s] {text}", started.elapsed().as_secs_f64());
+        errln!("[{:>7.1}s] {text}", started.elapsed().as_secs_f64());
     }
 }
 

@@ -5,7 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use exp_results::{mqtt_report, open_run, summarize, MqttReport, RunSummary, Warning};
+use exp_results::runner::Runner;
+use exp_results::{mqtt_report, open_run, summarize, MqttReport, RunStatus, RunSummary, RunView, Warning};
 
 use crate::summary::number;
 
@@ -34,12 +35,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     } else {
         let mut mqtt_text = mqtt.as_ref().map(crate::mqtt_report::render).unwrap_or_default();
         mqtt_text.push_str(&traffic.as_ref().map(crate::traffic_report::render).unwrap_or_default());
-        render(&summary, &mqtt_text)
+        render(&summary, &status_note(&view), &mqtt_text)
     };
     // A closed pipe (`| head`) ends the output quietly.
     let _ = out.write_all(text.as_bytes());
     for warning in &summary.warnings {
-        eprintln!("warning: {}: {}", warning.path.display(), warning.message);
+        errln!("warning: {}: {}", warning.path.display(), warning.message);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -76,9 +77,31 @@ fn json(summary: &RunSummary, mqtt: Option<&MqttReport>) -> Result<serde_json::V
     Ok(serde_json::Value::Object(out))
 }
 
-fn render(summary: &RunSummary, mqtt: &str) -> String {
+/// What the status alone does not say: who runs a running run, what
+/// became of a crashed one and how to go on.
+fn status_note(view: &RunView) -> String {
+    let unfinished_rows = if view.unfinished.is_empty() {
+        String::new()
+    } else {
+        let tables: Vec<&str> = view.unfinished.keys().map(String::as_str).collect();
+        format!(
+            "; rows of unfinished trials are in tables/.partial/ ({})",
+            tables.join(", ")
+        )
+    };
+    match (&view.manifest.status, &view.runner) {
+        (RunStatus::Crashed, Some(Runner::Gone(runner))) => format!(
+            " (the runner, {runner}, is gone{unfinished_rows}; `expc run --resume {}` goes on with it)",
+            view.dir.display()
+        ),
+        (RunStatus::Running, Some(Runner::Running(runner))) => format!(" ({runner}{unfinished_rows})"),
+        _ => String::new(),
+    }
+}
+
+fn render(summary: &RunSummary, status_note: &str, mqtt: &str) -> String {
     let mut out = format!(
-        "run {} of {:?}: {}\n{}\n",
+        "run {} of {:?}: {}{status_note}\n{}\n",
         summary.run_id,
         summary.experiment,
         summary.status.as_str(),

@@ -13,8 +13,15 @@ use crate::style;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A spec (`.exp`) or a plan printed by `expc plan` (`.json`).
-    file: PathBuf,
+    /// A spec (`.exp`) or a plan printed by `expc plan` (`.json`). With
+    /// `--resume`, optional: it must give the plan that started the run.
+    #[arg(required_unless_present_any = ["resume", "merge"])]
+    file: Option<PathBuf>,
+    /// Go on with the run in RUN_DIR (interrupted, failed or crashed):
+    /// complete trials are kept, the others run again, with the run's own
+    /// plan and options.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["trials", "time_scale", "seed", "dry_run", "out"])]
+    resume: Option<PathBuf>,
     /// Where run directories go: `<out>/<experiment>/<run-id>/`.
     #[arg(long, default_value = "runs")]
     out: PathBuf,
@@ -25,63 +32,155 @@ pub struct Args {
     #[arg(long)]
     dry_run: bool,
     /// Multiply every time on the experiment's timeline (trial length, windows,
-    /// pauses) by this factor; e.g. 0.05 runs a 3 min trial in 9 s.
-    #[arg(long, default_value_t = 1.0)]
-    time_scale: f64,
+    /// pauses) by this factor; e.g. 0.05 runs a 3 min trial in 9 s [default: 1].
+    #[arg(long)]
+    time_scale: Option<f64>,
     /// Run even when preflight finds too little memory.
     #[arg(long)]
     force: bool,
     /// Override the experiment's seed (specs only).
     #[arg(long)]
     seed: Option<u64>,
+    /// Run shard K of N: a deterministic, duration-balanced share of the
+    /// trials, into the run directory every shard names with `--run-id`
+    /// (on a shared file system for shards on several hosts).
+    #[arg(long, value_name = "K/N", requires = "run_id")]
+    shard: Option<exp_runtime::ShardSpec>,
+    /// The run's id (its directory's name) instead of one made from the time
+    /// and the plan's hash.
+    #[arg(long, value_name = "ID")]
+    run_id: Option<String>,
+    /// Write the merged manifest of a sharded run (`manifest.json` beside
+    /// its shards' fragments) and say how the run stands.
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["file", "resume", "shard", "dry_run"])]
+    merge: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let (plan, sources) = match load(&args)? {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find the expc executable: {e}"))?;
+    let launcher = exp_anomaly::Launcher {
+        program: exe,
+        args: vec!["__anomaly-kernel".into()],
+    };
+    if let Some(dir) = &args.merge {
+        return merge(dir);
+    }
+    if let Some(dir) = &args.resume {
+        return resume(dir, &args, launcher);
+    }
+    let Some(file) = &args.file else {
+        return Err("give a spec or a plan to run".into());
+    };
+    let (plan, sources) = match load(file, args.seed)? {
         Some(loaded) => loaded,
         None => return Ok(ExitCode::FAILURE),
     };
     let trials = args
         .trials
         .as_deref()
-        .map(|text| TrialSelection::parse(text, plan.trials.len() as u32))
+        .map(|text| TrialSelection::parse(text, plan.trial_count()))
         .transpose()
         .map_err(|e| format!("--trials: {e}"))?;
-    let spec_dir = args.file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the expc executable: {e}"))?;
+    let time_scale = args.time_scale.unwrap_or(1.0);
+    exp_runtime::check_time_scale(time_scale).map_err(|e| e.to_string())?;
+    let spec_dir = file.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let options = RunOptions {
         out_root: args.out.clone(),
         trials,
-        time_scale: args.time_scale,
+        time_scale,
         force: args.force,
-        launcher: exp_anomaly::Launcher {
-            program: exe,
-            args: vec!["__anomaly-kernel".into()],
-        },
+        launcher,
         spec_dir,
+        shard: args.shard,
+        run_id: args.run_id.clone(),
     };
     if args.dry_run {
         return dry_run(&plan, &options, &sources);
     }
+    execute(&sources, |events, cancel| async {
+        exp_runtime::run(&plan, options, events, cancel).await
+    })
+}
 
+/// `--resume RUN_DIR [FILE]`: the run's own plan (or FILE's, which must be
+/// the same) and options.
+fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<ExitCode, String> {
+    let role = args
+        .shard
+        .map_or(exp_results::Role::Whole, |s| exp_results::Role::Shard(s.index));
+    let (recorded, recorded_options) = exp_runtime::resume::load(dir, role).map_err(|e| e.to_string())?;
+    let (plan, sources) = match &args.file {
+        Some(file) => match load(file, None)? {
+            Some(loaded) => loaded,
+            None => return Ok(ExitCode::FAILURE),
+        },
+        None => (recorded, SourceMap::new()),
+    };
+    let spec_dir = recorded_options
+        .spec_dir
+        .or_else(|| args.file.as_ref().and_then(|f| f.parent()).map(Path::to_path_buf))
+        .unwrap_or_else(|| PathBuf::from("."));
+    let options = RunOptions {
+        out_root: dir.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+        trials: recorded_options.trials,
+        time_scale: recorded_options.time_scale,
+        force: recorded_options.forced || args.force,
+        launcher,
+        spec_dir,
+        shard: args.shard,
+        run_id: None,
+    };
+    execute(&sources, |events, cancel| async {
+        exp_runtime::resume(dir, &plan, options, events, cancel).await
+    })
+}
+
+/// `--merge RUN_DIR`: the shards' fragments as one `manifest.json`.
+fn merge(dir: &Path) -> Result<ExitCode, String> {
+    let manifest = exp_results::write_merged(dir)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| {
+            format!(
+                "{} has no shard manifests (manifest-shard-<k>.json) to merge",
+                dir.display()
+            )
+        })?;
+    crate::summary::print_run(dir, &manifest);
+    Ok(match manifest.status {
+        RunStatus::Complete => ExitCode::SUCCESS,
+        _ => ExitCode::FAILURE,
+    })
+}
+
+/// Runs `start` on a runtime with progress on the terminal and signals
+/// turned into cancellation; prints how it ended.
+fn execute<F, Fut>(sources: &SourceMap, start: F) -> Result<ExitCode, String>
+where
+    F: FnOnce(Events, Cancel) -> Fut,
+    Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
+{
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let (tx, rx) = std::sync::mpsc::channel();
-    let progress = std::thread::spawn(move || crate::progress::render(rx));
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let progress = {
+        let finished = finished.clone();
+        std::thread::spawn(move || crate::progress::render(rx, finished))
+    };
     let events = Events::new(tx);
     let cancel = Cancel::new();
     let result = runtime.block_on(async {
-        let signals = tokio::spawn(exp_runtime::signals::escalate_on_signals(
-            cancel.clone(),
-            events.clone(),
-        ));
-        let result = exp_runtime::run(&plan, options, events, cancel).await;
+        let watcher = exp_runtime::signals::install(cancel.clone(), events.clone())
+            .map_err(|e| format!("cannot take over SIGINT and SIGTERM: {e}"))?;
+        let signals = tokio::spawn(watcher);
+        let result = start(events, cancel).await;
         signals.abort();
-        result
-    });
+        Ok::<_, String>(result)
+    })?;
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
     let _ = progress.join();
     match result {
         Ok(outcome) => {
@@ -93,7 +192,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             })
         }
         Err(RunError::Preflight(issues)) => {
-            print_issues(&issues, &sources);
+            print_issues(&issues, sources);
             Ok(ExitCode::FAILURE)
         }
         Err(error) => Err(error.to_string()),
@@ -101,33 +200,23 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 }
 
 /// The plan and, when it was compiled here, its sources (for spans).
-fn load(args: &Args) -> Result<Option<(Plan, SourceMap)>, String> {
-    if args.file.extension().is_some_and(|e| e == "json") {
-        if args.seed.is_some() {
+fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, SourceMap)>, String> {
+    if file.extension().is_some_and(|e| e == "json") {
+        if seed.is_some() {
             return Err(
                 "--seed applies to specs; a plan's seeds are fixed (recompile it with `expc plan --seed`)".into(),
             );
         }
-        let text =
-            std::fs::read_to_string(&args.file).map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-        let plan: Plan =
-            serde_json::from_str(&text).map_err(|e| format!("{} is not a plan: {e}", args.file.display()))?;
-        if plan.plan_version != exp_plan::PLAN_VERSION {
-            return Err(format!(
-                "{} has plan version {}; this expc runs version {} (recompile the spec)",
-                args.file.display(),
-                plan.plan_version,
-                exp_plan::PLAN_VERSION
-            ));
-        }
+        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        let plan = Plan::from_json(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
         return Ok(Some((plan, SourceMap::new())));
     }
     let options = Options {
-        seed: args.seed,
+        seed,
         require_experiment: true,
     };
-    let compilation = compile(&args.file.to_string_lossy(), &FsLoader, &options);
-    eprint!(
+    let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
+    err!(
         "{}",
         render_all(&compilation.diagnostics, &compilation.sources, style())
     );
@@ -153,8 +242,8 @@ fn print_issues(issues: &[PreflightIssue], sources: &SourceMap) {
             }
         })
         .collect();
-    eprint!("{}", render_all(&diagnostics, sources, style()));
-    eprintln!("preflight failed: nothing was started and nothing was written");
+    err!("{}", render_all(&diagnostics, sources, style()));
+    errln!("preflight failed: nothing was started and nothing was written");
 }
 
 fn dry_run(plan: &Plan, options: &RunOptions, sources: &SourceMap) -> Result<ExitCode, String> {
@@ -166,7 +255,7 @@ fn dry_run(plan: &Plan, options: &RunOptions, sources: &SourceMap) -> Result<Exi
     });
     crate::summary::print_schedule(plan, options);
     if issues.is_empty() {
-        println!("preflight: ok");
+        outln!("preflight: ok");
         Ok(ExitCode::SUCCESS)
     } else {
         print_issues(&issues, sources);

@@ -8,71 +8,120 @@ use exp_results::manifest::{Manifest, TrialStatus};
 use exp_runtime::schedule::{intervals, scale};
 use exp_runtime::RunOptions;
 
-/// The trials and the windows of their workloads on the (scaled) timeline.
+/// Points shown by a dry run; the rest are counted.
+const SHOWN_POINTS: usize = 20;
+
+/// The trials and the windows of their workloads on the (scaled) timeline,
+/// for the first [`SHOWN_POINTS`] points with selected trials.
 pub fn print_schedule(plan: &Plan, options: &RunOptions) {
-    let selected: Vec<_> = plan
+    let selected: Box<dyn Iterator<Item = u32>> = match &options.trials {
+        Some(selection) => Box::new(selection.iter()),
+        None => Box::new(plan.trial_indices()),
+    };
+    let count = options
         .trials
-        .iter()
-        .filter(|t| options.trials.as_ref().is_none_or(|s| s.contains(t.trial)))
-        .collect();
+        .as_ref()
+        .map_or(u64::from(plan.trial_count()), |s| s.count());
     let trial_ns = plan.experiment.duration_ns.map(|d| scale(d, options.time_scale));
     let pause_ns = scale(plan.experiment.pause_ns, options.time_scale);
-    println!(
-        "experiment {:?}: {} of {} trials",
+    outln!(
+        "experiment {:?}: {count} of {} trials",
         plan.experiment.name,
-        selected.len(),
-        plan.trials.len()
+        plan.trial_count()
     );
     if let Some(ns) = trial_ns {
-        let total = ns * selected.len() as u64 + pause_ns * selected.len().saturating_sub(1) as u64;
-        println!(
+        let total = ns * count + pause_ns * count.saturating_sub(1);
+        outln!(
             "  each trial {}, about {} in all{}",
             seconds(ns),
             seconds(total),
             max_note(plan)
         );
     }
-    for point in &plan.points {
-        let trials: Vec<String> = selected
-            .iter()
-            .filter(|t| t.point == point.index)
-            .map(|t| t.trial.to_string())
-            .collect();
-        if trials.is_empty() {
-            continue;
-        }
-        let sweep: Vec<String> = point.values.iter().map(|(k, v)| format!("{k}={}", v.label)).collect();
-        println!(
-            "point {}{}: trials {}",
-            point.index,
-            bracketed(&sweep.join(", ")),
-            trials.join(",")
-        );
-        for workload in &point.workloads {
-            let windows: Vec<String> = intervals(&workload.window, trial_ns, options.time_scale)
-                .iter()
-                .take(4)
-                .map(|i| format!("{}–{}", seconds(i.start_ns), i.end_ns.map_or("end".into(), seconds)))
-                .collect();
-            println!(
-                "  {:<16} {:<22} {}",
-                workload.name,
-                kind(&workload.config),
-                windows.join(" ")
-            );
-        }
-        if let Some(monitor) = &point.monitor {
-            println!("  {:<16} every {}", "monitor", seconds(monitor.interval_ns));
+    // Selected trials grouped by point (trials are point-major).
+    let repetitions = plan.repeat.max.max(1);
+    let mut points: Vec<(u32, Vec<u32>)> = Vec::new();
+    let (mut hidden_points, mut hidden_trials, mut last_hidden) = (0u64, 0u64, None);
+    for trial in selected {
+        let point = trial / repetitions;
+        let shown = points.len();
+        match points.last_mut() {
+            Some((last, trials)) if *last == point => trials.push(trial),
+            _ if shown < SHOWN_POINTS => points.push((point, vec![trial])),
+            _ => {
+                hidden_trials += 1;
+                if last_hidden != Some(point) {
+                    hidden_points += 1;
+                    last_hidden = Some(point);
+                }
+            }
         }
     }
+    for (point, trials) in &points {
+        print_point(plan, *point, trials, trial_ns, options.time_scale);
+    }
+    if hidden_points > 0 {
+        outln!("… and {hidden_points} more points ({hidden_trials} trials)");
+    }
+}
+
+/// One point of the dry run: its values, trials and workload windows.
+fn print_point(plan: &Plan, index: u32, trials: &[u32], trial_ns: Option<u64>, time_scale: f64) {
+    let Some(point) = plan.point(index) else {
+        return;
+    };
+    let sweep: Vec<String> = point.values.iter().map(|(k, v)| format!("{k}={}", v.label)).collect();
+    outln!(
+        "point {}{}: trials {}",
+        point.index,
+        bracketed(&sweep.join(", ")),
+        ranges(trials)
+    );
+    for workload in &point.workloads {
+        let windows: Vec<String> = intervals(&workload.window, trial_ns, time_scale)
+            .iter()
+            .take(4)
+            .map(|i| format!("{}–{}", seconds(i.start_ns), i.end_ns.map_or("end".into(), seconds)))
+            .collect();
+        outln!(
+            "  {:<16} {:<22} {}",
+            workload.name,
+            kind(&workload.config),
+            windows.join(" ")
+        );
+    }
+    if let Some(monitor) = &point.monitor {
+        outln!("  {:<16} every {}", "monitor", seconds(monitor.interval_ns));
+    }
+}
+
+/// `0-3,7`: ascending numbers with runs written as ranges.
+fn ranges(numbers: &[u32]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < numbers.len() {
+        let mut j = i;
+        while j + 1 < numbers.len() && numbers[j + 1] == numbers[j] + 1 {
+            j += 1;
+        }
+        parts.push(if j > i + 1 {
+            format!("{}-{}", numbers[i], numbers[j])
+        } else if j == i + 1 {
+            format!("{},{}", numbers[i], numbers[j])
+        } else {
+            numbers[i].to_string()
+        });
+        i = j + 1;
+    }
+    parts.join(",")
 }
 
 /// The end of a run: where it is, how it ended, what it measured.
 pub fn print_run(dir: &Path, manifest: &Manifest) {
     let count = |status: TrialStatus| manifest.trials.iter().filter(|t| t.status == status).count();
-    println!("run {} {}", manifest.run_id, manifest.status.as_str());
-    println!("  directory  {}", dir.display());
-    println!(
+    outln!("run {} {}", manifest.run_id, manifest.status.as_str());
+    outln!("  directory  {}", dir.display());
+    outln!(
         "  trials     {} complete, {} failed, {} interrupted, {} skipped",
         count(TrialStatus::Complete),
         count(TrialStatus::Failed),
@@ -80,19 +129,20 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
         count(TrialStatus::Skipped)
     );
     if let Some(error) = &manifest.error {
-        println!("  error      {error}");
+        outln!("  error      {error}");
     }
     for trial in manifest.trials.iter().filter(|t| t.error.is_some()) {
-        println!(
+        outln!(
             "  trial {:<4} {}",
             trial.trial,
             trial.error.as_deref().unwrap_or_default()
         );
     }
     for (name, table) in &manifest.tables {
-        println!(
+        outln!(
             "  table      {name:<18} {:>9} rows in {} files",
-            table.rows, table.files
+            table.rows,
+            table.files
         );
     }
     // Per-workload metrics (`workload.metric`) of the first trials.
@@ -109,14 +159,14 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
             }
         }
         for (workload, metrics) in workloads {
-            println!("  trial {:<4} {workload:<16} {}", trial.trial, metrics.join("  "));
+            outln!("  trial {:<4} {workload:<16} {}", trial.trial, metrics.join("  "));
         }
     }
     if measured.len() > SHOWN {
-        println!("  … and {} more trials (all in manifest.json)", measured.len() - SHOWN);
+        outln!("  … and {} more trials (all in manifest.json)", measured.len() - SHOWN);
     }
     print_fleets(dir, manifest);
-    println!("details: expc report {}", dir.display());
+    outln!("details: expc report {}", dir.display());
 }
 
 /// The MQTT fleet report of a small run (at most 4 trials and 2 million
@@ -135,7 +185,7 @@ fn print_fleets(dir: &Path, manifest: &Manifest) {
     };
     // Warnings are for `expc report`; a run that just ended has complete tables.
     if let Some(report) = exp_results::mqtt_report(&view, &mut Vec::new()) {
-        print!("{}", crate::mqtt_report::render(&report));
+        out!("{}", crate::mqtt_report::render(&report));
     }
 }
 

@@ -70,7 +70,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             let structure: Structure = structure.parse().map_err(|e| format!("--structure: {e}"))?;
             let from = format(&from)?;
             let to = format(&to)?;
-            let text = std::fs::read_to_string(&input).map_err(|e| format!("cannot read {}: {e}", input.display()))?;
+            let text = cvec::read_text(&input).map_err(|e| format!("cannot read {e}"))?;
             let mut out = Vec::new();
             let parsed = cvec::convert(
                 &text,
@@ -83,14 +83,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             )
             .map_err(|e| e.to_string())?;
             write_output(&output, &out)?;
-            eprintln!(
+            errln!(
                 "{} connections converted ({}), {} skipped",
                 parsed.connections.len(),
                 structure.name(),
                 parsed.skipped.len()
             );
             for skipped in parsed.skipped.iter().take(10) {
-                eprintln!("  skipped connection at line {}: {}", skipped.line, skipped.reason);
+                errln!("  skipped connection at line {}: {}", skipped.line, skipped.reason);
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -116,7 +116,7 @@ fn synth(
         require_experiment: true,
     };
     let compilation = compile(&spec.to_string_lossy(), &FsLoader, &options);
-    eprint!(
+    err!(
         "{}",
         render_all(&compilation.diagnostics, &compilation.sources, crate::style())
     );
@@ -124,9 +124,9 @@ fn synth(
         return Ok(ExitCode::FAILURE);
     };
     let candidates: Vec<_> = plan
-        .points
+        .workloads
         .iter()
-        .flat_map(|p| &p.workloads)
+        .flat_map(|w| &w.variants)
         .filter(|w| name.is_none_or(|n| w.name == n))
         .filter_map(|w| match &w.config {
             WorkloadConfig::Traffic(t) => match &t.vectors {
@@ -140,8 +140,7 @@ fn synth(
         return Err("the spec has no traffic workload with synthetic vectors (by that name)".into());
     };
     let seed = plan
-        .trials
-        .first()
+        .trial(0)
         .and_then(|t| t.seeds.get(workload).copied())
         .unwrap_or(plan.experiment.seed);
     let connections = exp_traffic::synth::synthesize(vectors, seed).map_err(|e| e.to_string())?;
@@ -152,7 +151,7 @@ fn synth(
     }
     .map_err(|e| e.to_string())?;
     write_output(output, &out)?;
-    eprintln!("{} connections of `{workload}` (seed {seed})", connections.len());
+    errln!("{} connections of `{workload}` (seed {seed})", connections.len());
     Ok(ExitCode::SUCCESS)
 }
 

@@ -1,7 +1,15 @@
 //! Every anomaly kernel run for real, briefly, through `exp_anomaly::spawn`
 //! and the `expc __anomaly-kernel` child, with what it did checked from the
 //! OS (/proc, the file system, a TCP sink of our own), not from the kernels'
-//! own counters. Bands are wide: test machines are noisy.
+//! own counters.
+//!
+//! The machine may be loaded (CI builds beside the tests, `bench/flaky.sh`
+//! adds a CPU hog on every core), so nothing here asserts a speed the
+//! machine may not give: CPU use is judged by what a kernel *asked* for —
+//! time it ran plus time it waited for a CPU, from schedstat — and by upper
+//! bounds (a paced kernel never runs ahead of its pace); growth is awaited
+//! with a bound instead of measured over a fixed sleep. `expc calibrate`
+//! measures accuracy on a quiet machine.
 
 // Helpers outside #[test] functions unwrap too: a failed setup should fail the test loudly.
 #![allow(clippy::unwrap_used)]
@@ -78,13 +86,61 @@ fn start(name: &str, params: AnomalyParams, run_for: Duration) -> Instance {
     exp_anomaly::spawn(&launcher(), &config(name, params, run_for)).unwrap()
 }
 
-/// Share of one core the instance used over `window`, from /proc.
-fn cpu_share(instance: &mut Instance, window: Duration) -> f64 {
-    let before = instance.sample().unwrap().cpu_time_ns;
+/// Starts an instance and waits until its kernel has reported work, so a
+/// slow start on a loaded machine is not measured as a slow kernel.
+fn start_running(name: &str, params: AnomalyParams, run_for: Duration) -> Instance {
+    let mut instance = start(name, params, run_for);
+    wait_for("the kernel's first counters", Duration::from_secs(20), || {
+        let counters = instance.sample().unwrap().counters;
+        (counters.iterations > 0 || counters.bytes > 0).then_some(())
+    });
+    instance
+}
+
+/// What an instance's threads did over a window, in shares of one core.
+#[derive(Debug)]
+struct CpuUse {
+    /// Time on a CPU.
+    ran: f64,
+    /// Time on a CPU or runnable and waiting for one: the CPU it asked
+    /// for, which other load on the machine does not lower.
+    asked: f64,
+}
+
+fn schedstat_sum(pid: u32) -> (u64, u64) {
+    exp_host::pid_thread_schedstat(pid)
+        .unwrap()
+        .expect("the instance is running")
+        .values()
+        .fold((0, 0), |(run, wait), s| (run + s.run_ns, wait + s.wait_ns))
+}
+
+/// CPU use of the instance over `window`, from /proc/<pid>/task/*/schedstat.
+fn cpu_use(instance: &Instance, window: Duration) -> CpuUse {
+    let (run0, wait0) = schedstat_sum(instance.pid());
     let started = Instant::now();
     sleep(window);
-    let used = instance.sample().unwrap().cpu_time_ns - before;
-    used as f64 / started.elapsed().as_nanos() as f64
+    let (run1, wait1) = schedstat_sum(instance.pid());
+    let wall = started.elapsed().as_nanos() as f64;
+    CpuUse {
+        ran: (run1 - run0) as f64 / wall,
+        asked: ((run1 - run0) + (wait1 - wait0)) as f64 / wall,
+    }
+}
+
+/// Polls `probe` every 20 ms until it gives a value; fails after `timeout`.
+fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        sleep(Duration::from_millis(20));
+    }
 }
 
 fn stop(instance: Instance) -> exp_anomaly::Outcome {
@@ -126,18 +182,16 @@ fn is_alive(pid: u32) -> bool {
 fn cpuoccupy_holds_half_a_core() {
     let _serial = serial();
     let _dirs = Dirs::of(&["cpu"]);
-    let mut instance = start(
+    let instance = start_running(
         "cpu",
         AnomalyParams::Cpuoccupy { utilization_ratio: 0.5 },
         Duration::from_secs(10),
     );
-    sleep(Duration::from_millis(300));
-    let share = cpu_share(&mut instance, Duration::from_secs(2));
+    let used = cpu_use(&instance, Duration::from_secs(2));
     let outcome = stop(instance);
-    assert!(
-        (0.3..=0.7).contains(&share),
-        "cpuoccupy 50 % used {share:.3} of the core"
-    );
+    // It asks for half the core whatever else runs, and never takes more.
+    assert!(used.asked >= 0.4, "cpuoccupy 50 %: {used:?}");
+    assert!(used.ran <= 0.7, "cpuoccupy 50 %: {used:?}");
     assert!(outcome.counters.iterations > 0);
 }
 
@@ -153,7 +207,7 @@ fn cachecopy_and_membw_use_the_cpu() {
                 multiplier: 1.0,
                 rate_ratio: 1.0,
             },
-            0.5..=1.05,
+            (0.5, 1.05),
         ),
         (
             "cache-l2",
@@ -162,7 +216,7 @@ fn cachecopy_and_membw_use_the_cpu() {
                 multiplier: 1.0,
                 rate_ratio: 0.5,
             },
-            0.2..=0.8,
+            (0.25, 0.8),
         ),
         (
             "membw",
@@ -170,15 +224,18 @@ fn cachecopy_and_membw_use_the_cpu() {
                 buffer_bytes: 32 * MIB,
                 rate_ratio: 1.0,
             },
-            0.5..=1.05,
+            (0.5, 1.05),
         ),
     ];
-    for (name, params, band) in cases {
-        let mut instance = start(name, params, Duration::from_secs(10));
-        sleep(Duration::from_millis(300));
-        let share = cpu_share(&mut instance, Duration::from_secs(1));
+    // (least CPU asked for, most CPU used), in shares of the pinned core.
+    // Asked: well below the rate, since a memory-bound copy also waits for
+    // page faults and memory (not counted as run-queue time); a loaded CI run
+    // saw membw at rate 1 ask for 0.74.
+    for (name, params, (asked, ran)) in cases {
+        let instance = start_running(name, params, Duration::from_secs(10));
+        let used = cpu_use(&instance, Duration::from_secs(1));
         let outcome = stop(instance);
-        assert!(band.contains(&share), "{name} used {share:.3} of its core");
+        assert!(used.asked >= asked && used.ran <= ran, "{name}: {used:?}");
         assert!(outcome.counters.bytes > 0, "{name}: {outcome:?}");
     }
 }
@@ -193,17 +250,21 @@ fn memleak_grows_the_resident_set_at_its_rate() {
         rate_per_s: 10.0,
         limit_bytes: 512 * MIB,
     };
-    let mut instance = start("memleak", params, Duration::from_secs(10));
-    sleep(Duration::from_millis(300));
+    let mut instance = start_running("memleak", params, Duration::from_secs(10));
     let (before, t0) = (instance.sample().unwrap().rss_bytes, Instant::now());
-    sleep(Duration::from_millis(1500));
-    let (after, elapsed) = (instance.sample().unwrap().rss_bytes, t0.elapsed());
+    // The resident set grows (the kernel touches what it leaks) …
+    let after = wait_for("the resident set to grow by 32 MiB", Duration::from_secs(20), || {
+        let rss = instance.sample().unwrap().rss_bytes;
+        (rss >= before + 32 * MIB).then_some(rss)
+    });
+    let elapsed = t0.elapsed();
     stop(instance);
-    let expected = 80.0 * MIB as f64 * elapsed.as_secs_f64();
-    let grown = after.saturating_sub(before) as f64;
+    // … and never faster than its rate (one step of slack for the first).
+    let most = 80.0 * MIB as f64 * elapsed.as_secs_f64() * 1.1 + (8 * MIB) as f64;
+    let grown = (after - before) as f64;
     assert!(
-        (0.7..=1.3).contains(&(grown / expected)),
-        "grew {grown} bytes, expected about {expected}"
+        grown <= most,
+        "grew {grown} bytes in {elapsed:?}, at most {most} at 80 MiB/s"
     );
 }
 
@@ -217,16 +278,24 @@ fn memeater_grows_to_its_limit() {
         limit_bytes: 64 * MIB,
     };
     let mut instance = start("memeater", params, Duration::from_secs(10));
+    let started = Instant::now();
     sleep(Duration::from_millis(100));
     let early = instance.sample().unwrap().rss_bytes;
-    sleep(Duration::from_millis(900));
-    let late = instance.sample().unwrap().rss_bytes;
+    // 16 MiB at start and every 100 ms: never 56 MiB before 200 ms.
+    if started.elapsed() < Duration::from_millis(200) {
+        assert!(
+            early < 56 * MIB,
+            "grew too fast: {early} bytes after {:?}",
+            started.elapsed()
+        );
+    }
+    wait_for("the limit of 64 MiB", Duration::from_secs(20), || {
+        (instance.sample().unwrap().rss_bytes >= 64 * MIB).then_some(())
+    });
+    sleep(Duration::from_millis(300));
+    let held = instance.sample().unwrap().rss_bytes;
     stop(instance);
-    assert!(early < 56 * MIB, "grew too fast: {early} bytes after 0.1 s");
-    assert!(
-        (64 * MIB..=100 * MIB).contains(&late),
-        "{late} bytes after 1 s, limit 64 MiB"
-    );
+    assert!(held <= 100 * MIB, "{held} bytes, limit 64 MiB: it stops at its limit");
 }
 
 #[test]
@@ -241,8 +310,9 @@ fn iometadata_files_appear_and_are_removed() {
         rate_per_s: None,
         dir: Some(dir.to_string_lossy().into_owned()),
     };
-    let mut instance = start("iometadata", params, Duration::from_secs(10));
-    let seen = (0..100).any(|_| {
+    let mut instance = start("iometadata", params, Duration::from_secs(60));
+    // Up to 20 s for the child to start and create a file on a loaded machine.
+    let seen = (0..1000).any(|_| {
         sleep(Duration::from_millis(20));
         files_under(&dir)
             .iter()
@@ -276,28 +346,19 @@ fn iobandwidth_writes_its_files() {
     let config = config("iobandwidth", params, Duration::from_secs(10));
     let mut instance = exp_anomaly::spawn(&launcher(), &config).unwrap();
     let mut largest = 0;
-    for _ in 0..75 {
-        sleep(Duration::from_millis(20));
+    // wchar: bytes the process passed to write(2), counted by the kernel.
+    wait_for("a whole file written", Duration::from_secs(30), || {
         largest = files_under(&config.scratch_dir)
             .iter()
             .map(|&(_, len)| len)
             .max()
             .unwrap_or(0)
             .max(largest);
-    }
-    // wchar: bytes the process passed to write(2), counted by the kernel.
-    let io = std::fs::read_to_string(format!("/proc/{}/io", instance.pid())).unwrap();
-    let written: u64 = io
-        .lines()
-        .find_map(|l| l.strip_prefix("wchar: "))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+        let io = exp_host::pid_io(instance.pid()).unwrap().expect("running");
+        (io.wchar >= file_size && largest > 0).then_some(())
+    });
     assert!(instance.try_wait().unwrap().is_none());
     stop(instance);
-    assert!(written >= file_size, "wrote {written} bytes in 1.5 s");
-    assert!(largest > 0, "no file seen");
     assert!(is_empty_dir(&config.scratch_dir), "scratch files are removed");
 }
 
@@ -371,14 +432,21 @@ fn netoccupy_sends_to_the_peer_at_its_bandwidth() {
     };
     let instance = start("netoccupy-peer", params, Duration::from_secs(10));
     let started = Instant::now();
-    sleep(Duration::from_millis(1500));
+    // Both tasks connect and send …
+    wait_for("both tasks' connections and 4 MiB", Duration::from_secs(20), || {
+        let bytes = sink.bytes.load(Ordering::Relaxed);
+        (sink.connections.load(Ordering::Relaxed) == 2 && bytes >= 4 * MIB).then_some(())
+    });
+    sleep(Duration::from_millis(500));
     let received = sink.bytes.load(Ordering::Relaxed) as f64;
-    let expected = 20e6 * started.elapsed().as_secs_f64();
+    let elapsed = started.elapsed();
     let outcome = stop(instance);
     assert_eq!(sink.connections.load(Ordering::Relaxed), 2);
+    // … never faster than their pace (a message each of slack).
+    let most = 20e6 * elapsed.as_secs_f64() * 1.1 + (2 * MIB) as f64;
     assert!(
-        (0.5..=1.1).contains(&(received / expected)),
-        "received {received} bytes, expected about {expected}"
+        received <= most,
+        "received {received} bytes in {elapsed:?}, at most {most}"
     );
     assert!(outcome.counters.iterations > 0, "{outcome:?}");
 
@@ -389,11 +457,10 @@ fn netoccupy_sends_to_the_peer_at_its_bandwidth() {
         bandwidth_bit_per_s: None,
         peer: None,
     };
-    let mut instance = start("netoccupy-own", params, Duration::from_secs(10));
-    sleep(Duration::from_millis(300));
-    let share = cpu_share(&mut instance, Duration::from_millis(700));
+    let instance = start_running("netoccupy-own", params, Duration::from_secs(10));
+    let used = cpu_use(&instance, Duration::from_millis(700));
     let outcome = stop(instance);
-    assert!(share > 0.2, "loopback netoccupy used {share:.3} of a core");
+    assert!(used.asked > 0.2, "loopback netoccupy: {used:?}");
     assert!(outcome.counters.bytes > MIB, "{outcome:?}");
 }
 
@@ -401,19 +468,17 @@ fn netoccupy_sends_to_the_peer_at_its_bandwidth() {
 fn sigterm_stops_the_child_within_the_grace_period() {
     let _serial = serial();
     let _dirs = Dirs::of(&["sigterm"]);
-    let instance = start(
+    let instance = start_running(
         "sigterm",
         AnomalyParams::Cpuoccupy { utilization_ratio: 1.0 },
         Duration::from_secs(30),
     );
     let pid = instance.pid();
-    sleep(Duration::from_millis(300));
-    let asked = Instant::now();
     let outcome = instance.stop(Duration::from_secs(2)).unwrap();
-    assert_eq!(outcome.status, ExitKind::Stopped);
-    assert!(asked.elapsed() < Duration::from_secs(1), "took {:?}", asked.elapsed());
+    // `Stopped`, not `Killed`: it ended on SIGTERM, before the grace period ran out.
+    assert_eq!(outcome.status, ExitKind::Stopped, "{outcome:?}");
     assert!(!is_alive(pid));
-    assert!(outcome.cpu_time_ns > 100_000_000, "{outcome:?}");
+    assert!(outcome.cpu_time_ns > 0, "{outcome:?}");
 }
 
 #[test]
@@ -432,21 +497,21 @@ fn endings_finished_killed_failed() {
             break outcome;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(10),
             "did not stop at its deadline"
         );
         sleep(Duration::from_millis(20));
     };
     assert_eq!(outcome.status, ExitKind::Finished);
-    assert!((3..=6).contains(&outcome.counters.iterations), "{outcome:?}");
+    // Steps due at 0, 100, 200 and 300 ms: four, fewer on a starved machine.
+    assert!((1..=5).contains(&outcome.counters.iterations), "{outcome:?}");
     assert_eq!(
         instance.try_wait().unwrap(),
         Some(outcome),
         "asking again gives the same answer"
     );
 
-    let instance = start("kill", params, Duration::from_secs(30));
-    sleep(Duration::from_millis(200));
+    let instance = start_running("kill", params, Duration::from_secs(30));
     assert_eq!(instance.kill().unwrap().status, ExitKind::Killed);
 
     // No such core: the child cannot pin itself, and says so.
@@ -463,7 +528,7 @@ fn endings_finished_killed_failed() {
             break outcome;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            started.elapsed() < Duration::from_secs(10),
             "a failing child kept running"
         );
         sleep(Duration::from_millis(20));
@@ -499,16 +564,18 @@ fn the_child_dies_with_its_parent() {
         .read_line(&mut line)
         .unwrap();
     let child: u32 = line.trim().parse().unwrap();
-    sleep(Duration::from_millis(500));
+    // The kernel's own process (not the shell's fork) is running.
+    wait_for("the child to exec the kernel", Duration::from_secs(10), || {
+        let cmdline = std::fs::read(format!("/proc/{child}/cmdline")).unwrap_or_default();
+        cmdline.windows(16).any(|w| w == b"__anomaly-kernel").then_some(())
+    });
     assert!(is_alive(child), "the child should run while its parent does");
 
     shell.kill().unwrap(); // SIGKILL: the parent gets no chance to clean up
     shell.wait().unwrap();
-    let started = Instant::now();
-    while is_alive(child) && started.elapsed() < Duration::from_secs(3) {
-        sleep(Duration::from_millis(20));
-    }
-    assert!(!is_alive(child), "the child {child} outlived its parent");
+    wait_for("the child to die with its parent", Duration::from_secs(10), || {
+        (!is_alive(child)).then_some(())
+    });
 
     // A child whose parent is already gone when it starts (here: claims a parent it does not have) exits at once.
     let output = Command::new(env!("CARGO_BIN_EXE_expc"))

@@ -121,12 +121,15 @@ fn seed_changes_only_the_seeds() {
 
     assert_eq!(one["experiment"]["seed"], 1);
     assert_eq!(two["experiment"]["seed"], 2);
-    let trials = one["trials"].as_array().expect("trials is a list");
-    assert_eq!(trials.len(), 6, "3 sweep points × 2 repetitions");
-    assert_eq!(one["points"].as_array().map(Vec::len), Some(3));
+    let plans = [&one, &two].map(|p| exp_plan::Plan::from_json(p.to_string().as_bytes()).expect("a valid plan"));
+    assert_eq!(plans[0].trial_count(), 6, "3 sweep points × 2 repetitions");
+    assert_eq!(plans[0].point_count(), 3);
 
-    let (seeds_one, seeds_two) = (take_seeds(&mut one), take_seeds(&mut two));
-    assert_eq!(one, two, "plans with different --seed differ in more than their seeds");
+    // Trials are derived from the master seed, the only seed the plan holds.
+    one["experiment"].as_object_mut().expect("an object").remove("seed");
+    two["experiment"].as_object_mut().expect("an object").remove("seed");
+    assert_eq!(one, two, "plans with different --seed differ in more than their seed");
+    let (seeds_one, seeds_two) = (seeds(&plans[0]), seeds(&plans[1]));
 
     // Every derived seed changes with the master seed, and no two trials share one.
     for (a, b) in seeds_one.trial.iter().zip(&seeds_two.trial) {
@@ -147,24 +150,15 @@ struct Seeds {
     workload: Vec<u64>,
 }
 
-/// Removes `experiment.seed`, `trials[*].seed` and `trials[*].seeds`,
-/// returning the trial and workload seeds in plan order.
-fn take_seeds(plan: &mut Value) -> Seeds {
-    let experiment = plan["experiment"].as_object_mut().expect("experiment is an object");
-    experiment.remove("seed").expect("the plan records the master seed");
+/// The trial and workload seeds of every trial, in plan order.
+fn seeds(plan: &exp_plan::Plan) -> Seeds {
     let mut seeds = Seeds {
         trial: Vec::new(),
         workload: Vec::new(),
     };
-    for trial in plan["trials"].as_array_mut().expect("trials is a list") {
-        let trial = trial.as_object_mut().expect("a trial is an object");
-        let seed = trial.remove("seed").expect("a trial has a seed");
-        seeds.trial.push(seed.as_u64().expect("seeds are integers"));
-        let per_workload = trial.remove("seeds").expect("a trial has workload seeds");
-        let per_workload = per_workload.as_object().expect("workload seeds are an object");
-        seeds
-            .workload
-            .extend(per_workload.values().map(|s| s.as_u64().expect("seeds are integers")));
+    for trial in plan.trials() {
+        seeds.trial.push(trial.seed);
+        seeds.workload.extend(trial.seeds.values());
     }
     seeds
 }
@@ -285,7 +279,7 @@ fn plan_as_yaml() {
     assert_exit(&output, 0, "expc plan --format yaml");
     let text = stdout(&output);
     assert!(!text.trim_start().starts_with('{'), "expected YAML, got JSON:\n{text}");
-    for key in ["plan_version", "experiment", "quickstart", "trials", "contention"] {
+    for key in ["plan_version", "experiment", "quickstart", "variants", "contention"] {
         assert!(text.contains(key), "`{key}` missing from the YAML plan:\n{text}");
     }
     assert_eq!(
@@ -350,4 +344,38 @@ fn version_is_printed() {
     let output = expc(&["--version"]);
     assert_exit(&output, 0, "expc --version");
     assert!(stdout(&output).starts_with("expc "), "{}", stdout(&output));
+}
+
+/// Every command that prints ends quietly when its reader has gone away
+/// (`expc plan spec | head -2`): no panic, no "Broken pipe" message.
+#[test]
+fn a_closed_pipe_ends_every_command_quietly() {
+    let root = repo_root();
+    let commands: [&[&str]; 7] = [
+        &["plan", "specs/traffic/structure-rtt.exp"],
+        &["plan", "specs/traffic/structure-rtt.exp", "--format", "yaml"],
+        &["run", "specs/iot/message-size.exp", "--dry-run"],
+        &["check", "specs/iot/message-size.exp"],
+        &["explain", "E0101"],
+        &["fmt", "--check", "examples/quickstart.exp"],
+        &["--help"],
+    ];
+    for args in commands {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_expc"))
+            .current_dir(&root)
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The reader is gone before the first line is written.
+        drop(child.stdout.take());
+        let output = child.wait_with_output().unwrap();
+        let err = stderr(&output);
+        assert!(
+            output.status.code().is_some_and(|c| c != 101) && !err.contains("panicked") && !err.contains("Broken pipe"),
+            "expc {args:?}: {:?}\n{err}",
+            output.status
+        );
+    }
 }

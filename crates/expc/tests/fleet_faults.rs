@@ -29,6 +29,20 @@ fn read_table(dir: &std::path::Path, table: &str) -> DataFrame {
         .unwrap()
 }
 
+/// Established TCP connections accepted on 127.0.0.1:`port`, from /proc/net/tcp.
+fn established_to(port: u16) -> usize {
+    let table = std::fs::read_to_string("/proc/net/tcp").unwrap();
+    let local = format!("0100007F:{port:04X}");
+    table
+        .lines()
+        .skip(1)
+        .filter(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            fields.get(1) == Some(&local.as_str()) && fields.get(3) == Some(&"01")
+        })
+        .count()
+}
+
 #[test]
 fn a_broker_restart_mid_run_loses_no_row() {
     let scratch = Scratch::new("faults");
@@ -65,7 +79,14 @@ experiment "outage" {{
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(2500));
+    // Sends start once every device is connected; the broker goes down a
+    // second into them, for about a second.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while established_to(mosquitto.port) < DEVICES as usize {
+        assert!(Instant::now() < deadline, "the devices never all connected");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_secs(1));
     mosquitto.restart_after(Duration::from_secs(1));
     let output = run.wait_with_output().unwrap();
     let log = format!(

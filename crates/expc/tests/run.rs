@@ -169,9 +169,10 @@ experiment "short" {
 
     let manifest = Manifest::read(&dir).unwrap();
     assert_eq!(manifest.status, RunStatus::Complete);
-    let statuses: Vec<TrialStatus> = manifest.trials.iter().map(|t| t.status).collect();
-    use TrialStatus::*;
-    assert_eq!(statuses, vec![Complete, Skipped, Skipped, Complete]);
+    // Only the selected trials are in the manifest.
+    let statuses: Vec<(u32, TrialStatus)> = manifest.trials.iter().map(|t| (t.trial, t.status)).collect();
+    assert_eq!(statuses, vec![(0, TrialStatus::Complete), (3, TrialStatus::Complete)]);
+    assert_eq!(manifest.options.trials_selected.as_deref(), Some("0,3"));
     assert_eq!(manifest.options.time_scale, 0.5);
 
     let summary = assert_readable(&dir);
@@ -186,17 +187,25 @@ experiment "short" {
     }
     assert_eq!(rows(&summary, "trials"), 2);
     assert_eq!(rows(&summary, "anomaly_timeline"), 2);
-    // Each trial's utilisation, measured from /proc, follows its target. Other
-    // tests load the same cores, so only the order is certain, not the level
-    // (`expc calibrate` measures accuracy).
-    let achieved = |trial: usize| manifest.trials[trial].metrics["hog.achieved_utilization"];
-    assert!(achieved(0) > 0.1 && achieved(0) < 0.5, "30% target: {}", achieved(0));
-    assert!(
-        achieved(3) > achieved(0) + 0.1,
-        "70% target: {} vs 30%: {}",
-        achieved(3),
-        achieved(0)
-    );
+    // The sweep's level reaches the kernel: the ground truth records each
+    // trial's target, and the utilisation measured from /proc never runs
+    // far above it. How close it comes depends on what else runs on the
+    // core (other tests, a CI build), so that is not asserted here: `expc
+    // calibrate` measures it.
+    let timeline = summary.tables.iter().find(|t| t.table == "anomaly_timeline").unwrap();
+    let targets: Vec<f64> = timeline
+        .trials
+        .iter()
+        .map(|t| {
+            let column = t.columns.iter().find(|c| c.column == "target_utilization_pct").unwrap();
+            column.mean.unwrap()
+        })
+        .collect();
+    assert_eq!(targets, vec![30.0, 70.0]);
+    for (record, target) in manifest.trials.iter().zip([0.3, 0.7]) {
+        let achieved = record.metrics["hog.achieved_utilization"];
+        assert!(achieved > 0.0 && achieved < target + 0.2, "{target} target: {achieved}");
+    }
 }
 
 /// Starts a run of [`LONG_CPU`]; returns the runner and its anomaly child.
@@ -213,11 +222,24 @@ fn start_long_run(scratch: &Scratch) -> (Child, u32) {
     (child, kernel)
 }
 
+/// Waits until the running trial's monitor rows have reached their first
+/// checkpoint (written after about 2 s of samples every 250 ms).
+fn wait_monitor_checkpoint(scratch: &Scratch) {
+    wait_for("a system_metrics checkpoint", Duration::from_secs(30), || {
+        let table = run_dir(&scratch.out())?.join("tables/.partial/system_metrics/trial=0");
+        let checkpoint = std::fs::read_dir(table)
+            .ok()?
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().ends_with(".parquet"));
+        checkpoint.then_some(())
+    });
+}
+
 #[test]
 fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
     let scratch = Scratch::new("sigint");
     let (mut child, kernel) = start_long_run(&scratch);
-    std::thread::sleep(Duration::from_millis(1500));
+    wait_monitor_checkpoint(&scratch);
     signal(&child, "INT");
     let status = wait_exit(&mut child, Duration::from_secs(15));
     assert_eq!(status.code(), Some(130));
@@ -240,7 +262,7 @@ fn ctrl_c_finishes_tables_and_marks_the_run_interrupted() {
 fn a_second_ctrl_c_stops_at_once_and_still_leaves_readable_files() {
     let scratch = Scratch::new("sigint2");
     let (mut child, kernel) = start_long_run(&scratch);
-    std::thread::sleep(Duration::from_millis(1000));
+    wait_monitor_checkpoint(&scratch);
     signal(&child, "INT");
     signal(&child, "INT");
     let status = wait_exit(&mut child, Duration::from_secs(10));
@@ -292,6 +314,85 @@ experiment "too-big" {
     assert!(!scratch.out().exists(), "nothing written");
 }
 
+/// Preflight judges memory at each combination of the values the anomalies
+/// name: 4.9 TiB is only reached where both take their larger limit.
+#[test]
+fn memory_of_swept_anomalies_is_summed_where_their_values_meet() {
+    let scratch = Scratch::new("memory-swept");
+    let spec = scratch.spec(
+        r#"
+experiment "too-big-together" {
+  duration = 10s
+  sweep {
+    a = [1GiB, 3000GiB]
+    b = [2000GiB, 1GiB]
+  }
+  anomaly "first" {
+    kind   = memeater
+    buffer = 1GiB
+    limit  = a
+  }
+  anomaly "second" {
+    kind   = memeater
+    buffer = 1GiB
+    limit  = b
+  }
+}
+"#,
+    );
+    let output = expc_run(&spec, &scratch.out(), &["--dry-run"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", output_text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("E1001") && stderr.contains("4.9 TiB"), "{stderr}");
+    assert!(!scratch.out().exists(), "nothing written");
+}
+
+/// A dry run shows the first 20 points with their trials as ranges and
+/// counts the rest, whatever the size of the plan.
+#[test]
+fn a_dry_run_shows_the_first_points_and_counts_the_rest() {
+    let scratch = Scratch::new("dry-run-many");
+    let spec = scratch.spec(
+        r#"
+experiment "many" {
+  duration = 1s
+  repeat   = 3
+  sweep { level = 1%..30% step 1% }
+  anomaly "hog" {
+    kind        = cpuoccupy
+    utilization = level
+    cores       = [0]
+  }
+}
+"#,
+    );
+    let all = expc_run(&spec, &scratch.out(), &["--dry-run"]).output().unwrap();
+    assert!(all.status.success(), "{}", output_text(&all));
+    let text = String::from_utf8_lossy(&all.stdout);
+    let points: Vec<&str> = text.lines().filter(|l| l.starts_with("point ")).collect();
+    assert_eq!(points.len(), 20, "{text}");
+    assert_eq!(points[0], "point 0 (level=1%): trials 0-2");
+    assert_eq!(points[19], "point 19 (level=20%): trials 57-59");
+    assert!(text.contains("90 of 90 trials"), "{text}");
+    assert!(text.contains("… and 10 more points (30 trials)"), "{text}");
+
+    let some = expc_run(&spec, &scratch.out(), &["--dry-run", "--trials", "4,5,88,89"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&some.stdout);
+    let points: Vec<&str> = text.lines().filter(|l| l.starts_with("point ")).collect();
+    assert_eq!(
+        points,
+        vec!["point 1 (level=2%): trials 4,5", "point 29 (level=30%): trials 88,89"],
+        "{text}"
+    );
+    assert!(
+        text.contains("4 of 90 trials") && !text.contains("more points"),
+        "{text}"
+    );
+    assert!(!scratch.out().exists(), "a dry run writes nothing");
+}
+
 #[test]
 fn repeat_until_stops_once_the_interval_is_narrow_enough() {
     let scratch = Scratch::new("until");
@@ -299,11 +400,12 @@ fn repeat_until_stops_once_the_interval_is_narrow_enough() {
         r#"
 experiment "until" {
   duration = 1s
-  repeat   = until(ci = 90%, width = 300%, of = "achieved_utilization", max = 6)
-  anomaly "hog" {
-    kind        = cpuoccupy
-    utilization = 50%
-    cores       = [1]
+  repeat   = until(ci = 90%, width = 1%, of = "bytes_touched", max = 6)
+  anomaly "leak" {
+    kind  = memleak
+    size  = 1MiB
+    rate  = 100/s
+    limit = 4MiB
   }
 }
 "#,
@@ -311,7 +413,8 @@ experiment "until" {
     let output = expc_run(&spec, &scratch.out(), &[]).output().unwrap();
     assert!(output.status.success(), "{}", output_text(&output));
     let manifest = Manifest::read(&run_dir(&scratch.out()).unwrap()).unwrap();
-    // A steady 50 % meets so wide a rule at the minimum of 3 repetitions.
+    // The leak reaches its limit in 30 ms of a 1 s trial, every time: the
+    // same bytes in every repetition meet any width at the minimum of 3.
     let ran = manifest
         .trials
         .iter()
@@ -320,7 +423,7 @@ experiment "until" {
     assert_eq!(ran, 3, "{:?}", manifest.points);
     assert!(manifest.trials[3..].iter().all(|t| t.status == TrialStatus::Skipped));
     let reason = manifest.points[0].stop_reason.as_deref().unwrap();
-    assert!(reason.contains("CI of `achieved_utilization`"), "{reason}");
+    assert!(reason.contains("CI of `bytes_touched`"), "{reason}");
 }
 
 #[test]
@@ -377,6 +480,20 @@ experiment "from-plan" {
         })
         .collect();
     assert_eq!(level, vec![0.2, 0.4]);
+
+    // A plan of another version is refused with both versions, before its
+    // shape is looked at (a version 1 plan lists points and trials).
+    let mut old: serde_json::Value = serde_json::from_slice(&std::fs::read(&plan).unwrap()).unwrap();
+    old["plan_version"] = 1.into();
+    old["points"] = serde_json::json!([]);
+    std::fs::write(&plan, old.to_string()).unwrap();
+    let refused = expc_run(&plan, &scratch.out(), &["--dry-run"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1), "{}", output_text(&refused));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        stderr.contains("plan version 1, but this expc reads version 2"),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -90,6 +90,6 @@ pub struct RevealArgs {
 pub fn reveal(args: RevealArgs) -> Result<ExitCode, String> {
     let map = read_map(&args.map).map_err(|e| e.to_string())?;
     let files = reveal_path(&map, &args.input, &args.output).map_err(|e| e.to_string())?;
-    eprintln!("revealed {files} files into {}", args.output.display());
+    errln!("revealed {files} files into {}", args.output.display());
     Ok(ExitCode::SUCCESS)
 }

@@ -82,10 +82,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let extraction = exp_xml::extract(&sources, &config).map_err(|e| e.to_string())?;
     let (extract_wall, extract_cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu);
     if extraction.summary.documents == 0 {
-        return Err(format!(
-            "no well-formed document in the corpus ({} skipped); nothing to extract",
-            extraction.summary.skipped.len()
-        ));
+        return Err(no_document(&sources, &extraction.summary.skipped));
     }
     let options = SetOptions {
         threads,
@@ -98,20 +95,20 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         let (hidden, map) = obfuscate::obfuscate(&set, args.seed).map_err(|e| e.to_string())?;
         // The map first: if it is refused (inside the set), nothing is written.
         let path = obfuscate::write_map(&map, map_dir, &args.output).map_err(|e| e.to_string())?;
-        eprintln!("obfuscation map: {} (private: keep it out of the set)", path.display());
+        errln!("obfuscation map: {} (private: keep it out of the set)", path.display());
         set = hidden;
     }
     write_set(&set, &args.output).map_err(|e| e.to_string())?;
 
     let c = &set.info.corpus;
-    println!("set: {}", args.output.display());
-    println!(
+    outln!("set: {}", args.output.display());
+    outln!(
         "corpus: {} documents, {} skipped, {:.1} MB read",
         c.documents,
         set.info.skipped.len(),
         megabytes(corpus_bytes)
     );
-    println!(
+    outln!(
         "structures {}  paths {} ({} categorical, {} numeric)  tags {}  attributes {}",
         set.structures.len(),
         set.paths.len(),
@@ -121,7 +118,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         c.unique_attributes
     );
     for family in &set.info.fitting.families {
-        println!(
+        outln!(
             "  {:<18} {:>5} paths ({:.0} %)",
             family.family.name(),
             family.paths,
@@ -130,14 +127,14 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     for s in set.info.skipped.iter().take(5) {
         let detail = s.detail.as_deref().unwrap_or_default();
-        eprintln!("skipped: {} at byte {}: {:?} {detail}", s.input, s.position, s.kind);
+        errln!("skipped: {} at byte {}: {:?} {detail}", s.input, s.position, s.kind);
     }
-    println!(
-        "extraction: {:.2} s wall, {:.2} CPU-s: {:.1} MB/s, {:.1} MB per CPU-second",
+    outln!(
+        "extraction: {:.2} s wall, {:.2} CPU-s: {}, {}",
         extract_wall,
         extract_cpu,
-        rate(corpus_bytes, extract_wall),
-        rate(corpus_bytes, extract_cpu)
+        rate(corpus_bytes, extract_wall, 1, "/s"),
+        rate(corpus_bytes, extract_cpu, 1, " per CPU-second")
     );
     if args.policies {
         let policies = [
@@ -153,9 +150,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
                 AttributePolicy::Names => "names".to_string(),
                 AttributePolicy::Auto { max_distinct } => format!("auto (K = {max_distinct})"),
             };
-            println!(
+            outln!(
                 "policy {policy:<16} {:>8} skeletons {:>8} paths",
-                count.structures, count.paths
+                count.structures,
+                count.paths
             );
         }
     }
@@ -171,4 +169,29 @@ fn input_bytes(sources: &[Source]) -> u64 {
             Source::Memory { data, .. } => data.len() as u64,
         })
         .sum()
+}
+
+/// Why a corpus gave nothing: each input skipped, where and why (the first
+/// five), or that the inputs hold no document at all.
+fn no_document(sources: &[Source], skipped: &[exp_xml::Skipped]) -> String {
+    let mut message = format!(
+        "no well-formed document in the corpus ({} skipped); nothing to extract",
+        skipped.len()
+    );
+    for s in skipped.iter().take(5) {
+        message.push_str(&format!("\n  {} at byte {}: {}", s.input, s.position, s.reason));
+    }
+    if skipped.len() > 5 {
+        message.push_str(&format!("\n  … and {} more", skipped.len() - 5));
+    }
+    if skipped.is_empty() {
+        for source in sources.iter().take(5) {
+            let name = match source {
+                Source::File(path) => path.display().to_string(),
+                Source::Memory { name, .. } => name.clone(),
+            };
+            message.push_str(&format!("\n  {name}: no document (empty, or no element)"));
+        }
+    }
+    message
 }

@@ -8,6 +8,7 @@ use exp_xml::generate::{generate_to_dir, generate_to_writer, Amount, GenerateOpt
 use exp_xml::set::read_set;
 
 use super::{cpu_seconds, megabytes, peak_rss_bytes, rate, seconds};
+use crate::size::parse_size;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -90,12 +91,12 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     );
     let _ = writeln!(
         err,
-        "throughput: {:.2} s wall, {:.2} CPU-s, {threads} threads: {:.0} MB/s, {:.0} MB per CPU-second; peak RSS {:.1} MB",
+        "throughput: {:.2} s wall, {:.2} CPU-s, {threads} threads: {}, {}; peak RSS {}",
         wall,
         cpu,
-        rate(stats.bytes, wall),
-        rate(stats.bytes, cpu),
-        peak_rss_bytes().map_or(f64::NAN, megabytes)
+        rate(stats.bytes, wall, 0, "/s"),
+        rate(stats.bytes, cpu, 0, " per CPU-second"),
+        peak_rss_bytes().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", megabytes(b)))
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -109,37 +110,6 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
         return Err(format!("shard {k}/{n}: K must be between 1 and N"));
     }
     Ok(Shard { index: k - 1, count: n })
-}
-
-/// Byte sizes: `123`, `10KB`, `1.5GiB`, `500MB` (SI and binary units).
-fn parse_size(text: &str) -> Result<u64, String> {
-    let text = text.trim();
-    let split = text
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(text.len());
-    let (number, unit) = text.split_at(split);
-    let number: f64 = number.parse().map_err(|_| format!("bad size `{text}`"))?;
-    let factor: f64 = match unit.trim() {
-        "" | "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
-        "TB" => 1e12,
-        "KiB" => 1024.0,
-        "MiB" => 1024.0 * 1024.0,
-        "GiB" => 1024.0 * 1024.0 * 1024.0,
-        "TiB" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        other => {
-            return Err(format!(
-                "unknown size unit `{other}` (use B, KB, MB, GB, KiB, MiB, GiB)"
-            ))
-        }
-    };
-    let bytes = number * factor;
-    if !(bytes >= 1.0 && bytes < 2f64.powi(63)) {
-        return Err(format!("size `{text}` out of range"));
-    }
-    Ok(bytes as u64)
 }
 
 #[cfg(test)]

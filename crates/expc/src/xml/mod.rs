@@ -66,11 +66,13 @@ fn megabytes(bytes: u64) -> f64 {
     bytes as f64 / 1e6
 }
 
-fn rate(bytes: u64, seconds: f64) -> f64 {
+/// `12.3 MB/s` (with `per` = "/s"), or words when the time rounds to zero:
+/// never "NaN MB per CPU-second".
+fn rate(bytes: u64, seconds: f64, decimals: usize, per: &str) -> String {
     if seconds > 0.0 {
-        megabytes(bytes) / seconds
+        format!("{:.*} MB{per}", decimals, megabytes(bytes) / seconds)
     } else {
-        f64::NAN
+        format!("MB{per}: time too short to measure")
     }
 }
 

@@ -1,0 +1,441 @@
+//! Faults a run must survive or refuse cleanly, asserted from outside the
+//! process: brokers that are not there or never answer, payloads no broker
+//! takes, and a signal at every phase of a run. Every run here is bounded:
+//! a hang fails the test instead of stalling the suite.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use common::Scratch;
+use exp_results::manifest::{Manifest, RunStatus};
+
+fn expc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_expc"))
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Waits for the child to exit; kills it and fails after `limit`, saying
+/// what each of its threads was doing.
+fn exit_within(child: &mut Child, limit: Duration) -> ExitStatus {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if started.elapsed() > limit {
+            let threads = thread_states(child.id());
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("expc did not exit within {limit:?}; its threads (name, state, kernel wait):\n{threads}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Each thread of `pid`: its name, state and where in the kernel it waits.
+fn thread_states(pid: u32) -> String {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten();
+    tasks
+        .map(|task| {
+            let read = |file: &str| std::fs::read_to_string(task.path().join(file)).unwrap_or_default();
+            let stat = read("stat");
+            let state = stat
+                .rsplit(") ")
+                .next()
+                .and_then(|s| s.split(' ').next())
+                .unwrap_or("?")
+                .to_string();
+            format!("  {} {} {}", read("comm").trim(), state, read("wchan").trim())
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn fleet_spec(broker: &str, payload: &str, duration: &str) -> String {
+    format!(
+        r#"
+experiment "faults" {{
+  duration = {duration}
+  fleet "plant" {{
+    devices = 5
+    gap     = constant(100ms)
+    payload = {payload}
+    {broker}
+  }}
+}}
+"#
+    )
+}
+
+fn write_spec(scratch: &Scratch, text: &str) -> PathBuf {
+    let path = scratch.0.join("spec.exp");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const JSON: &str = "json(size = 128B, fields = [temperature])";
+
+#[test]
+fn an_unreachable_broker_is_a_preflight_error_naming_the_url() {
+    let scratch = Scratch::new("faults-unreachable");
+    // A port nobody listens on: bound, then released.
+    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let url = format!("mqtt://127.0.0.1:{port}");
+    let spec = write_spec(
+        &scratch,
+        &fleet_spec(&format!("broker {{ url = \"{url}\" }}"), JSON, "3s"),
+    );
+    let out = scratch.0.join("runs");
+    for dry in [true, false] {
+        let mut command = expc();
+        command.arg("run").arg(&spec).arg("--out").arg(&out);
+        if dry {
+            command.arg("--dry-run");
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(stderr.contains("E1006") && stderr.contains(&url), "{stderr}");
+        assert!(!out.exists(), "nothing written");
+    }
+}
+
+#[test]
+fn a_payload_no_packet_holds_is_a_preflight_error() {
+    let scratch = Scratch::new("faults-payload");
+    let spec = write_spec(&scratch, &fleet_spec("", "raw(size = 1TB)", "3s"));
+    let output = expc()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(scratch.0.join("runs"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("E1007") && stderr.contains("max_packet_bytes"),
+        "{stderr}"
+    );
+}
+
+/// A "broker" that accepts connections and never answers: devices wait
+/// for a CONNACK that never comes. Ctrl-C must still end the run, with its
+/// manifest and tables, long before the trial would.
+#[test]
+fn ctrl_c_ends_a_run_whose_broker_never_answers() {
+    let scratch = Scratch::new("faults-silent");
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = accepted.clone();
+    let silent = std::thread::spawn(move || {
+        listener.set_nonblocking(true).unwrap();
+        let mut held = Vec::new();
+        let started = Instant::now();
+        // Bounded: gives up after two minutes whatever happens.
+        while started.elapsed() < Duration::from_secs(120) {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    held.push(stream);
+                    counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(10)),
+            }
+            if held.len() >= 5 {
+                break;
+            }
+        }
+        // Reads nothing, answers nothing, until the runner hangs up.
+        for mut stream in held {
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(60)));
+            let mut sink = Vec::new();
+            let _ = stream.read_to_end(&mut sink);
+        }
+    });
+    let spec = write_spec(
+        &scratch,
+        &fleet_spec(
+            &format!("broker {{ url = \"mqtt://127.0.0.1:{port}\" }}"),
+            JSON,
+            "10min",
+        ),
+    );
+    let out = scratch.0.join("runs");
+    let mut child = expc()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Once a device is stuck connecting: past preflight's reachability
+    // probe (one connection), the trial's devices connect and get no answer.
+    let started = Instant::now();
+    while !out.exists() || accepted.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(started.elapsed() < Duration::from_secs(60), "the run never started");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    signal(&child, "INT");
+    let status = exit_within(&mut child, Duration::from_secs(60));
+    assert_eq!(status.code(), Some(130));
+    let manifest = Manifest::read(&run_dir(&out)).unwrap();
+    assert_eq!(manifest.status, RunStatus::Interrupted);
+    silent.join().unwrap();
+}
+
+fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+fn run_dir(out: &Path) -> PathBuf {
+    let experiment = std::fs::read_dir(out).unwrap().flatten().next().unwrap().path();
+    std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path()
+}
+
+/// SIGINT or SIGTERM at any moment of a run — while it compiles, during
+/// preflight, while the embedded broker starts, devices connect, messages
+/// flow, between trials and at the very end — ends it within a bound: 130
+/// and a manifest saying `interrupted` if the run had begun, nothing
+/// written if it had not, and never a hang or a crash.
+#[test]
+fn a_signal_at_any_phase_ends_the_run_cleanly() {
+    let scratch = Scratch::new("faults-phases");
+    let spec = write_spec(
+        &scratch,
+        r#"
+experiment "phases" {
+  duration = 1500ms
+  pause    = 500ms
+  repeat   = 2
+  fleet "plant" {
+    devices = 20
+    gap     = constant(50ms)
+    payload = json(size = 128B, fields = [temperature])
+  }
+  anomaly "leak" {
+    kind  = memleak
+    size  = 1MiB
+    rate  = 10/s
+    limit = 8MiB
+  }
+  monitor { interval = 200ms }
+}
+"#,
+    );
+    for (i, delay_ms) in [0u64, 20, 60, 150, 400, 900, 1600, 2100, 3400].into_iter().enumerate() {
+        for name in ["INT", "TERM"] {
+            let out = scratch.0.join(format!("runs-{i}-{name}"));
+            let mut child = expc()
+                .arg("run")
+                .arg(&spec)
+                .arg("--out")
+                .arg(&out)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::thread::sleep(Duration::from_millis(delay_ms));
+            // The run may have ended already at the last delays: then there is no one to signal.
+            if child.try_wait().unwrap().is_none() {
+                let _ = Command::new("kill")
+                    .arg(format!("-{name}"))
+                    .arg(child.id().to_string())
+                    .status();
+            }
+            eprintln!("SIG{name} after {delay_ms} ms");
+            let status = exit_within(&mut child, Duration::from_secs(60));
+            let mut stderr = String::new();
+            child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+            let what = format!("SIG{name} after {delay_ms} ms: {status:?}\n{stderr}");
+            assert!(!stderr.contains("panicked"), "{what}");
+            match status.code() {
+                // Interrupted, or finished before the signal arrived.
+                Some(130) | Some(0) => {
+                    if out.exists() {
+                        let dir = run_dir(&out);
+                        let manifest = Manifest::read(&dir).unwrap();
+                        assert!(
+                            matches!(manifest.status, RunStatus::Interrupted | RunStatus::Complete),
+                            "{what}"
+                        );
+                        assert!(
+                            !dir.file_name().unwrap().to_string_lossy().ends_with(".partial"),
+                            "{what}"
+                        );
+                    }
+                }
+                // Killed by the signal before expc installed its handler
+                // (while the process starts): nothing may be written yet.
+                None => assert!(!out.exists(), "{what}"),
+                Some(code) => panic!("exit {code}: {what}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn time_scales_out_of_range_are_refused_before_anything_runs() {
+    let scratch = Scratch::new("faults-scale");
+    let spec = write_spec(&scratch, &fleet_spec("", JSON, "3s"));
+    let out = scratch.0.join("runs");
+    for (scale, shown) in [
+        ("0", "0"),
+        ("-1", "-1"),
+        ("NaN", "NaN"),
+        ("inf", "inf"),
+        ("1e300", "1e300"),
+    ] {
+        for dry in [true, false] {
+            let mut command = expc();
+            command
+                .arg("run")
+                .arg(&spec)
+                .arg("--out")
+                .arg(&out)
+                .arg(format!("--time-scale={scale}"));
+            if dry {
+                command.arg("--dry-run");
+            }
+            let output = command.output().unwrap();
+            assert_eq!(output.status.code(), Some(1), "{scale}: {}", text(&output));
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains(&format!(
+                    "--time-scale must be a number above 0 and at most 1000, not {shown}"
+                )),
+                "{stderr}"
+            );
+            assert!(!out.exists());
+        }
+    }
+}
+
+#[test]
+fn an_out_that_is_a_file_is_named_as_one() {
+    let scratch = Scratch::new("faults-out-file");
+    let spec = write_spec(&scratch, &fleet_spec("", JSON, "3s"));
+    let file = scratch.0.join("not-a-dir");
+    std::fs::write(&file, b"x").unwrap();
+    let output = expc().arg("run").arg(&spec).arg("--out").arg(&file).output().unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("E1004") && stderr.contains("is a file, not a directory"),
+        "{stderr}"
+    );
+}
+
+/// Two runs of one plan started at once each get their own run id and
+/// directory (ids are per second: the second gets `-2`).
+#[test]
+fn runs_started_together_do_not_collide() {
+    let scratch = Scratch::new("faults-ids");
+    let spec = write_spec(
+        &scratch,
+        "experiment \"ids\" {\n  duration = 300ms\n  anomaly \"leak\" {\n    kind = memleak\n    size = 1MiB\n    limit = 2MiB\n  }\n}\n",
+    );
+    let out = scratch.0.join("runs");
+    let children: Vec<Child> = (0..3)
+        .map(|_| {
+            expc()
+                .arg("run")
+                .arg(&spec)
+                .arg("--out")
+                .arg(&out)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "{}", text(&output));
+    }
+    let runs: Vec<String> = std::fs::read_dir(out.join("ids"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(runs.len(), 3, "{runs:?}");
+}
+
+/// A plan read from a file is held to the compiler's limits: a QoS level
+/// MQTT does not have, a gap of 0 and a window of 1 ns every 2 ns (which
+/// no spec compiles to) are refused by preflight, dry or real, before a
+/// schedule is expanded or a run directory made.
+#[test]
+fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
+    let scratch = Scratch::new("faults-hand-edited");
+    let spec = write_spec(&scratch, &fleet_spec("", JSON, "1h"));
+    let plan_path = scratch.0.join("plan.json");
+    let compiled = expc()
+        .arg("plan")
+        .arg(&spec)
+        .arg("-o")
+        .arg(&plan_path)
+        .output()
+        .unwrap();
+    assert!(compiled.status.success(), "{}", text(&compiled));
+    let mut plan: serde_json::Value = serde_json::from_slice(&std::fs::read(&plan_path).unwrap()).unwrap();
+    let variant = &mut plan["workloads"][0]["variants"][0];
+    variant["window"]["period"] = serde_json::json!({"every_ns": 2, "active_ns": 1});
+    variant["config"]["fleet"]["qos"] = serde_json::json!(7);
+    variant["config"]["fleet"]["gap"]["value"] = serde_json::json!(0.0);
+    std::fs::write(&plan_path, serde_json::to_vec(&plan).unwrap()).unwrap();
+
+    let out = scratch.0.join("runs");
+    for dry in [true, false] {
+        let mut command = expc();
+        command.arg("run").arg(&plan_path).arg("--out").arg(&out);
+        if dry {
+            command.arg("--dry-run");
+        }
+        // Output to files: a pipe nobody reads could block the child.
+        let (stdout, stderr) = (scratch.0.join("stdout"), scratch.0.join("stderr"));
+        let mut child = command
+            .stdout(std::fs::File::create(&stdout).unwrap())
+            .stderr(std::fs::File::create(&stderr).unwrap())
+            .spawn()
+            .unwrap();
+        let status = exit_within(&mut child, Duration::from_secs(60));
+        let log = format!(
+            "--- stdout\n{}\n--- stderr\n{}",
+            std::fs::read_to_string(&stdout).unwrap(),
+            std::fs::read_to_string(&stderr).unwrap()
+        );
+        assert_eq!(status.code(), Some(1), "dry {dry}: {log}");
+        assert!(
+            log.contains("E0606") && log.contains("`active` is 1 ns"),
+            "the period: {log}"
+        );
+        assert!(log.contains("mean gap is 0 ns"), "the gap: {log}");
+        assert!(log.contains("E1006") && log.contains("QoS 7"), "the QoS: {log}");
+        assert!(!out.exists(), "nothing written: {}", out.display());
+    }
+}
