@@ -265,6 +265,10 @@ fn a_huge_sweep_does_not_hold_up_requests() {
     );
     let completion = labels(&client.at("textDocument/completion", &uri, 7, 14));
     assert!(completion.contains(&"b".to_string()), "{completion:?}");
+    // `devices = a` goes to the sweep parameter `a`.
+    let found = client.at("textDocument/definition", &uri, 7, 14);
+    assert_eq!(found["uri"], uri.as_str());
+    assert_eq!(range(&found["range"]), (3, 4, 3, 5));
     // Whether the answers came before the diagnostics depends on the
     // machine's load, so it is not asserted here: how long answers take is
     // `cargo bench -p expc --bench lsp_latency`'s measure.
@@ -330,5 +334,30 @@ fn an_imported_files_mistake_shows_on_its_import_until_fixed() {
     );
     assert_eq!(client.diagnostics(&shared_uri, 2), Vec::<Value>::new());
     assert_eq!(client.diagnostics(&main_uri, 1), Vec::<Value>::new());
+    client.shutdown();
+}
+
+/// A duplicate block's diagnostic points at the other block too, as a
+/// related location in the same document.
+#[test]
+fn a_duplicate_block_names_the_first_one_as_related() {
+    let text = "experiment \"d\" {\n  duration = 10s\n  fleet \"a\" {\n    devices = 1\n    gap = 100ms\n  }\n  fleet \"a\" {\n    devices = 2\n    gap = 100ms\n  }\n}\n";
+    let scratch = Scratch::new("duplicate");
+    let uri = uri(&scratch.0.join("duplicate.exp"));
+    let mut client = Client::start(&scratch.0.join("cache"));
+    client.open(&uri, text);
+    let diagnostics = client.diagnostics(&uri, 1);
+    assert_eq!(
+        codes_and_ranges(&diagnostics),
+        vec![("E0202".to_string(), (6, 8, 6, 11))]
+    );
+    let related = &diagnostics[0]["relatedInformation"][0];
+    assert_eq!(related["location"]["uri"], uri.as_str());
+    assert_eq!(
+        related["location"]["range"]["start"],
+        json!({"line": 2, "character": 8})
+    );
+    assert_eq!(related["location"]["range"]["end"], json!({"line": 2, "character": 11}));
+    assert_eq!(related["message"], "first one");
     client.shutdown();
 }
