@@ -49,6 +49,11 @@ pub struct Manifest {
     /// In a shard's manifest fragment: which shard of how many it is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<ShardOf>,
+    /// In a split run's fragment (`--split K/N`): which part of every
+    /// trial's workloads this process ran. Written as a shard's fragment
+    /// (`manifest-shard-<k>.json`); every part lists every trial.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<ShardOf>,
     /// In a sharded run's merged manifest: every shard found, with its host
     /// and status.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -285,6 +290,7 @@ impl Manifest {
             tables: BTreeMap::new(),
             resumes: Vec::new(),
             shard: None,
+            split: None,
             shards: Vec::new(),
         }
     }

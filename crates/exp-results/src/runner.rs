@@ -72,7 +72,7 @@ impl RunnerLock {
             .open(path)
             .map_err(ResultsError::io("create", path))?;
         let mut file = File::open(path).map_err(ResultsError::io("open", path))?;
-        match file.try_lock() {
+        match try_lock_past_readers(&file) {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => {
                 return Err(ResultsError::RunLocked {
@@ -109,6 +109,21 @@ impl RunnerLock {
     }
 }
 
+/// Readers ([`probe`]) hold a shared lock for an instant: a runner that
+/// meets one tries again for up to half a second before taking the lock
+/// for held by another runner.
+fn try_lock_past_readers(file: &File) -> Result<(), TryLockError> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match file.try_lock() {
+            Err(TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            result => return result,
+        }
+    }
+}
+
 /// Whether the runner that wrote a lock file is still there.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Runner {
@@ -120,13 +135,17 @@ pub enum Runner {
 
 /// Probes the lock file at `path`; `None` if there is none (a finished run
 /// removes it) or it cannot be opened.
+/// A lock file without a description is a runner between creating and
+/// describing it (it locks first): running, not gone.
 pub fn probe(path: &Path) -> Option<Runner> {
     let mut file = File::open(path).ok()?;
-    let info = read_info(&mut file).unwrap_or(RunnerInfo {
-        pid: 0,
-        host: String::new(),
-        started_unix_ns: 0,
-    });
+    let Some(info) = read_info(&mut file) else {
+        return Some(Runner::Running(RunnerInfo {
+            pid: 0,
+            host: String::new(),
+            started_unix_ns: 0,
+        }));
+    };
     match file.try_lock_shared() {
         Ok(()) => Some(Runner::Gone(info)),
         Err(TryLockError::WouldBlock) => Some(Runner::Running(info)),

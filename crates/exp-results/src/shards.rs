@@ -6,11 +6,16 @@
 //! which readers merge into one manifest — the fragments are the truth,
 //! even where `expc run --merge` has also written a `manifest.json`. A
 //! writer whose manifest says `running` behind a free lock crashed.
+//!
+//! A run split across hosts (`expc run --split K/N`) is written the same
+//! way, but every part ran every trial (its share of the workloads): the
+//! merged manifest has each trial once, with the worst of its parts'
+//! statuses, the earliest start and the latest end.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::manifest::{Manifest, PointRecord, RunStatus, ShardState, TrialStatus};
+use crate::manifest::{Manifest, PointRecord, RunStatus, ShardState, TrialRecord, TrialStatus};
 use crate::runner::{probe, Runner};
 use crate::{ResultsError, Role};
 
@@ -90,11 +95,16 @@ fn mark_crashed(manifest: &mut Manifest, runner: Option<&Runner>) {
 /// the first fragment's run facts, every trial and point, the tables
 /// summed, and a status that says what the shards found say together.
 pub fn merge(parts: Vec<Manifest>) -> Manifest {
-    let count = parts.iter().filter_map(|m| m.shard.map(|s| s.count)).max().unwrap_or(1);
+    let count = parts
+        .iter()
+        .filter_map(|m| m.shard.or(m.split).map(|s| s.count))
+        .max()
+        .unwrap_or(1);
+    let split = parts.iter().any(|m| m.split.is_some());
     let shards: Vec<ShardState> = parts
         .iter()
         .map(|m| ShardState {
-            index: m.shard.map_or(0, |s| s.index),
+            index: m.shard.or(m.split).map_or(0, |s| s.index),
             host: m.host.hostname.clone(),
             status: m.status,
             trials: m.trials.len() as u32,
@@ -108,9 +118,16 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
     let mut points: BTreeMap<u32, PointRecord> = BTreeMap::new();
     let mut add_points = |list: Vec<PointRecord>| {
         for point in list {
+            // A split run's parts ran the same repetitions, shards their own.
             points
                 .entry(point.point)
-                .and_modify(|p| p.repetitions_run += point.repetitions_run)
+                .and_modify(|p| {
+                    p.repetitions_run = if split {
+                        p.repetitions_run.max(point.repetitions_run)
+                    } else {
+                        p.repetitions_run + point.repetitions_run
+                    }
+                })
                 .or_insert(point);
         }
     };
@@ -130,6 +147,13 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
         merged.ended_unix_ns = merged.ended_unix_ns.zip(part.ended_unix_ns).map(|(a, b)| a.max(b));
     }
     merged.trials.sort_by_key(|t| t.trial);
+    merged.trials.dedup_by(|later, kept| {
+        if later.trial != kept.trial {
+            return false;
+        }
+        fold_part(kept, later);
+        true
+    });
     merged.points = points.into_values().collect();
     merged.error = (!errors.is_empty()).then(|| errors.join("; "));
     if status != RunStatus::Complete {
@@ -140,8 +164,36 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
     merged.started_at = at(merged.started_unix_ns);
     merged.status = status;
     merged.shard = None;
+    merged.split = None;
     merged.shards = shards;
     merged
+}
+
+/// One trial as two parts of a split run ran it: the worse status (with its
+/// error), the earlier start, the later end; metrics are the first part's.
+fn fold_part(kept: &mut TrialRecord, other: &TrialRecord) {
+    if severity(other.status) > severity(kept.status) {
+        kept.status = other.status;
+        kept.error.clone_from(&other.error);
+    }
+    kept.started_at_unix_ns = match (kept.started_at_unix_ns, other.started_at_unix_ns) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    kept.ended_at_unix_ns = kept.ended_at_unix_ns.zip(other.ended_at_unix_ns).map(|(a, b)| a.max(b));
+}
+
+/// How bad a trial's status is, for the worst of several parts.
+fn severity(status: TrialStatus) -> u8 {
+    match status {
+        TrialStatus::Complete => 0,
+        TrialStatus::Skipped => 1,
+        TrialStatus::Planned => 2,
+        TrialStatus::Running => 3,
+        TrialStatus::Interrupted => 4,
+        TrialStatus::Crashed => 5,
+        TrialStatus::Failed => 6,
+    }
 }
 
 /// Running while any shard runs; incomplete while shards are missing;

@@ -326,3 +326,73 @@ fn an_attempt_is_set_aside_not_deleted() {
     let moved_partial = run.path().join("attempts/trial=0/attempt-1/partial/events");
     assert!(moved_partial.is_dir() && fs::read_dir(&moved_partial).unwrap().count() == 0);
 }
+
+/// A fragment of run `r` as shard or split part `index` of 2, its trials
+/// ended with `status`, started at `start` (Unix ns).
+fn fragment(
+    root: &std::path::Path,
+    index: u32,
+    trials: std::ops::Range<u32>,
+    split: bool,
+    status: TrialStatus,
+    start: u64,
+) -> RunDir {
+    let run = RunDir::create_shard(root, "fleet", "r", index).unwrap();
+    let mut manifest = Manifest::new(&plan(), trials, "r", "cd", UNIX_EPOCH, exp_host::facts());
+    let part = Some(ShardOf { index, count: 2 });
+    if split {
+        manifest.split = part;
+    } else {
+        manifest.shard = part;
+    }
+    for trial in &mut manifest.trials {
+        trial.status = status;
+        trial.started_at_unix_ns = Some(start);
+        trial.ended_at_unix_ns = Some(start + 10);
+    }
+    manifest.status = RunStatus::Complete;
+    run.write_manifest(&manifest).unwrap();
+    run
+}
+
+#[test]
+fn shards_merge_into_one_run_and_an_early_merge_lets_later_shards_start() {
+    let root = tempfile::tempdir().unwrap();
+    drop(fragment(root.path(), 0, 0..2, false, TrialStatus::Complete, 5));
+    let dir = root.path().join("fleet/r");
+    // Merged before shard 1 ran (a pending array task): incomplete, and
+    // the merged manifest.json does not keep shard 1 from starting.
+    let early = write_merged(&dir).unwrap().unwrap();
+    assert_eq!(early.status, RunStatus::Incomplete);
+    drop(fragment(root.path(), 1, 2..4, false, TrialStatus::Complete, 7));
+    let merged = write_merged(&dir).unwrap().unwrap();
+    assert_eq!(merged.status, RunStatus::Complete);
+    let trials: Vec<u32> = merged.trials.iter().map(|t| t.trial).collect();
+    assert_eq!(trials, [0, 1, 2, 3]);
+    assert_eq!(merged.shards.len(), 2);
+    // A run that is not sharded keeps its directory to itself.
+    let whole = RunDir::create(root.path(), "fleet", "w").unwrap();
+    let whole_manifest = Manifest::new(&plan(), 0..4, "w", "cd", UNIX_EPOCH, exp_host::facts());
+    whole.write_manifest(&whole_manifest).unwrap();
+    let whole_dir = whole.finish().unwrap();
+    assert!(matches!(
+        RunDir::create_shard(root.path(), "fleet", "w", 0),
+        Err(ResultsError::RunExists { .. })
+    ));
+    assert!(whole_dir.is_dir());
+}
+
+#[test]
+fn split_parts_merge_each_trial_once_with_the_worse_status() {
+    let root = tempfile::tempdir().unwrap();
+    drop(fragment(root.path(), 0, 0..4, true, TrialStatus::Complete, 100));
+    drop(fragment(root.path(), 1, 0..4, true, TrialStatus::Failed, 90));
+    let merged = write_merged(&root.path().join("fleet/r")).unwrap().unwrap();
+    assert_eq!(merged.trials.len(), 4, "each trial once, not once per part");
+    for trial in &merged.trials {
+        assert_eq!(trial.status, TrialStatus::Failed, "the worse of the parts");
+        assert_eq!(trial.started_at_unix_ns, Some(90), "the earlier start");
+        assert_eq!(trial.ended_at_unix_ns, Some(110), "the later end");
+    }
+    assert_eq!(merged.shards.len(), 2);
+}

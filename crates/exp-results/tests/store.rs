@@ -410,6 +410,7 @@ fn rows_of_a_running_trial_are_checkpointed_and_sealed() {
         row_group_rows: 100,
         checkpoint: std::time::Duration::from_millis(50),
         seal_after: std::time::Duration::from_millis(600),
+        host_column: None,
     };
     let store = Store::open(dir.path().join("tables"), options).unwrap();
     let schema = schema("live");

@@ -124,10 +124,16 @@ impl RunDir {
         let path = root.join(experiment_dir_name(experiment)).join(run_id);
         let role = Role::Shard(shard);
         fs::create_dir_all(path.join("tables")).map_err(ResultsError::io("create", &path))?;
-        for taken in [Role::Whole.manifest_file(), role.manifest_file()] {
-            if path.join(&taken).exists() {
-                return Err(ResultsError::RunExists { path: path.join(taken) });
-            }
+        // A `manifest.json` beside shard fragments is their merge (`expc
+        // run --merge` before every shard ran), not a run of its own.
+        let whole = path.join(Role::Whole.manifest_file());
+        if whole.exists() && !has_fragments(&path) {
+            return Err(ResultsError::RunExists { path: whole });
+        }
+        if path.join(role.manifest_file()).exists() {
+            return Err(ResultsError::RunExists {
+                path: path.join(role.manifest_file()),
+            });
         }
         let lock = RunnerLock::acquire(&path.join(role.lock_file()))?;
         // Checked again under the lock: another process may have just written it.
@@ -374,6 +380,16 @@ pub fn experiment_dir_name(experiment: &str) -> String {
         name.push_str("experiment");
     }
     name
+}
+
+/// Whether `dir` holds shard fragments (`manifest-shard-<k>.json`).
+fn has_fragments(dir: &Path) -> bool {
+    fs::read_dir(dir).into_iter().flatten().flatten().any(|entry| {
+        entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| n.starts_with("manifest-shard-") && n.ends_with(".json"))
+    })
 }
 
 #[cfg(test)]

@@ -33,7 +33,7 @@ use writer::{lock, Msg, Shared, Writer};
 /// How many batches may wait for the writer before `write` blocks.
 pub const CHANNEL_BATCHES: usize = 64;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreOptions {
     /// Rows per Parquet row group (the last group of a file may be smaller).
     pub row_group_rows: usize,
@@ -43,6 +43,9 @@ pub struct StoreOptions {
     /// Rows waiting longer than this are sealed into a segment of their own,
     /// so a checkpoint rewrites at most this much of a slow table.
     pub seal_after: Duration,
+    /// A `host` column with this value added to every row of every table
+    /// (a run split across hosts: each row says which host wrote it).
+    pub host_column: Option<String>,
 }
 
 impl Default for StoreOptions {
@@ -51,6 +54,7 @@ impl Default for StoreOptions {
             row_group_rows: 65_536,
             checkpoint: Duration::from_secs(2),
             seal_after: Duration::from_secs(60),
+            host_column: None,
         }
     }
 }

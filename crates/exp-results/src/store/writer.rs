@@ -26,7 +26,7 @@ use super::files::{assemble, write_segment, PartPaths, PARTIAL_DIR};
 use super::frame::to_frame;
 use super::StoreOptions;
 use crate::manifest::TableRecord;
-use crate::table::{Batch, Schema};
+use crate::table::{Batch, ColumnData, ColumnSpec, DType, Schema};
 use crate::ResultsError;
 
 pub(super) enum Msg {
@@ -185,15 +185,24 @@ impl Writer {
 
     fn write(&mut self, key: &Key, schema: Arc<Schema>, batch: Batch) -> Result<(), ResultsError> {
         let now = Instant::now();
+        let host = self.options.host_column.as_deref();
         let file = self.files.entry(key.clone()).or_insert_with(|| OpenFile {
             paths: PartPaths::new(&self.dir, &key.0, key.1, key.2),
-            schema,
+            schema: match host {
+                Some(_) => Arc::new(with_host_column(&schema)),
+                None => schema,
+            },
             rest: None,
             rest_since: None,
             unsaved_since: None,
             segments: Vec::new(),
         });
         let table = &key.0;
+        let mut batch = batch;
+        if let Some(host) = host {
+            let rows = batch.rows();
+            batch.columns.push(ColumnData::Str(vec![Some(host.to_string()); rows]));
+        }
         let frame = to_frame(&file.schema, batch).map_err(|source| ResultsError::Parquet {
             action: "encode rows for",
             path: file.paths.final_path.clone(),
@@ -277,13 +286,13 @@ fn seal(table: &str, file: &mut OpenFile, rows: usize) -> Result<(), ResultsErro
     let path = file.paths.segment(file.segments.len() as u32);
     write_segment(&path, &file.schema, head).map_err(|e| in_table(table, e))?;
     file.segments.push(path);
-    let _ = std::fs::remove_file(file.paths.checkpoint());
     if tail.height() > 0 {
+        // The rest replaces the checkpoint at once (a rename): no moment
+        // leaves rows that were on disk in no file.
         file.rest = Some(tail);
-        // In no file now that the checkpoint is gone; taken to be as old as
-        // the rows sealed before it, so the next tick checkpoints it.
-        file.unsaved_since = file.rest_since;
+        checkpoint(table, file)?;
     } else {
+        let _ = std::fs::remove_file(file.paths.checkpoint());
         file.rest_since = None;
         file.unsaved_since = None;
     }
@@ -311,4 +320,14 @@ fn in_table(table: &str, source: ResultsError) -> ResultsError {
         table: table.to_string(),
         source: Box::new(source),
     }
+}
+
+/// `schema` with the `host` column a split run adds to every row.
+fn with_host_column(schema: &Schema) -> Schema {
+    let mut schema = schema.clone();
+    schema.columns.push(ColumnSpec {
+        name: "host".into(),
+        dtype: DType::Str,
+    });
+    schema
 }

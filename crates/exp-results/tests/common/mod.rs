@@ -59,6 +59,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
         tables: BTreeMap::new(),
         resumes: Vec::new(),
         shard: None,
+        split: None,
         shards: Vec::new(),
     }
 }
