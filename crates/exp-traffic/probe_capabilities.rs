@@ -7,7 +7,9 @@
 //   `exp_traffic::emulate::preflight`'s conditions: root with CAP_NET_ADMIN
 //   and CAP_SYS_ADMIN, /dev/net/tun, and `ip`;
 // - `mounts`: root with CAP_SYS_ADMIN and `mount`, for tests that mount a
-//   small tmpfs to fill it or make it read-only.
+//   small tmpfs to fill it or make it read-only;
+// - `slurm`: root and Debian's Slurm and munge (`slurmctld`, `slurmd`,
+//   `sbatch`, `srun`, `munged`), for tests that start their own cluster.
 //
 // With `EXPC_REQUIRE_CAPABILITIES=1` (set by `.ci/run`, which runs as root)
 // a missing capability fails the build instead: CI runs every test.
@@ -15,8 +17,13 @@
 fn probe_capabilities() {
     println!("cargo::rustc-check-cfg=cfg(rtt_emulation)");
     println!("cargo::rustc-check-cfg=cfg(mounts)");
+    println!("cargo::rustc-check-cfg=cfg(slurm)");
+    for program in ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch", "/usr/sbin/munged"] {
+        println!("cargo::rerun-if-changed={program}");
+    }
     println!("cargo::rerun-if-changed=/dev/net/tun");
     println!("cargo::rerun-if-env-changed=EXPC_REQUIRE_CAPABILITIES");
+    println!("cargo::rerun-if-env-changed=PATH");
     let required = std::env::var("EXPC_REQUIRE_CAPABILITIES").is_ok_and(|v| v == "1");
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let field = |name: &str| {
@@ -40,16 +47,28 @@ fn probe_capabilities() {
     };
     let ip = runs("ip", "-V");
     let mount = runs("mount", "--version");
+    // Slurm's clients fail to start without a configuration: found, not run.
+    let on_path = |program: &str| {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .chain([std::path::PathBuf::from("/usr/sbin")])
+            .any(|dir| dir.join(program).is_file())
+    };
+    let slurm = ["slurmctld", "slurmd", "sbatch", "srun", "munged"].iter().all(|p| on_path(p));
     if root && capabilities && tun && ip {
         println!("cargo::rustc-cfg=rtt_emulation");
     }
     if root && capabilities && mount {
         println!("cargo::rustc-cfg=mounts");
     }
-    if required && !(root && capabilities && tun && ip && mount) {
+    if root && slurm {
+        println!("cargo::rustc-cfg=slurm");
+    }
+    if required && !(root && capabilities && tun && ip && mount && slurm) {
         panic!(
             "EXPC_REQUIRE_CAPABILITIES=1 but tests would be ignored: root {root}, \
-             CAP_NET_ADMIN+CAP_SYS_ADMIN {capabilities}, /dev/net/tun {tun}, `ip` {ip}, `mount` {mount}"
+             CAP_NET_ADMIN+CAP_SYS_ADMIN {capabilities}, /dev/net/tun {tun}, `ip` {ip}, `mount` {mount}, \
+             Slurm and munge {slurm}"
         );
     }
 }

@@ -36,6 +36,9 @@ pub struct WorkloadContext {
     pub launcher: Arc<exp_anomaly::Launcher>,
     /// The run directory, for outputs a workload keeps (XML sets and documents).
     pub run_dir: PathBuf,
+    /// With `--split K/N`: this process runs part K of the workload
+    /// ([`crate::split::share`]).
+    pub split: Option<crate::shard::ShardSpec>,
 }
 
 /// Metrics of one workload in one trial, by the names the schema registry

@@ -20,6 +20,7 @@ pub mod schedule;
 pub mod selection;
 pub mod shard;
 pub mod signals;
+pub mod split;
 mod traffic;
 mod trial;
 mod trials;

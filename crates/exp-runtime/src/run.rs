@@ -22,6 +22,7 @@ use crate::resume::{prepare, ResumeError};
 use crate::schedule::scale;
 use crate::selection::TrialSelection;
 use crate::shard::{shard_trials, ShardSpec};
+use crate::split::{common_start, SplitError};
 use crate::trial::run_trial;
 use crate::trials::TrialsTable;
 
@@ -41,8 +42,12 @@ pub struct RunOptions {
     /// `run_id` (shard.rs); every shard of a run gets the same options.
     pub shard: Option<ShardSpec>,
     /// The run's id instead of one made from the time and the plan's hash;
-    /// required with `shard`, so that every shard finds the same directory.
+    /// required with `shard` and `split`, so that every process finds the
+    /// same directory.
     pub run_id: Option<String>,
+    /// Run part K of N of every trial's workloads, starting each trial with
+    /// the other parts (split.rs).
+    pub split: Option<ShardSpec>,
 }
 
 #[derive(Debug)]
@@ -63,6 +68,17 @@ pub enum RunError {
     Resume(#[from] ResumeError),
     #[error("--shard needs --run-id: every shard of a run must name the same run directory")]
     ShardWithoutRunId,
+    #[error("--split needs --run-id: every part of a split run must name the same run directory")]
+    SplitWithoutRunId,
+    #[error("--shard and --split cannot be combined: a process runs either some trials or part of every trial")]
+    ShardAndSplit,
+    #[error(
+        "--split cannot run a plan with `repeat until`: each part would decide on its own share of the \
+         metrics; give `repeat` a fixed count"
+    )]
+    SplitWithRepeatUntil,
+    #[error("{0}")]
+    Split(#[from] crate::split::SplitError),
     /// The run ended (failed, most likely for the same reason) and the
     /// manifest could not record it: both are said.
     #[error("{outcome}; the manifest could not record this: {source}")]
@@ -101,10 +117,12 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     let started = SystemTime::now();
     let plan_sha256 = exp_results::plan_sha256(plan)?;
     let experiment = &plan.experiment.name;
-    let (run_dir, run_id) = match (options.shard, &options.run_id) {
+    let part = options.shard.or(options.split);
+    let (run_dir, run_id) = match (part, &options.run_id) {
+        (Some(_), None) if options.split.is_some() => return Err(RunError::SplitWithoutRunId),
         (Some(_), None) => return Err(RunError::ShardWithoutRunId),
-        (Some(shard), Some(id)) => (
-            RunDir::create_shard(&options.out_root, experiment, id, shard.index)?,
+        (Some(part), Some(id)) => (
+            RunDir::create_shard(&options.out_root, experiment, id, part.index)?,
             id.clone(),
         ),
         (None, Some(id)) => (RunDir::create(&options.out_root, experiment, id)?, id.clone()),
@@ -118,10 +136,12 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
         (None, None) => Box::new(plan.trial_indices()),
     };
     let mut manifest = Manifest::new(plan, trials, &run_id, &plan_sha256, started, exp_host::facts());
-    manifest.shard = options.shard.map(|s| ShardOf {
+    let of = |s: ShardSpec| ShardOf {
         index: s.index,
         count: s.count,
-    });
+    };
+    manifest.shard = options.shard.map(of);
+    manifest.split = options.split.map(of);
     manifest.options.time_scale = options.time_scale;
     manifest.options.trials_selected = options.trials.as_ref().map(|t| t.text().to_string());
     manifest.options.forced = options.force;
@@ -143,7 +163,10 @@ pub async fn resume(
 ) -> Result<RunOutcome, RunError> {
     check_options(plan, &options)?;
     fleet::size_for_plan(plan);
-    let role = options.shard.map_or(Role::Whole, |s| Role::Shard(s.index));
+    let role = options
+        .shard
+        .or(options.split)
+        .map_or(Role::Whole, |s| Role::Shard(s.index));
     let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref())?;
     drive(plan, &options, run_dir, manifest, events, cancel).await
 }
@@ -163,6 +186,14 @@ pub fn check_time_scale(time_scale: f64) -> Result<(), RunError> {
 
 fn check_options(plan: &Plan, options: &RunOptions) -> Result<(), RunError> {
     check_time_scale(options.time_scale)?;
+    if options.split.is_some() {
+        if options.shard.is_some() {
+            return Err(RunError::ShardAndSplit);
+        }
+        if plan.repeat.stop.is_some() {
+            return Err(RunError::SplitWithRepeatUntil);
+        }
+    }
     let issues = preflight(&PreflightInput {
         plan,
         out_root: &options.out_root,
@@ -207,7 +238,12 @@ async fn drive(
     cancel: Cancel,
 ) -> Result<RunOutcome, RunError> {
     run_dir.write_manifest(&manifest)?;
-    let store = Arc::new(Store::open(run_dir.tables_dir(), StoreOptions::default())?);
+    let store_options = StoreOptions {
+        // A split run's parts write the same tables: each row says whose it is.
+        host_column: manifest.split.map(|_| manifest.host.hostname.clone()),
+        ..StoreOptions::default()
+    };
+    let store = Arc::new(Store::open(run_dir.tables_dir(), store_options)?);
     let selected = manifest
         .trials
         .iter()
@@ -230,13 +266,15 @@ async fn drive(
     let failure = run_points(&context, &mut manifest, selected).await.err();
 
     let RunContext { store, .. } = context;
+    // Even when the store failed, the manifest lists the files that are there.
     let closed = match Arc::try_unwrap(store) {
-        Ok(store) => store.close().map(Some),
-        Err(_) => Ok(None),
+        Ok(store) => {
+            let (summary, result) = store.close_with_summary();
+            manifest.record_tables(&summary);
+            result
+        }
+        Err(_) => Ok(()),
     };
-    if let Ok(Some(summary)) = &closed {
-        manifest.record_tables(summary);
-    }
     manifest.status = if let Some(error) = failure
         .as_ref()
         .map(ToString::to_string)
@@ -267,7 +305,7 @@ async fn drive(
 /// `Err` is a failure of the run itself (the results store broke), not of a
 /// trial. Complete trials (of a resumed run) count towards `repeat until` as
 /// if just run.
-async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, total: u32) -> Result<(), ResultsError> {
+async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, total: u32) -> Result<(), RunError> {
     let mut progress = Progress { ordinal: 0, total };
     manifest.points.clear();
     let mut start = 0;
@@ -334,7 +372,7 @@ async fn run_point(
     records: std::ops::Range<usize>,
     point: &Point,
     progress: &mut Progress,
-) -> Result<PointRun, ResultsError> {
+) -> Result<PointRun, RunError> {
     let mut values = Vec::new();
     let mut ran = PointRun {
         count: 0,
@@ -360,7 +398,25 @@ async fn run_point(
             continue;
         }
         progress.ordinal += 1;
-        let clock = TrialClock::start_now();
+        let clock = match ctx.options.split {
+            None => TrialClock::start_now(),
+            Some(split) => {
+                let generation = manifest.resumes.len();
+                match common_start(ctx.run_dir.path(), generation, trial.trial, split, ctx.cancel).await {
+                    Ok(clock) => clock,
+                    Err(SplitError::Cancelled { .. }) => {
+                        manifest.trials[index].status = TrialStatus::Skipped;
+                        continue;
+                    }
+                    Err(error) => {
+                        let record = &mut manifest.trials[index];
+                        record.status = TrialStatus::Failed;
+                        record.error = Some(error.to_string());
+                        return Err(error.into());
+                    }
+                }
+            }
+        };
         let record = &mut manifest.trials[index];
         record.status = TrialStatus::Running;
         record.started_at_unix_ns = Some(clock.start_unix_ns);
@@ -386,7 +442,7 @@ async fn run_point(
                 record.status = TrialStatus::Failed;
                 record.error = Some(error.to_string());
                 record.ended_at_unix_ns = Some(exp_results::unix_ns(SystemTime::now()));
-                return Err(error);
+                return Err(error.into());
             }
         };
         ran.count += 1;

@@ -68,6 +68,7 @@ pub(crate) async fn run_trial(
             sample_interval,
             launcher: ctx.launcher.clone(),
             run_dir: ctx.run_dir.path().to_path_buf(),
+            split: ctx.options.split,
         };
         let name = workload.name.clone();
         let stop = stop.clone();

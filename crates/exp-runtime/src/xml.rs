@@ -131,7 +131,14 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
     };
     let options = GenerateOptions {
         amount,
-        shard: Default::default(),
+        // A split run's part generates its share of the documents (exp-xml
+        // numbers them as the whole run would).
+        shard: ctx
+            .split
+            .map_or_else(Default::default, |split| exp_xml::generate::Shard {
+                index: u64::from(split.index),
+                count: u64::from(split.count),
+            }),
         layout: match xml.per_file {
             0 | 1 => Layout::FilePerDocument,
             n => Layout::DocumentsPerFile(u64::from(n)),

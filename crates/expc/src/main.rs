@@ -11,6 +11,7 @@ mod report;
 mod run;
 mod serve;
 mod size;
+mod slurm;
 mod summary;
 mod traffic;
 mod traffic_report;
@@ -108,6 +109,11 @@ enum Command {
         after_help = "Examples:\n  expc serve --bind 0.0.0.0:7000 --secret-file serve.secret   (docs/serve.md: the threat model)\n  expc serve --bind 127.0.0.1:0 --max-connections 100 --for 10min"
     )]
     Serve(serve::Args),
+    /// Run a study on Slurm: a job array of trial shards, or one job whose `srun` tasks split every trial.
+    #[command(
+        after_help = "Examples:\n  expc slurm specs/iot/fleet-scaling.exp --shards 8 --partition batch --time 2:00:00 --out /shared/runs --submit\n  expc slurm specs/iot/fleet-scaling.exp --split 4 --cpus-per-task 40 --out /shared/runs --submit --wait"
+    )]
+    Slurm(slurm::Args),
     /// Language server for editors: the Language Server Protocol on standard input and output.
     #[command(
         after_help = "Editors start it themselves; see docs/editors.md.\n\nExamples:\n  expc lsp\n  expc lsp --cache-dir /tmp/expc-lsp"
@@ -207,6 +213,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Xml(args) => xml::run(args),
         Command::Traffic(args) => traffic::run(args),
         Command::Serve(args) => serve::run(args),
+        Command::Slurm(args) => slurm::run(args),
         Command::AnomalyKernel => Ok(exp_anomaly::child_main()),
         Command::Lsp { cache_dir, stdio: _ } => {
             let config = exp_lsp::Config {

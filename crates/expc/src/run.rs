@@ -43,9 +43,17 @@ pub struct Args {
     seed: Option<u64>,
     /// Run shard K of N: a deterministic, duration-balanced share of the
     /// trials, into the run directory every shard names with `--run-id`
-    /// (on a shared file system for shards on several hosts).
-    #[arg(long, value_name = "K/N", requires = "run_id")]
+    /// (on a shared file system for shards on several hosts). With
+    /// `--resume`: go on with that shard.
+    #[arg(long, value_name = "K/N", conflicts_with = "split")]
     shard: Option<exp_runtime::ShardSpec>,
+    /// Run part K of N of every trial's workloads (a fleet's devices, a
+    /// traffic workload's connections, an xml workload's documents), each
+    /// trial started together with the other parts; into the run directory
+    /// every part names with `--run-id`. Under `srun`:
+    /// `--split $SLURM_PROCID/$SLURM_NTASKS`.
+    #[arg(long, value_name = "K/N")]
+    split: Option<exp_runtime::ShardSpec>,
     /// The run's id (its directory's name) instead of one made from the time
     /// and the plan's hash.
     #[arg(long, value_name = "ID")]
@@ -93,6 +101,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         spec_dir,
         shard: args.shard,
         run_id: args.run_id.clone(),
+        split: args.split,
     };
     if args.dry_run {
         return dry_run(&plan, &options, &sources);
@@ -107,6 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<ExitCode, String> {
     let role = args
         .shard
+        .or(args.split)
         .map_or(exp_results::Role::Whole, |s| exp_results::Role::Shard(s.index));
     let (recorded, recorded_options) = exp_runtime::resume::load(dir, role).map_err(|e| e.to_string())?;
     let (plan, sources) = match &args.file {
@@ -129,6 +139,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         spec_dir,
         shard: args.shard,
         run_id: None,
+        split: args.split,
     };
     execute(&sources, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await
@@ -200,7 +211,7 @@ where
 }
 
 /// The plan and, when it was compiled here, its sources (for spans).
-fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, SourceMap)>, String> {
+pub(crate) fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, SourceMap)>, String> {
     if file.extension().is_some_and(|e| e == "json") {
         if seed.is_some() {
             return Err(

@@ -51,6 +51,14 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
     let schedule = FleetSchedule::new(&fleet.gap, &fleet.first_send, ctx.seed).map_err(|e| failed("schedule", &e))?;
     PayloadGenerator::new(&fleet.payload, ctx.seed).map_err(|e| failed("payload", &e))?;
 
+    // A split run's part runs a block of the devices, numbered as in the whole fleet.
+    let devices = match ctx.split {
+        Some(split) => {
+            let share = crate::split::share(u64::from(fleet.devices), split);
+            share.start as u32..share.end as u32
+        }
+        None => 0..fleet.devices,
+    };
     let messages = Writer::start(ctx.tables.sink(&messages_schema()), messages_schema())?;
     let connections = Writer::start(ctx.tables.sink(&devices_schema()), devices_schema())?;
     let cpu = cpu::CpuMeter::start();
@@ -63,13 +71,16 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         let setup = Setup {
             ctx: &ctx,
             fleet: &fleet,
+            devices: devices.clone(),
             endpoint: &endpoint,
             credentials: &credentials,
             schedule: &schedule,
         };
         match run_interval(&setup, interval, &messages).await {
             Ok((t, conns)) => {
-                let rows = conns.into_iter().map(|c| device_row(&ctx.workload.name, c, &t));
+                let rows = conns
+                    .into_iter()
+                    .map(|c| device_row(&ctx.workload.name, devices.start, c, &t));
                 connections.rows().send(rows.collect());
                 metrics::merge(&mut totals, t);
             }
@@ -92,6 +103,8 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
 struct Setup<'a> {
     ctx: &'a WorkloadContext,
     fleet: &'a Fleet,
+    /// The devices this process runs: all, or a split run's block.
+    devices: std::ops::Range<u32>,
     endpoint: &'a Endpoint,
     credentials: &'a Option<(String, String)>,
     schedule: &'a FleetSchedule,
@@ -135,7 +148,7 @@ async fn run_interval(
         subscriber: sub_rx,
     };
     let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
-    let collector = tokio::spawn(collector.run(inputs, messages.rows()));
+    let collector = tokio::spawn(collector.run(inputs, messages.rows().with_first_device(s.devices.start)));
 
     let subscriber = match sub_tx {
         Some(tx) => Some(
@@ -160,7 +173,8 @@ async fn run_interval(
     // Send phase: the schedule starts now, on absolute deadlines.
     let offset_ns = ctx.clock.now_ns();
     let length_ns = end_ns.map(|e| e.saturating_sub(offset_ns));
-    let schedules = (0..slots.len() as u32).map(|d| s.schedule.device(d)).collect();
+    let first = s.devices.start;
+    let schedules = (0..slots.len() as u32).map(|d| s.schedule.device(first + d)).collect();
     let sink = Publishers {
         slots,
         qos: fleet.qos,
@@ -200,10 +214,11 @@ async fn run_interval(
     }
     pacer.stop();
     // Measured while every device is still connected, before any closes.
+    let device_count = s.devices.len() as u32;
     let rss_per_device = rss_before
         .zip(cpu::rss_bytes())
-        .filter(|_| fleet.devices > 0)
-        .map(|(before, now)| now.saturating_sub(before) as f64 / f64::from(fleet.devices));
+        .filter(|_| device_count > 0)
+        .map(|(before, now)| now.saturating_sub(before) as f64 / f64::from(device_count));
     // Joining ends the pacer thread, which drops its handles to the devices.
     tokio::task::spawn_blocking(move || pacer.join())
         .await
@@ -227,7 +242,7 @@ async fn run_interval(
         .await
         .map_err(|e| ExecError::Failed(format!("fleet `{name}`: collector: {e}")))?;
     totals.rss_per_device = rss_per_device;
-    if fleet.devices > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
+    if device_count > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
         let why = connections.first().map_or_else(
             || "none had connected when the interval ended or the trial stopped".to_string(),
             |c| c.status.clone(),
@@ -252,8 +267,10 @@ async fn connect_devices(
 ) -> Result<(Vec<Slot>, Vec<Connection>), ExecError> {
     let (ctx, fleet) = (s.ctx, s.fleet);
     let name = &ctx.workload.name;
-    let mut connecting = Vec::with_capacity(fleet.devices as usize);
-    for index in 0..fleet.devices {
+    let mut connecting = Vec::with_capacity(s.devices.len());
+    // `index` counts this process's devices; `device` is the fleet's number.
+    for (index, device) in s.devices.clone().enumerate() {
+        let index = index as u32;
         let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
             Duration::from_secs_f64(f64::from(index) / fleet.connect_rate_per_s)
         } else {
@@ -262,7 +279,7 @@ async fn connect_devices(
         let job = DeviceJob {
             index,
             endpoint: s.endpoint.clone(),
-            options: s.device_options(fill(&fleet.client_id, name, Some(index))),
+            options: s.device_options(fill(&fleet.client_id, name, Some(device))),
             connect_at: ramp_start + ramp,
             clock: ctx.clock,
         };
@@ -282,11 +299,12 @@ async fn connect_devices(
                 break;
             }
         };
-        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(index)))
+        let number = s.devices.start + index;
+        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(number)))
             .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
         slots.push(Slot {
             device: device.map(Arc::new),
-            topic: fill(&fleet.topic, name, Some(index)),
+            topic: fill(&fleet.topic, name, Some(number)),
             payload,
             dseq: 0,
         });

@@ -57,11 +57,11 @@ pub struct MessageRow {
 }
 
 impl MessageRow {
-    fn cells(self, fleet: &str) -> Vec<Cell> {
+    fn cells(self, fleet: &str, first_device: u32) -> Vec<Cell> {
         let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
         vec![
             fleet.into(),
-            u64::from(self.device).into(),
+            u64::from(first_device + self.device).into(),
             self.seq.into(),
             self.scheduled_ns.into(),
             self.sent_ns.into(),
@@ -78,11 +78,16 @@ impl MessageRow {
     }
 }
 
-/// Where rows go: the channel to a [`Writer`]'s thread.
+/// Where rows go: the channel to a [`Writer`]'s thread. Message rows number
+/// devices from `first_device` (a split run's part runs a block of them).
 #[derive(Clone)]
-pub struct Rows(Option<mpsc::Sender<Vec<Vec<Cell>>>>);
+pub struct Rows(Option<mpsc::Sender<Vec<Vec<Cell>>>>, u32);
 
 impl Rows {
+    pub fn with_first_device(self, first_device: u32) -> Rows {
+        Rows(self.0, first_device)
+    }
+
     pub fn send(&self, rows: Vec<Vec<Cell>>) {
         if let (Some(tx), false) = (&self.0, rows.is_empty()) {
             // A closed channel means the thread ended; `Writer::finish` reports why.
@@ -91,16 +96,16 @@ impl Rows {
     }
 
     pub fn send_messages(&self, fleet: &str, rows: Vec<MessageRow>) {
-        self.send(rows.into_iter().map(|r| r.cells(fleet)).collect());
+        self.send(rows.into_iter().map(|r| r.cells(fleet, self.1)).collect());
     }
 }
 
 /// The `mqtt_devices` row of one device in one interval.
-pub fn device_row(fleet: &str, c: Connection, totals: &Totals) -> Vec<exp_results::Cell> {
+pub fn device_row(fleet: &str, first_device: u32, c: Connection, totals: &Totals) -> Vec<exp_results::Cell> {
     let counts = totals.devices.get(&c.device).copied().unwrap_or_default();
     vec![
         fleet.into(),
-        u64::from(c.device).into(),
+        u64::from(first_device + c.device).into(),
         c.client_id.into(),
         c.connect_start_ns.into(),
         c.connected_ns.into(),
@@ -145,7 +150,7 @@ impl Writer {
 
     /// A handle for tasks that produce rows; the thread ends when every handle and the writer are gone.
     pub fn rows(&self) -> Rows {
-        Rows(self.tx.clone())
+        Rows(self.tx.clone(), 0)
     }
 
     /// Closes the channel and waits for the thread (call from a blocking context).

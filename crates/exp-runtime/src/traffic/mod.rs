@@ -97,7 +97,14 @@ async fn windows(
             break;
         }
         let length = window_length(interval, ctx.trial_end_ns);
-        let connections = prepared.within(length);
+        let mut connections = prepared.within(length);
+        if let Some(split) = ctx.split {
+            // A split run's part replays every N-th connection (in start
+            // order, so each part's load is spread over the window like the
+            // whole's); connections keep their ids.
+            let (k, n) = (split.index as usize, split.count as usize);
+            connections = connections.into_iter().skip(k).step_by(n).collect();
+        }
         if connections.is_empty() {
             continue;
         }
@@ -135,9 +142,12 @@ async fn windows(
             }
         }
         .map_err(ExecError::Failed)?;
-        let Some(result) = result else {
+        let Some(mut result) = result else {
             break;
         };
+        if let Some(split) = ctx.split {
+            renumber(&mut result, split);
+        }
         let origin_ns = exp_results::unix_ns(result.origin).saturating_sub(ctx.clock.start_unix_ns);
         tables::write_window(&ctx.tables, key, index as u64, origin_ns, &result, &prepared.paths)?;
         totals.add(&result);
@@ -146,6 +156,18 @@ async fn windows(
         }
     }
     Ok(totals)
+}
+
+/// A split run's part replayed connections `k, k + n, k + 2n, …` of the
+/// window as its `0, 1, 2, …`: their rows get the whole window's ids back.
+fn renumber(result: &mut exp_traffic::replay::ReplayResult, split: crate::shard::ShardSpec) {
+    let global = |id: u64| u64::from(split.index) + id * u64::from(split.count);
+    for connection in &mut result.connections {
+        connection.id = global(connection.id);
+    }
+    for epoch in &mut result.epochs {
+        epoch.connection_id = global(epoch.connection_id);
+    }
 }
 
 /// The window's length, from its end or the trial's; `None` lets the
