@@ -7,7 +7,9 @@
 #     preflight and the schedule of one trial;
 #   - `expc run plan.json --trials LAST --time-scale 0.01`: how long after the
 #     process starts the last trial of the million starts (the manifest's
-#     `started_at_unix_ns`), which is what a shard of the run waits.
+#     `started_at_unix_ns`);
+#   - `expc run plan.json --shard 0/4`: how long until a shard's first trial
+#     starts (its manifest lists a quarter of the trials).
 # Targets (issue 13): 1,000,000 trials check and plan in ≤ 1 s and ≤ 200 MB,
 # plan ≤ 50 MB, a trial starts ≤ 1 s after its runner. The 5,000-line spec is
 # measured by `cargo bench -p exp-check --bench check_and_plan`.
@@ -92,5 +94,22 @@ for trials in "${sizes[@]}"; do
   started=$(grep -m1 -o '"started_at_unix_ns": [0-9][0-9]*' "$manifest" | grep -o '[0-9]*$')
   status=$(grep -m1 -o '"status": "[a-z]*"' "$manifest" | cut -d'"' -f4)
   echo "  run --trials $last: the trial starts $(( (started - start) / 1000000 )) ms after the runner (run $status)"
+  rm -rf "$work/runs"
+  # Shard 0 of 4 (a quarter of the trials in its manifest): when its first
+  # trial starts, then Ctrl-C.
+  start=$(date +%s%N)
+  "$expc" run "$work/plan.json" --shard 0/4 --run-id shard --time-scale 0.01 --out "$work/runs" >"$work/run.log" 2>&1 &
+  runner=$!
+  fragment="$work/runs/sweep/shard/manifest-shard-0.json"
+  started=""
+  for _ in $(seq 600); do
+    started=$(grep -m1 -o '"started_at_unix_ns": [0-9][0-9]*' "$fragment" 2>/dev/null | grep -o '[0-9]*$' || true)
+    [ -n "$started" ] && break
+    sleep 0.05
+  done
+  kill -INT "$runner" 2>/dev/null || true
+  wait "$runner" || true
+  [ -n "$started" ] || { cat "$work/run.log"; echo "shard 0/4 never started a trial" >&2; exit 1; }
+  echo "  run --shard 0/4: $(( trials / 4 )) trials, the first starts $(( (started - start) / 1000000 )) ms after the runner"
   rm -rf "$work/runs"
 done

@@ -15,6 +15,7 @@
 
 mod columns;
 mod error;
+mod json_lines;
 pub mod manifest;
 pub mod mqtt_report;
 mod read;

@@ -345,10 +345,11 @@ impl Manifest {
     }
 
     /// The pretty JSON written to `manifest.json`, with a final newline.
+    /// The manifest as written: indented, a trial (and a point) per line
+    /// (json_lines.rs), so that rewriting it after every trial stays cheap
+    /// for a million trials.
     pub fn to_json(&self) -> Result<Vec<u8>, serde_json::Error> {
-        let mut bytes = serde_json::to_vec_pretty(self)?;
-        bytes.push(b'\n');
-        Ok(bytes)
+        crate::json_lines::to_vec(self)
     }
 }
 

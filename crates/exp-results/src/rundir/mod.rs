@@ -281,11 +281,13 @@ impl RunDir {
         }
     }
 
-    /// Keeps `manifest.reserve` at least twice the manifest's size (and
-    /// 256 KiB) so a full disk can still take the manifest's last rewrite.
-    /// Best effort: a reserve that cannot grow now is grown next time.
+    /// Keeps `manifest.reserve` a quarter larger than the manifest (and at
+    /// least 256 KiB) so a full disk can still take the manifest's last
+    /// rewrite: removing the reserve frees room for the new file, and the
+    /// old one is freed by the rename. Best effort: a reserve that cannot
+    /// grow now is grown next time.
     fn reserve(&self, manifest_bytes: usize) {
-        let want = (2 * manifest_bytes as u64 + (64 << 10)).max(256 << 10);
+        let want = (manifest_bytes as u64 * 5 / 4 + (64 << 10)).max(256 << 10);
         let path = self.path.join(self.role.reserve_file());
         let have = fs::metadata(&path).map_or(0, |m| m.len());
         if have >= want {
