@@ -119,6 +119,21 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         .or(args.split)
         .map_or(exp_results::Role::Whole, |s| exp_results::Role::Shard(s.index));
     let (recorded, recorded_options) = exp_runtime::resume::load(dir, role).map_err(|e| e.to_string())?;
+    // Say what is taken over: a crashed run's runner is named.
+    if let Ok((manifest, writers)) = exp_results::read_run(dir) {
+        let gone = writers.iter().find_map(|(_, runner)| match runner {
+            Some(exp_results::runner::Runner::Gone(info)) if manifest.status == RunStatus::Crashed => {
+                Some(format!("; its runner ({info}) is gone"))
+            }
+            _ => None,
+        });
+        errln!(
+            "resuming run {}: {}{}",
+            manifest.run_id,
+            manifest.status.as_str(),
+            gone.unwrap_or_default()
+        );
+    }
     let (plan, sources) = match &args.file {
         Some(file) => match load(file, None)? {
             Some(loaded) => loaded,
