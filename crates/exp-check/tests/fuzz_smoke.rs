@@ -41,46 +41,54 @@ fn bytes(seed: u64, len: usize) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-fn generated_specs_check_and_plan_without_panicking() {
+/// The fuzz target's properties for one spec; whether it planned.
+fn holds_properties(text: &str) -> bool {
     let options = Options {
         seed: None,
         require_experiment: true,
     };
+    let loader = OneFile(text.to_string());
+    let compilation = compile("fuzz.exp", &loader, &options);
+    for d in &compilation.diagnostics {
+        for label in &d.labels {
+            let len = compilation.sources.get(label.span.file).text.len();
+            assert!(label.span.end as usize <= len, "{d:?}\n{text}");
+        }
+    }
+    let (module, syntax) = exp_syntax::parse(FileId(0), text);
+    if syntax.is_empty() {
+        let formatted = exp_syntax::format(&module, text);
+        let (again, errors) = exp_syntax::parse(FileId(0), &formatted);
+        assert!(errors.is_empty(), "{formatted}");
+        assert_eq!(exp_syntax::dump(&module), exp_syntax::dump(&again), "{text}");
+    }
+    let Some(plan) = compilation.plan else {
+        return false;
+    };
+    assert!(!compilation.diagnostics.iter().any(|d| d.is_error()), "{text}");
+    let json = serde_json::to_string(&plan).expect("serializes");
+    let back: exp_plan::Plan = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(serde_json::to_string(&back).expect("again"), json);
+    let again = compile("fuzz.exp", &loader, &options).plan.expect("planned twice");
+    assert_eq!(
+        serde_json::to_string(&again).expect("again"),
+        json,
+        "not deterministic:\n{text}"
+    );
+    true
+}
+
+#[test]
+fn generated_specs_check_and_plan_without_panicking() {
     let (mut planned, mut refused) = (0, 0);
     for seed in 0..200u64 {
         let data = bytes(seed, 2048);
         let text = spec::spec(&mut Unstructured::new(&data)).expect("generator");
-        let loader = OneFile(text.clone());
-        let compilation = compile("fuzz.exp", &loader, &options);
-        for d in &compilation.diagnostics {
-            for label in &d.labels {
-                let len = compilation.sources.get(label.span.file).text.len();
-                assert!(label.span.end as usize <= len, "{d:?}\n{text}");
-            }
-        }
-        let (module, syntax) = exp_syntax::parse(FileId(0), &text);
-        if syntax.is_empty() {
-            let formatted = exp_syntax::format(&module, &text);
-            let (again, errors) = exp_syntax::parse(FileId(0), &formatted);
-            assert!(errors.is_empty(), "{formatted}");
-            assert_eq!(exp_syntax::dump(&module), exp_syntax::dump(&again), "{text}");
-        }
-        let Some(plan) = compilation.plan else {
+        if holds_properties(&text) {
+            planned += 1;
+        } else {
             refused += 1;
-            continue;
-        };
-        assert!(!compilation.diagnostics.iter().any(|d| d.is_error()), "{text}");
-        let json = serde_json::to_string(&plan).expect("serializes");
-        let back: exp_plan::Plan = serde_json::from_str(&json).unwrap_or_else(|e| panic!("{e}\n{text}"));
-        assert_eq!(serde_json::to_string(&back).expect("again"), json);
-        let again = compile("fuzz.exp", &loader, &options).plan.expect("planned twice");
-        assert_eq!(
-            serde_json::to_string(&again).expect("again"),
-            json,
-            "not deterministic:\n{text}"
-        );
-        planned += 1;
+        }
     }
     // The generator must reach planning, not only errors.
     eprintln!("{planned} planned, {refused} refused");
@@ -88,6 +96,30 @@ fn generated_specs_check_and_plan_without_panicking() {
         planned >= 10,
         "only {planned} of 200 generated specs planned ({refused} refused)"
     );
+}
+
+/// Inputs the fuzzer kept in `fuzz/regressions/check_plan/`, through the
+/// same generator and properties as the fuzz target.
+fn regression_input(name: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fuzz/regressions/check_plan")
+        .join(name);
+    let data = std::fs::read(&path).expect("readable");
+    spec::spec(&mut Unstructured::new(&data)).expect("generator")
+}
+
+#[test]
+fn the_fuzzers_float_regression_holds_the_properties() {
+    holds_properties(&regression_input("plan-float-roundtrip"));
+}
+
+/// Still open: a fleet naming a swept parameter of 431,000 values in 30
+/// properties is lowered once per value (11 s in a release build, about a
+/// minute here): compact plans store each distinct variant, not a template.
+#[test]
+#[ignore = "open: a workload is lowered once per value of the parameters it names (about a minute in a debug build)"]
+fn the_fuzzers_slow_sweep_holds_the_properties() {
+    holds_properties(&regression_input("slow-large-sweep"));
 }
 
 /// Found by `cargo fuzz run check_plan`: a plan's floats (a rate swept by a
