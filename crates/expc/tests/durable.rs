@@ -10,24 +10,12 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use common::Scratch;
+use common::{expc, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
-
-fn expc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_expc"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 /// The one run directory under `out` (finished or `.partial`).
 fn run_dir(out: &Path) -> Option<PathBuf> {

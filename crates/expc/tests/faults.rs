@@ -10,23 +10,11 @@ mod common;
 use std::io::Read;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Output, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Scratch;
+use common::{expc, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
-
-fn expc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_expc"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 /// Waits for the child to exit; kills it and fails after `limit`, saying
 /// what each of its threads was doing.

@@ -11,23 +11,11 @@ mod common;
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
-use common::Scratch;
+use common::{expc, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
-
-fn expc() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_expc"))
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 /// A cluster of one node, stopped (daemons killed, files removed) on drop.
 struct Cluster {

@@ -1,13 +1,28 @@
-//! Helpers of the fleet tests: scratch directories and a Mosquitto process.
+//! Helpers of the expc tests: the binary, its output as text, scratch
+//! directories and a Mosquitto process.
 
 #![allow(dead_code, clippy::unwrap_used)] // each test file uses some of these
 
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
+
+/// The expc binary under test.
+pub fn expc() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_expc"))
+}
+
+/// A command's stdout and stderr, for assertion messages.
+pub fn text(output: &Output) -> String {
+    format!(
+        "--- stdout\n{}\n--- stderr\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
 
 /// A scratch directory of one test, removed when dropped.
 pub struct Scratch(pub PathBuf);
