@@ -22,7 +22,7 @@ mod workload;
 
 pub use exp_plan::seeds::derive as derive_seed;
 pub use exp_plan::MAX_TRIALS;
-pub use modules::{read_source, FsLoader, Loader, STDLIB};
+pub use modules::{normalize as normalize_path, read_source, stem_alias, FsLoader, Loader, STDLIB};
 
 use exp_diagnostics::{Code, Diagnostic, SourceMap, Span};
 use exp_plan::Plan;

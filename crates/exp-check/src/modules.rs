@@ -257,10 +257,15 @@ impl<'a> ModuleLoader<'a> {
 pub(crate) fn default_alias(import: &ast::Import) -> String {
     match &import.alias {
         Some(alias) => alias.name.clone(),
-        None => Path::new(&import.path.value)
-            .file_stem()
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned()),
+        None => stem_alias(&import.path.value),
     }
+}
+
+/// The name `import "target"` binds without `as`: the file stem.
+pub fn stem_alias(target: &str) -> String {
+    Path::new(target)
+        .file_stem()
+        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
 }
 
 fn parent(path: &Path) -> Option<PathBuf> {
@@ -269,7 +274,7 @@ fn parent(path: &Path) -> Option<PathBuf> {
 
 /// Lexical normalisation (`a/./b/../c` → `a/c`), so one file has one key
 /// whether or not it exists and wherever expc runs.
-pub(crate) fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -7,7 +7,7 @@
 use std::fs;
 use std::io;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use exp_check::STDLIB;
 use exp_diagnostics::Code;
@@ -80,31 +80,9 @@ pub fn resolve_import(importer: &Path, target: &str) -> Option<ImportTarget> {
     None
 }
 
-/// `import "…"` binds its `as` alias, else the file stem.
-pub fn default_alias(target: &str) -> String {
-    Path::new(target)
-        .file_stem()
-        .map_or_else(String::new, |s| s.to_string_lossy().into_owned())
-}
-
-/// Lexical normalisation (`a/./b/../c` → `a/c`), as the compiler's loader does.
-pub fn normalize(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if matches!(out.components().next_back(), Some(Component::Normal(_))) {
-                    out.pop();
-                } else {
-                    out.push("..");
-                }
-            }
-            other => out.push(other),
-        }
-    }
-    out
-}
+// The compiler's own: an import's alias without `as`, and the lexical
+// path normalisation its loader keys files by.
+pub use exp_check::{normalize_path as normalize, stem_alias as default_alias};
 
 fn files() -> Vec<(PathBuf, String)> {
     let mut files: Vec<(PathBuf, String)> = STDLIB

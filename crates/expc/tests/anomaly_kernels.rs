@@ -14,6 +14,10 @@
 // Helpers outside #[test] functions unwrap too: a failed setup should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
+mod common;
+
+use common::wait_for;
+
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -125,21 +129,6 @@ fn cpu_use(instance: &Instance, window: Duration) -> CpuUse {
     CpuUse {
         ran: (run1 - run0) as f64 / wall,
         asked: ((run1 - run0) + (wait1 - wait0)) as f64 / wall,
-    }
-}
-
-/// Polls `probe` every 20 ms until it gives a value; fails after `timeout`.
-fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        sleep(Duration::from_millis(20));
     }
 }
 

@@ -7,35 +7,14 @@
 
 mod common;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{expc, text, Scratch};
+use common::{expc, files, read_parquet, rows_by_trial, run_dir, text, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
-
-/// The one run directory under `out` (finished or `.partial`).
-fn run_dir(out: &Path) -> Option<PathBuf> {
-    let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
-    std::fs::read_dir(experiment).ok()?.flatten().next().map(|e| e.path())
-}
-
-fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
-    let started = Instant::now();
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(
-            started.elapsed() < timeout,
-            "timed out after {timeout:?} waiting for {what}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
+use polars::prelude::DataFrame;
 
 /// Waits until `trial` is running in the manifest; returns its start (Unix ns).
 fn trial_started(out: &Path, trial: usize) -> u64 {
@@ -50,39 +29,6 @@ fn unix_ns_now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
 }
 
-fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
-}
-
-/// Every file below `dir`.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        let path = entry.path();
-        if path.is_dir() {
-            found.extend(files(&path));
-        } else {
-            found.push(path);
-        }
-    }
-    found
-}
-
-/// Rows per (table, trial) of the finished files under `tables/`.
-fn rows_by_trial(dir: &Path) -> BTreeMap<(String, u32), usize> {
-    let mut rows = BTreeMap::new();
-    for path in files(&dir.join("tables")) {
-        let relative = path.strip_prefix(dir.join("tables")).unwrap();
-        let parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
-        if parts[0].starts_with('.') {
-            continue;
-        }
-        let trial: u32 = parts[1].strip_prefix("trial=").unwrap().parse().unwrap();
-        *rows.entry((parts[0].clone(), trial)).or_default() += read(&path).height();
-    }
-    rows
-}
-
 /// No empty, torn or temporary file anywhere in the run: every file has
 /// bytes, no `.tmp` is left, and every Parquet file reads back.
 fn assert_nothing_torn(dir: &Path) {
@@ -95,7 +41,7 @@ fn assert_nothing_torn(dir: &Path) {
         }
         assert!(len > 0, "{name} is empty");
         if name.ends_with(".parquet") {
-            read(&path);
+            read_parquet(&path);
         }
     }
 }
@@ -168,7 +114,7 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
         files(&partial.join(table).join("trial=1"))
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
-            .map(|p| read(p))
+            .map(|p| read_parquet(p))
             .collect()
     };
     let newest = |table: &str, column: &str| -> u64 {
@@ -491,7 +437,7 @@ fn a_full_disk_fails_the_run_cleanly_and_loses_nothing_written() {
         let kept: usize = files(&dir.join("tables"))
             .iter()
             .filter(|p| p.to_string_lossy().contains("system_metrics"))
-            .map(|p| read(p).height())
+            .map(|p| read_parquet(p).height())
             .sum();
         assert!(kept > 0, "monitor rows were checkpointed before the disk filled");
     }

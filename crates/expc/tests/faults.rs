@@ -9,11 +9,11 @@ mod common;
 
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expc, text, Scratch};
+use common::{expc, run_dir, signal, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 
 /// Waits for the child to exit; kills it and fails after `limit`, saying
@@ -186,23 +186,9 @@ fn ctrl_c_ends_a_run_whose_broker_never_answers() {
     signal(&child, "INT");
     let status = exit_within(&mut child, Duration::from_secs(60));
     assert_eq!(status.code(), Some(130));
-    let manifest = Manifest::read(&run_dir(&out)).unwrap();
+    let manifest = Manifest::read(&run_dir(&out).unwrap()).unwrap();
     assert_eq!(manifest.status, RunStatus::Interrupted);
     silent.join().unwrap();
-}
-
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
-}
-
-fn run_dir(out: &Path) -> PathBuf {
-    let experiment = std::fs::read_dir(out).unwrap().flatten().next().unwrap().path();
-    std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path()
 }
 
 /// SIGINT or SIGTERM at any moment of a run — while it compiles, during
@@ -265,7 +251,7 @@ experiment "phases" {
                 // Interrupted, or finished before the signal arrived.
                 Some(130) | Some(0) => {
                     if out.exists() {
-                        let dir = run_dir(&out);
+                        let dir = run_dir(&out).unwrap();
                         let manifest = Manifest::read(&dir).unwrap();
                         assert!(
                             matches!(manifest.status, RunStatus::Interrupted | RunStatus::Complete),

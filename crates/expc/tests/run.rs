@@ -5,10 +5,13 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use common::{run_dir, signal, wait_for};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::{open_run, summarize};
 
@@ -55,11 +58,6 @@ fn output_text(output: &Output) -> String {
 }
 
 /// The one run directory under `out` (finished or still partial).
-fn run_dir(out: &Path) -> Option<PathBuf> {
-    let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
-    std::fs::read_dir(experiment).ok()?.flatten().next().map(|e| e.path())
-}
-
 fn alive(pid: u32) -> bool {
     // A zombie has exited; only its parent's reaping is missing.
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
@@ -81,26 +79,6 @@ fn children(pid: u32) -> Vec<u32> {
                 .collect::<Vec<u32>>()
         })
         .collect()
-}
-
-fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = probe() {
-            return value;
-        }
-        assert!(start.elapsed() < timeout, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn signal(child: &Child, name: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{name}"))
-        .arg(child.id().to_string())
-        .status()
-        .unwrap();
-    assert!(status.success());
 }
 
 fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {

@@ -8,14 +8,12 @@
 
 mod common;
 
-use std::collections::BTreeMap;
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{expc, text, Scratch};
+use common::{expc, read_parquet, rows_by_trial, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars::prelude::DataFrame;
 
 /// A cluster of one node, stopped (daemons killed, files removed) on drop.
 struct Cluster {
@@ -107,28 +105,6 @@ experiment "split-fleet" {
 }
 "#;
 
-fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
-}
-
-/// Rows per (table, trial) of the run in `dir`, and the frames of `table`.
-fn rows(dir: &Path) -> BTreeMap<(String, u32), usize> {
-    let mut counts = BTreeMap::new();
-    for table in std::fs::read_dir(dir.join("tables")).unwrap().flatten() {
-        let name = table.file_name().to_string_lossy().into_owned();
-        if name.starts_with('.') {
-            continue;
-        }
-        for trial in std::fs::read_dir(table.path()).unwrap().flatten() {
-            let index: u32 = trial.file_name().to_string_lossy()["trial=".len()..].parse().unwrap();
-            for part in std::fs::read_dir(trial.path()).unwrap().flatten() {
-                *counts.entry((name.clone(), index)).or_default() += read(&part.path()).height();
-            }
-        }
-    }
-    counts
-}
-
 fn frames(dir: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
     let trial_dir = dir.join("tables").join(table).join(format!("trial={trial}"));
     let mut parts: Vec<PathBuf> = std::fs::read_dir(trial_dir)
@@ -137,7 +113,7 @@ fn frames(dir: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
         .map(|e| e.path())
         .collect();
     parts.sort();
-    parts.iter().map(|p| read(p)).collect()
+    parts.iter().map(|p| read_parquet(p)).collect()
 }
 
 fn u64s(frame: &DataFrame, column: &str) -> Vec<u64> {
@@ -188,7 +164,7 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
     };
     assert_eq!(trials(&merged), trials(&alone));
     assert!(merged.trials.iter().all(|t| t.status == TrialStatus::Complete));
-    let (sharded_rows, local_rows) = (rows(&sharded), rows(&local_dir));
+    let (sharded_rows, local_rows) = (rows_by_trial(&sharded), rows_by_trial(&local_dir));
     assert_eq!(
         sharded_rows.keys().collect::<Vec<_>>(),
         local_rows.keys().collect::<Vec<_>>(),

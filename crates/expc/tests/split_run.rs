@@ -8,14 +8,13 @@
 
 mod common;
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::Scratch;
+use common::{read_parquet, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars::prelude::DataFrame;
 
 fn spec(corpus: &Path) -> String {
     format!(
@@ -51,10 +50,7 @@ fn frames(run: &Path, table: &str) -> Vec<DataFrame> {
     let dir = run.join("tables").join(table).join("trial=0");
     let mut parts: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
     parts.sort();
-    parts
-        .iter()
-        .map(|p| ParquetReader::new(File::open(p).unwrap()).finish().unwrap())
-        .collect()
+    parts.iter().map(|p| read_parquet(p)).collect()
 }
 
 #[test]

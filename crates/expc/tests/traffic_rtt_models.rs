@@ -17,7 +17,11 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::run_dir;
+
+use std::path::PathBuf;
 use std::process::Command;
 
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
@@ -182,11 +186,6 @@ fn measured_median_ms(rows: &[Row]) -> f64 {
     median(rows.iter().map(|r| r.1 as f64 / 1e6).collect())
 }
 
-fn run_dir(out: &Path) -> PathBuf {
-    let experiment = std::fs::read_dir(out).unwrap().flatten().next().unwrap().path();
-    std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path()
-}
-
 #[test]
 #[cfg_attr(
     not(rtt_emulation),
@@ -204,7 +203,9 @@ fn paths_lengthen_blk_conc_durations_where_by_rtt_does_not() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
-    let path = run_dir(&scratch.0.join("runs")).join("tables/traffic_connections/trial=0/part-0.parquet");
+    let path = run_dir(&scratch.0.join("runs"))
+        .unwrap()
+        .join("tables/traffic_connections/trial=0/part-0.parquet");
     let table = ParquetReader::new(std::fs::File::open(&path).unwrap())
         .finish()
         .unwrap();

@@ -3,16 +3,84 @@
 
 #![allow(dead_code, clippy::unwrap_used)] // each test file uses some of these
 
+use std::collections::BTreeMap;
+use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use polars::prelude::{DataFrame, ParquetReader, SerReader};
 
 pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
 
 /// The expc binary under test.
 pub fn expc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_expc"))
+}
+
+/// The one run directory under `out` (finished or `.partial`).
+pub fn run_dir(out: &Path) -> Option<PathBuf> {
+    let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
+    std::fs::read_dir(experiment).ok()?.flatten().next().map(|e| e.path())
+}
+
+/// Polls `probe` every 50 ms until it answers; fails after `timeout`.
+pub fn wait_for<T>(what: &str, timeout: Duration, mut probe: impl FnMut() -> Option<T>) -> T {
+    let started = Instant::now();
+    loop {
+        if let Some(value) = probe() {
+            return value;
+        }
+        assert!(
+            started.elapsed() < timeout,
+            "timed out after {timeout:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Sends signal `name` (`INT`, `TERM`, …) to `child`.
+pub fn signal(child: &Child, name: &str) {
+    let status = Command::new("kill")
+        .arg(format!("-{name}"))
+        .arg(child.id().to_string())
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+pub fn read_parquet(path: &Path) -> DataFrame {
+    ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
+}
+
+/// Every file below `dir`.
+pub fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(files(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Rows per (table, trial) of the finished files of the run in `dir`.
+pub fn rows_by_trial(dir: &Path) -> BTreeMap<(String, u32), usize> {
+    let mut rows = BTreeMap::new();
+    for path in files(&dir.join("tables")) {
+        let relative = path.strip_prefix(dir.join("tables")).unwrap();
+        let parts: Vec<String> = relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+        if parts[0].starts_with('.') {
+            continue;
+        }
+        let trial: u32 = parts[1].strip_prefix("trial=").unwrap().parse().unwrap();
+        *rows.entry((parts[0].clone(), trial)).or_default() += read_parquet(&path).height();
+    }
+    rows
 }
 
 /// A command's stdout and stderr, for assertion messages.
