@@ -228,6 +228,7 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
             .map(|m| m.trials[trial as usize].started_at_unix_ns.unwrap())
             .collect();
         let skew = starts[0].abs_diff(starts[1]);
+        eprintln!("trial {trial}: the split parts started {skew} ns apart");
         assert!(skew < 50_000_000, "trial {trial}: the parts started {skew} ns apart");
     }
     let merged = Manifest::read(&split.join("manifest.json")).unwrap();
