@@ -10,6 +10,7 @@ mod density;
 mod dist;
 pub mod docs;
 mod eval;
+mod field;
 mod modules;
 mod overlap;
 mod plan;

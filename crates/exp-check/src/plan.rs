@@ -4,17 +4,18 @@
 
 use std::collections::BTreeMap;
 
-use exp_diagnostics::limits::group;
+use exp_diagnostics::limits::{group, MAX_VARIANTS};
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{
     Combinations, Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS,
     PLAN_VERSION,
 };
-use exp_syntax::ast::{Block, Member};
+use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
 use sha2::{Digest, Sha256};
 
 use crate::checker::{Checker, Scope};
+use crate::field;
 use crate::registry::{self, Role};
 use crate::sweep::{self, block_mentions, SweepParam};
 use crate::value::Value;
@@ -90,16 +91,21 @@ impl Checker<'_> {
         }
 
         // Each block lowered once per combination of the values of the
-        // parameters it names; diagnostics are deduplicated across them.
+        // parameters it names outside its fields, each field once per
+        // combination of its own; diagnostics are deduplicated across them.
         let mut lowered: Vec<Variants<Option<Workload>>> = Vec::with_capacity(workloads.len());
         for (block, schema) in &workloads {
-            lowered.push(self.lower_variants(block, &params, |checker, scope| {
+            let fields = field::field_attributes(block, schema, &params);
+            let field_attrs: Vec<&Attribute> = fields.iter().map(|(a, _)| *a).collect();
+            let mut variants = self.lower_variants(block, &params, &field_attrs, |checker, scope| {
                 checker.lower_workload(block, schema, scope, trial_ns)
-            }));
+            });
+            variants.fields = self.lower_fields(schema, &fields, &params);
+            lowered.push(variants);
         }
         let monitor_props = registry::block("monitor").map(|s| s.props);
         let monitor = match (monitor, monitor_props) {
-            (Some(block), Some(props)) => Some(self.lower_variants(block, &params, |checker, scope| {
+            (Some(block), Some(props)) => Some(self.lower_variants(block, &params, &[], |checker, scope| {
                 checker
                     .lower_props(block, props, scope)
                     .and_then(|m| serde_json::from_value::<Monitor>(Json::Object(m)).ok())
@@ -155,35 +161,55 @@ impl Checker<'_> {
     }
 
     /// Lowers `block` once per combination of the values of the sweep
-    /// parameters it names, in variant order (first parameter outermost).
-    /// Lowering reads the point only through those names, so each result
-    /// holds at every point with that combination. The other parameters are
-    /// bound at their first value, exactly as at the first point with the
-    /// combination, so names, suggestions and diagnostics are those of a
-    /// point. A combination that failed to lower is `None`.
+    /// parameters it names outside the `fields` attributes, in variant order
+    /// (first parameter outermost). Lowering reads the point only through
+    /// names, so each result holds at every point with that combination, once
+    /// its fields are set. The other parameters are bound at their first
+    /// value, exactly as at the first point with the combination, so names,
+    /// suggestions and diagnostics are those of a point. A combination that
+    /// failed to lower is `None` and ends the lowering; more than
+    /// [`MAX_VARIANTS`] combinations are E0705 and none is lowered.
     fn lower_variants<T>(
         &mut self,
         block: &Block,
         params: &[SweepParam],
+        fields: &[&Attribute],
         mut lower: impl FnMut(&mut Self, Scope) -> Option<T>,
     ) -> Variants<Option<T>> {
         let named: Vec<bool> = params
             .iter()
-            .map(|p| block_mentions(block, &|name| name == p.name))
+            .map(|p| field::names_outside_fields(block, fields, &|name| name == p.name))
             .collect();
-        let radices = params
+        let radices: Vec<usize> = params
             .iter()
             .zip(&named)
             .map(|(p, &named)| if named { p.values.len() } else { 1 })
             .collect();
+        let count = radices.iter().try_fold(1u64, |n, &r| n.checked_mul(r as u64));
         let mut variants = Vec::new();
+        if count.is_none_or(|n| n > MAX_VARIANTS) {
+            self.too_many_variants(block, params, &named);
+            variants.push(None);
+            return Variants {
+                parameters: Vec::new(),
+                variants,
+                fields: Vec::new(),
+            };
+        }
         for point in Combinations::new(radices) {
             let bindings: BTreeMap<String, Value> = sweep::bindings(params, &point);
             let scope = Scope {
                 module: self.program.root,
                 sweep: Some(&bindings),
             };
-            variants.push(lower(self, scope));
+            // After a combination that fails, the next ones would mostly
+            // repeat its diagnostics with other values: stop there.
+            let variant = lower(self, scope);
+            let failed = variant.is_none();
+            variants.push(variant);
+            if failed {
+                break;
+            }
         }
         Variants {
             parameters: params
@@ -193,7 +219,31 @@ impl Checker<'_> {
                 .map(|(p, _)| p.name.clone())
                 .collect(),
             variants,
+            fields: Vec::new(),
         }
+    }
+
+    /// E0705: `block` varies in more combinations than [`MAX_VARIANTS`].
+    fn too_many_variants(&mut self, block: &Block, params: &[SweepParam], named: &[bool]) {
+        let counts: Vec<String> = params
+            .iter()
+            .zip(named)
+            .filter(|(_, &named)| named)
+            .map(|(p, _)| format!("`{}` ({} values)", p.name, group(p.values.len() as u64)))
+            .collect();
+        self.report(
+            Diagnostic::error(
+                Code::E0705,
+                format!(
+                    "`{}` varies in more than {} combinations of sweep values",
+                    block.kind.name,
+                    group(MAX_VARIANTS)
+                ),
+            )
+            .primary(block.kind.span, "lowered once per combination")
+            .note(format!("its properties name {}", counts.join(", ")))
+            .help("sweep fewer values of these properties, or split the study into several specs"),
+        );
     }
 
     /// The parameters with their values typed for the plan.
@@ -295,6 +345,7 @@ fn complete<T>(variants: Variants<Option<T>>) -> Option<Variants<T>> {
     Some(Variants {
         parameters: variants.parameters,
         variants: variants.variants.into_iter().collect::<Option<_>>()?,
+        fields: variants.fields,
     })
 }
 

@@ -79,7 +79,7 @@ impl Checker<'_> {
     /// One property's plan value: the attribute, or the default (`null` for an
     /// absent optional). Values that do not depend on the sweep point are
     /// lowered once and reused, which keeps large sweeps fast.
-    fn lower_prop(&mut self, attr: Option<&Attribute>, prop: &Prop, scope: Scope) -> Option<Json> {
+    pub(crate) fn lower_prop(&mut self, attr: Option<&Attribute>, prop: &Prop, scope: Scope) -> Option<Json> {
         let key = match (attr, prop.default) {
             (Some(attr), _) if uses_sweep(&attr.value, scope) => None,
             (Some(attr), _) => Some(LoweredKey::Attribute(attr.value.span, prop.name)),

@@ -64,14 +64,23 @@ fn each_block_is_lowered_once_per_combination_of_the_parameters_it_names() {
     assert_eq!(warnings, vec![Code::W0801], "`unused` is unused");
     let plan = compilation.plan.unwrap();
     assert_eq!((plan.point_count(), plan.trial_count()), (12, 48));
-    let shape: Vec<(Vec<String>, usize)> = plan
+    // The fleet's `devices` is a field (and, as its shard unit, the shard
+    // count): one variant; the anomaly has a variant per level.
+    type Shape<'p> = (Vec<String>, usize, Vec<(&'p str, usize)>);
+    let shape: Vec<Shape> = plan
         .workloads
         .iter()
-        .map(|w| (w.parameters.clone(), w.variants.len()))
+        .map(|w| {
+            let fields = w.fields.iter().map(|f| (f.pointer.as_str(), f.values.len())).collect();
+            (w.parameters.clone(), w.variants.len(), fields)
+        })
         .collect();
     assert_eq!(
         shape,
-        vec![(vec!["devices".to_string()], 3), (vec!["level".to_string()], 2)]
+        vec![
+            (vec![], 1, vec![("/shard/count", 3), ("/config/fleet/devices", 3)]),
+            (vec!["level".to_string()], 2, vec![])
+        ]
     );
     let monitor = plan.monitor.as_ref().unwrap();
     assert!(monitor.parameters.is_empty() && monitor.variants.len() == 1);
@@ -199,4 +208,91 @@ experiment "x" {{
 #[test]
 fn one_trial_limit() {
     assert_eq!(exp_plan::MAX_TRIALS, exp_diagnostics::limits::MAX_TRIALS);
+}
+
+/// Every point's workloads, made from variants and fields, are those of the
+/// same spec written without a sweep at that point's values.
+#[test]
+fn fields_and_variants_give_the_workloads_each_point_would_have_alone() {
+    let swept = r#"
+experiment "x" {
+  duration = 60s
+  sweep {
+    n    = [10, 20]
+    g    = [50ms, 1s, 2s]
+    size = [128B, 256B]
+    q    = [0, 2]
+    first = [uniform, lockstep]
+  }
+  fleet "f" {
+    devices    = n
+    gap        = exponential(mean = g)
+    payload    = json(size = size)
+    qos        = q
+    first_send = first
+  }
+}
+"#;
+    let plan = plan_of(swept);
+    let fleet = &plan.workloads[0];
+    assert_eq!(
+        (fleet.parameters.clone(), fleet.variants.len()),
+        (vec!["first".to_string()], 2)
+    );
+    assert_eq!(
+        fleet.fields.len(),
+        5,
+        "devices (and the shard count), gap, payload, qos"
+    );
+    for point in 0..plan.point_count() as u32 {
+        let values = plan.point(point).unwrap().values;
+        let mut alone = swept.to_string();
+        for (name, value) in &values {
+            alone = alone.replace(&format!("= {name}"), &format!("= {}", value.label));
+            alone = alone.replace(&format!("mean = {name}"), &format!("mean = {}", value.label));
+            alone = alone.replace(&format!("size = {name}"), &format!("size = {}", value.label));
+        }
+        let start = alone.find("  sweep {").unwrap();
+        let end = start + alone[start..].find("}\n").unwrap() + 2;
+        alone.replace_range(start..end, "");
+        let expected = plan_of(&alone).point(0).unwrap().workloads;
+        let got = plan.point(point).unwrap().workloads;
+        let strip = |w: &exp_plan::Workload| (w.config.clone(), w.shard.clone(), w.window.clone());
+        assert_eq!(
+            got.iter().map(strip).collect::<Vec<_>>(),
+            expected.iter().map(strip).collect::<Vec<_>>(),
+            "point {point}: {values:?}"
+        );
+    }
+}
+
+/// A million points over two parameters of one fleet: two fields of a
+/// thousand values each, not a million variants.
+#[test]
+fn a_fleet_over_a_million_points_costs_its_values_not_their_product() {
+    let plan = plan_of(
+        r#"
+experiment "x" {
+  duration = 60s
+  sweep {
+    n = 1..1000 step 1
+    g = 10ms..10s step 10ms
+  }
+  fleet "f" {
+    devices = n
+    gap     = g
+  }
+}
+"#,
+    );
+    assert_eq!(plan.trial_count(), 1_000_000);
+    let fleet = &plan.workloads[0];
+    assert_eq!(fleet.variants.len(), 1);
+    let values: usize = fleet.fields.iter().map(|f| f.values.len()).sum();
+    assert_eq!(values, 3000, "devices, its shard count and gap");
+    let WorkloadConfig::Fleet(last) = &plan.workload_at(0, 999_999).unwrap().config.clone() else {
+        panic!("a fleet")
+    };
+    assert_eq!(last.devices, 1000);
+    assert_eq!(plan.workload_at(0, 999_999).unwrap().shard.count, Some(1000));
 }

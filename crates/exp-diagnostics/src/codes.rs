@@ -533,6 +533,23 @@ Example:
 
 Fix: sweep fewer values, e.g. `a = 1..1000000 step 10000`.
 ";
+    E0705 => "block varies too much",
+"A block is lowered into the plan once per combination of the values of the
+sweep parameters its properties name, and one block may vary in at most 10,000
+combinations. A fleet's independent properties (`devices`, `gap`, `payload`,
+`qos`, rates and timeouts) do not count: each of their values is stored once,
+so `devices = n` may sweep up to a million values. Every other property, a
+timing property or an anomaly's, multiplies the block's combinations.
+
+Example:
+
+    experiment \"x\" {
+      sweep { load = 0.01%..100% step 0.01%  at = 1s..100s step 1s }
+      anomaly \"hog\" { kind = cpuoccupy  utilization = load  at = at  for = 1s }
+    }
+
+Fix: sweep fewer values of those properties, or split the study into specs.
+";
     W0801 => "unused binding",
 "A `let` binding or sweep parameter is never used. An unused sweep parameter still
 multiplies the number of trials.

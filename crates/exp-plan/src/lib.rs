@@ -8,8 +8,9 @@
 //!   no hash maps, no clocks);
 //! - versioned ([`PLAN_VERSION`]) and traceable to its source (hashes);
 //! - compact: each sweep parameter's values and each workload's variants are
-//!   stored once; points and trials are derived from them (`sweep.rs`), so a
-//!   million trials cost what their distinct workloads cost;
+//!   stored once, and properties that vary on their own as fields
+//!   (`field.rs`); points and trials are derived from them (`sweep.rs`), so
+//!   a million trials cost what their distinct property values cost;
 //! - partitionable: trials are independent and each workload names its
 //!   shardable unit.
 //!
@@ -17,6 +18,7 @@
 //! reading a plan back with its version and consistency checked.
 
 mod dist;
+mod field;
 mod read;
 pub mod seeds;
 mod sweep;
@@ -27,14 +29,16 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, DistValue, Unit};
+pub use field::Field;
 pub use read::PlanError;
 pub use sweep::{value_indices, variant_index, Combinations};
 pub use workload::*;
 
 /// Bumped whenever the meaning or shape of the plan changes incompatibly.
 /// Version 2: parameters carry their values, workloads their variants;
-/// points and trials are derived, no longer listed.
-pub const PLAN_VERSION: u32 = 2;
+/// points and trials are derived, no longer listed. Version 3: properties
+/// that vary on their own are fields of the variants.
+pub const PLAN_VERSION: u32 = 3;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;
@@ -62,17 +66,24 @@ pub struct Plan {
 }
 
 /// A block lowered once per combination of the values of the sweep
-/// parameters it names. With parameters `a` (3 values) and `b` (2 values)
-/// named, variant `2 * ia + ib` holds at every point where `a` has its value
-/// `ia` and `b` its value `ib`; a block that names no parameter has one.
+/// parameters its properties name, except the properties stored as
+/// [`Field`]s. With parameters `a` (3 values) and `b` (2 values) named,
+/// variant `2 * ia + ib` holds at every point where `a` has its value `ia`
+/// and `b` its value `ib`; a block that names no parameter has one. The
+/// block at a point is that variant with each field's value at the point
+/// ([`Variants::at`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Variants<T> {
     /// Names of the parameters the block names, in parameter order.
     pub parameters: Vec<String>,
     /// One per combination of those parameters' values, the first parameter
-    /// outermost.
+    /// outermost, each with its fields at their first values.
     pub variants: Vec<T>,
+    /// Properties that vary on their own, each with a value per combination
+    /// of the parameters it names.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fields: Vec<Field>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

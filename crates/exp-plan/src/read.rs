@@ -4,7 +4,8 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
 
 use crate::{Plan, Variants, MAX_TRIALS, PLAN_VERSION};
 
@@ -41,7 +42,10 @@ impl Plan {
     /// Checks that the parts of the plan agree: parameters have values and
     /// distinct names, there are at most [`MAX_TRIALS`] trials, every
     /// workload and the monitor has one variant per combination of the
-    /// parameters it names, and workload names are unique.
+    /// parameters it names and one value per field and combination, fields
+    /// replace properties the variants have, and workload names are unique.
+    /// Whether each field's values fit their property is preflight's to
+    /// check (`Variants::each_distinct`): it costs a copy per value.
     pub fn validate(&self) -> Result<(), PlanError> {
         let invalid = |message: String| Err(PlanError::Invalid(message));
         if self.plan_version != PLAN_VERSION {
@@ -87,10 +91,48 @@ impl Plan {
         Ok(())
     }
 
-    fn check_variants<T>(&self, variants: &Variants<T>, what: &str) -> Result<(), PlanError> {
+    fn check_variants<T: Clone + Serialize + DeserializeOwned>(
+        &self,
+        variants: &Variants<T>,
+        what: &str,
+    ) -> Result<(), PlanError> {
+        let invalid = |message: String| Err(PlanError::Invalid(message));
+        let expected = self.combination_count(&variants.parameters, what)?;
+        if variants.variants.len() as u64 != expected {
+            return invalid(format!(
+                "{what} has {} variants where its parameters have {expected} combinations",
+                variants.variants.len()
+            ));
+        }
+        for field in &variants.fields {
+            let what = format!("{what}'s field `{}`", field.pointer);
+            let expected = self.combination_count(&field.parameters, &what)?;
+            if field.values.len() as u64 != expected {
+                return invalid(format!(
+                    "{what} has {} values where its parameters have {expected} combinations",
+                    field.values.len()
+                ));
+            }
+            // A name, an origin or a window is never a field: reading them
+            // from the variant alone must stay right.
+            if ["/name", "/origin", "/window"]
+                .iter()
+                .any(|p| field.pointer.starts_with(p))
+            {
+                return invalid(format!("{what} replaces what a field never does"));
+            }
+        }
+        variants
+            .fields_resolve()
+            .or_else(|problem| invalid(format!("{what}: {problem}")))
+    }
+
+    /// The number of combinations of the values of the named parameters,
+    /// which must be the plan's, in its order.
+    fn combination_count(&self, names: &[String], what: &str) -> Result<u64, PlanError> {
         let mut last = None;
-        let mut expected: u64 = 1;
-        for name in &variants.parameters {
+        let mut count: u64 = 1;
+        for name in names {
             let Some(position) = self.parameters.iter().position(|p| p.name == *name) else {
                 return Err(PlanError::Invalid(format!(
                     "{what} names an unknown parameter `{name}`"
@@ -102,14 +144,8 @@ impl Plan {
                 )));
             }
             last = Some(position);
-            expected = expected.saturating_mul(self.parameters[position].values.len() as u64);
+            count = count.saturating_mul(self.parameters[position].values.len() as u64);
         }
-        if variants.variants.len() as u64 != expected {
-            return Err(PlanError::Invalid(format!(
-                "{what} has {} variants where its parameters have {expected} combinations",
-                variants.variants.len()
-            )));
-        }
-        Ok(())
+        Ok(count)
     }
 }

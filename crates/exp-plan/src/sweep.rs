@@ -7,11 +7,12 @@
 //! arithmetic on those numbers and lookups into the variants, so a shard can
 //! take trial 999,999 of a million without looking at the others.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::ops::Range;
 
-use crate::{seeds, Monitor, Parameter, Plan, Point, PointValue, Trial, Variants, Workload};
+use crate::{seeds, Monitor, Parameter, Plan, Point, PointValue, Trial, Workload};
 
 impl Plan {
     /// Number of sweep points: the product of the parameters' value counts,
@@ -92,15 +93,15 @@ impl Plan {
         label
     }
 
-    /// The variant of workload `workload` (its position in
-    /// [`Plan::workloads`]) that runs at `point`.
-    pub fn workload_at(&self, workload: usize, point: u32) -> Option<&Workload> {
+    /// Workload `workload` (its position in [`Plan::workloads`]) as it runs
+    /// at `point`.
+    pub fn workload_at(&self, workload: usize, point: u32) -> Option<Cow<'_, Workload>> {
         let indices = self.value_indices(point)?;
         self.workloads.get(workload)?.at(&self.parameters, &indices)
     }
 
     /// Every workload as it runs at `point`, in spec order.
-    pub fn workloads_at(&self, point: u32) -> Option<Vec<&Workload>> {
+    pub fn workloads_at(&self, point: u32) -> Option<Vec<Cow<'_, Workload>>> {
         let indices = self.value_indices(point)?;
         self.workloads
             .iter()
@@ -109,25 +110,24 @@ impl Plan {
     }
 
     /// The monitor as it runs at `point`; `None` without one.
-    pub fn monitor_at(&self, point: u32) -> Option<&Monitor> {
+    pub fn monitor_at(&self, point: u32) -> Option<Cow<'_, Monitor>> {
         let indices = self.value_indices(point)?;
         self.monitor.as_ref()?.at(&self.parameters, &indices)
     }
 
-    /// Point `index` with its values, workloads and monitor (cloned out of
-    /// the variants).
+    /// Point `index` with its values, workloads and monitor.
     pub fn point(&self, index: u32) -> Option<Point> {
         let values = self
             .values_at(index)?
             .into_iter()
             .map(|(p, v)| (p.name.clone(), v.clone()))
             .collect();
-        let workloads = self.workloads_at(index)?.into_iter().cloned().collect();
+        let workloads = self.workloads_at(index)?.into_iter().map(Cow::into_owned).collect();
         Some(Point {
             index,
             values,
             workloads,
-            monitor: self.monitor_at(index).cloned(),
+            monitor: self.monitor_at(index).map(Cow::into_owned),
         })
     }
 
@@ -175,11 +175,12 @@ impl Plan {
         if let Some(ns) = self.experiment.duration_ns {
             return Some(ns);
         }
-        let workloads = self.workloads_at(index / self.repeat.max)?;
-        workloads
+        // Windows are never fields: the variants hold them.
+        let indices = self.value_indices(index / self.repeat.max)?;
+        self.workloads
             .iter()
-            .map(|w| w.window.end_ns)
-            .try_fold(0, |latest, end| Some(end?.max(latest)))
+            .map(|w| Some(w.base_at(&self.parameters, &indices)?.window.end_ns))
+            .try_fold(0, |latest, end| Some(end??.max(latest)))
     }
 
     /// Every combination of the values of the parameters named in `names`
@@ -217,18 +218,6 @@ pub fn value_indices(counts: &[usize], point: u32) -> Option<Vec<usize>> {
         rest /= count;
     }
     (rest == 0).then_some(indices)
-}
-
-impl<T> Variants<T> {
-    /// The variant that holds where each parameter takes the value at
-    /// `indices` (value indices of every parameter of the plan, in order).
-    pub fn at(&self, parameters: &[Parameter], indices: &[usize]) -> Option<&T> {
-        let shape = |name: &str| {
-            let position = parameters.iter().position(|p| p.name == name)?;
-            Some((position, parameters[position].values.len()))
-        };
-        self.variants.get(variant_index(&self.parameters, shape, indices)?)
-    }
 }
 
 /// The index of the variant of a block naming `names` where each parameter

@@ -69,10 +69,12 @@ fn plan() -> Plan {
             Variants {
                 parameters: vec!["b".into()],
                 variants: vec![hog("swept", 0.1, Some(5)), hog("swept", 0.2, Some(7))],
+                fields: Vec::new(),
             },
             Variants {
                 parameters: Vec::new(),
                 variants: vec![hog("fixed", 0.5, Some(6))],
+                fields: Vec::new(),
             },
         ],
         monitor: Some(Variants {
@@ -84,8 +86,21 @@ fn plan() -> Plan {
                     processes: false,
                 })
                 .to_vec(),
+            fields: Vec::new(),
         }),
     }
+}
+
+/// `fixed` with its load as a field over `a`: 0.3, 0.4, 0.5.
+fn with_field() -> Plan {
+    let mut plan = plan();
+    plan.workloads[1].variants = vec![hog("fixed", 0.3, Some(6))];
+    plan.workloads[1].fields.push(Field {
+        pointer: "/config/anomaly/params/cpuoccupy/utilization_ratio".into(),
+        parameters: vec!["a".into()],
+        values: vec![0.3.into(), 0.4.into(), 0.5.into()],
+    });
+    plan
 }
 
 #[test]
@@ -112,8 +127,53 @@ fn points_are_the_mixed_radix_of_the_values_first_parameter_outermost() {
     );
     assert_eq!(point.monitor.map(|m| m.interval_ns), Some(2));
     assert_eq!(plan.sweep_label(3), "a=2, b=20");
-    assert_eq!(plan.workload_at(0, 4), Some(&hog("swept", 0.1, Some(5))));
+    assert_eq!(plan.workload_at(0, 4).as_deref(), Some(&hog("swept", 0.1, Some(5))));
     assert!(plan.point(6).is_none());
+}
+
+#[test]
+fn a_field_sets_its_value_at_each_point_and_costs_a_value_not_a_variant() {
+    let plan = with_field();
+    plan.validate().unwrap();
+    let loads: Vec<f64> = (0..6)
+        .map(|p| match &plan.workload_at(1, p).unwrap().config {
+            WorkloadConfig::Anomaly(a) => match a.params {
+                AnomalyParams::Cpuoccupy { utilization_ratio } => utilization_ratio,
+                _ => unreachable!(),
+            },
+            _ => unreachable!(),
+        })
+        .collect();
+    assert_eq!(loads, vec![0.3, 0.3, 0.4, 0.4, 0.5, 0.5]);
+    assert_eq!(plan.point(5).unwrap().workloads[1], hog("fixed", 0.5, Some(6)));
+    // The variant and each further value of the field, once each.
+    let distinct: Vec<Workload> = plan.workloads[1]
+        .each_distinct()
+        .map(|w| w.unwrap().into_owned())
+        .collect();
+    assert_eq!(
+        distinct,
+        vec![
+            hog("fixed", 0.3, Some(6)),
+            hog("fixed", 0.4, Some(6)),
+            hog("fixed", 0.5, Some(6))
+        ]
+    );
+    let json = serde_json::to_vec(&plan).unwrap();
+    assert_eq!(Plan::from_json(&json).unwrap(), plan);
+}
+
+#[test]
+fn a_field_value_that_does_not_fit_is_found_by_each_distinct() {
+    let mut plan = with_field();
+    plan.workloads[1].fields[0].values[2] = "lots".into();
+    plan.validate().unwrap();
+    assert!(plan.workload_at(1, 4).is_none());
+    let problems: Vec<String> = plan.workloads[1].each_distinct().filter_map(Result::err).collect();
+    assert_eq!(
+        problems,
+        vec!["field `/config/anomaly/params/cpuoccupy/utilization_ratio` value 2 does not fit the property"]
+    );
 }
 
 #[test]
@@ -192,7 +252,7 @@ fn a_plan_reads_back_and_other_versions_are_refused() {
 #[test]
 fn inconsistent_plans_are_refused_with_the_reason() {
     type Break = fn(&mut Plan);
-    let cases: [(&str, Break); 7] = [
+    let cases: [(&str, Break); 10] = [
         ("has 1 variants where its parameters have 2 combinations", |p| {
             p.workloads[0].variants.pop();
         }),
@@ -212,9 +272,18 @@ fn inconsistent_plans_are_refused_with_the_reason() {
         }),
         ("parameter `a` has no values", |p| p.parameters[0].values.clear()),
         ("more than 1000000 trials", |p| p.repeat.max = 500_000),
+        ("has 2 values where its parameters have 3 combinations", |p| {
+            p.workloads[1].fields[0].values.pop();
+        }),
+        ("field `/config/anomaly/cores/7` names no property", |p| {
+            p.workloads[1].fields[0].pointer = "/config/anomaly/cores/7".into();
+        }),
+        ("replaces what a field never does", |p| {
+            p.workloads[1].fields[0].pointer = "/window/start_ns".into();
+        }),
     ];
     for (reason, break_it) in cases {
-        let mut plan = plan();
+        let mut plan = with_field();
         break_it(&mut plan);
         let error = plan.validate().unwrap_err().to_string();
         assert!(error.contains(reason), "expected `{reason}`, got `{error}`");

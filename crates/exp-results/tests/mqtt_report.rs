@@ -423,6 +423,15 @@ fn ks_accepts_the_configured_distribution_and_rejects_another() {
 
 #[test]
 fn gap_targets_come_from_the_variant_each_trials_point_ran() {
+    gap_targets_per_point(write_plan_variants);
+}
+
+#[test]
+fn gap_targets_come_from_the_field_value_at_each_trials_point() {
+    gap_targets_per_point(write_plan_fields);
+}
+
+fn gap_targets_per_point(write_plan: fn(&Path, &str, &[serde_json::Value])) {
     let gaps = [
         DistValue {
             unit: Unit::Ns,
@@ -441,7 +450,7 @@ fn gap_targets_come_from_the_variant_each_trials_point_ran() {
     manifest.trials.push(second);
     run.write_manifest(&manifest).unwrap();
     let targets: Vec<serde_json::Value> = gaps.iter().map(|g| serde_json::to_value(g).unwrap()).collect();
-    write_plan_variants(run.path(), "a", &targets);
+    write_plan(run.path(), "a", &targets);
     let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();
     let schema = messages_schema();
     for (trial, gap) in gaps.iter().enumerate() {

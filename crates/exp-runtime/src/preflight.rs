@@ -2,6 +2,7 @@
 //! memory, disk, CPUs, directories, and whether every workload kind can run.
 //! Failing checks are diagnostics (E10xx), never panics, and write nothing.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -43,8 +44,31 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let memory = exp_host::meminfo().unwrap_or_default();
     let budget = memory_budget(memory.available_bytes(), memory.total_bytes());
 
-    // Each distinct variant of each workload once, however many points run it.
-    for workload in input.plan.workloads.iter().flat_map(|w| &w.variants) {
+    // Each distinct variant of each workload once, however many points run
+    // it, and each value of its fields.
+    for (variants, workload) in input
+        .plan
+        .workloads
+        .iter()
+        .flat_map(|w| w.each_distinct().map(move |v| (w, v)))
+    {
+        let workload = match workload {
+            Ok(workload) => workload,
+            Err(problem) => {
+                let first = variants.variants.first();
+                let name = first.map_or("", |v| v.name.as_str());
+                report(
+                    format!("field {name} {problem}"),
+                    PreflightIssue {
+                        diagnostic: Diagnostic::error(Code::E1005, format!("workload `{name}` in the plan: {problem}"))
+                            .help("compile the spec again with `expc plan`, or correct the plan by hand"),
+                        origin: first.map(|v| v.origin.clone()),
+                    },
+                );
+                continue;
+            }
+        };
+        let workload = workload.as_ref();
         for (key, diagnostic) in crate::plan_limits::check(input.plan, workload) {
             report(
                 key,
@@ -90,7 +114,7 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
         .plan
         .workloads
         .iter()
-        .flat_map(|w| &w.variants)
+        .flat_map(|w| w.each_distinct().flatten())
         .filter_map(|w| match &w.config {
             WorkloadConfig::Anomaly(a) if work_dir(&a.params).is_none() => exp_anomaly::disk_need_bytes(&a.params),
             _ => None,
@@ -251,13 +275,29 @@ fn peak_memory(plan: &Plan) -> Vec<(&Workload, u64)> {
     let needy: Vec<_> = plan
         .workloads
         .iter()
-        .filter(|w| w.variants.iter().any(|v| memory_need(v).is_some()))
+        .filter(|w| w.each_distinct().flatten().any(|v| memory_need(&v).is_some()))
         .collect();
-    let names: Vec<&str> = needy.iter().flat_map(|w| &w.parameters).map(String::as_str).collect();
+    let names: Vec<&str> = needy
+        .iter()
+        .flat_map(|w| w.parameters.iter().chain(w.fields.iter().flat_map(|f| &f.parameters)))
+        .map(String::as_str)
+        .collect();
     let mut peaks: BTreeMap<&str, (&Workload, u64)> = BTreeMap::new();
     for indices in plan.combinations(&names) {
-        let at_point: Vec<&Workload> = needy.iter().filter_map(|w| w.at(&plan.parameters, &indices)).collect();
-        if let Some((workload, need)) = peak_together(&at_point, plan.experiment.duration_ns) {
+        // The workloads as they run there, and their variants, which name
+        // them where they are reported (names and origins are never fields).
+        let at_point: Vec<(&Workload, Cow<Workload>)> = needy
+            .iter()
+            .filter_map(|w| {
+                Some((
+                    w.base_at(&plan.parameters, &indices)?,
+                    w.at(&plan.parameters, &indices)?,
+                ))
+            })
+            .collect();
+        let running: Vec<&Workload> = at_point.iter().map(|(_, w)| w.as_ref()).collect();
+        if let Some((index, need)) = peak_together(&running, plan.experiment.duration_ns) {
+            let workload = at_point[index].0;
             let peak = peaks.entry(workload.name.as_str()).or_insert((workload, need));
             if need > peak.1 {
                 *peak = (workload, need);
@@ -275,25 +315,26 @@ fn memory_need(workload: &Workload) -> Option<u64> {
 }
 
 /// Of workloads that run together: the largest need of one anomaly plus
-/// those whose windows overlap it.
-fn peak_together<'w>(workloads: &[&'w Workload], trial_ns: Option<u64>) -> Option<(&'w Workload, u64)> {
-    let needs: Vec<(&Workload, u64, (u64, u64))> = workloads
+/// those whose windows overlap it, with that anomaly's position.
+fn peak_together(workloads: &[&Workload], trial_ns: Option<u64>) -> Option<(usize, u64)> {
+    let needs: Vec<(usize, u64, (u64, u64))> = workloads
         .iter()
-        .filter_map(|w| {
+        .enumerate()
+        .filter_map(|(i, w)| {
             let need = memory_need(w)?;
             let end = w.window.end_ns.or(trial_ns).unwrap_or(u64::MAX);
-            Some((*w, need, (w.window.start_ns, end)))
+            Some((i, need, (w.window.start_ns, end)))
         })
         .collect();
     needs
         .iter()
-        .map(|(w, _, (s, e))| {
+        .map(|(i, _, (s, e))| {
             let together = needs
                 .iter()
                 .filter(|(_, _, (s2, e2))| s2 < e && s < e2)
                 .map(|(_, n, _)| n)
                 .sum();
-            (*w, together)
+            (*i, together)
         })
         .max_by_key(|(_, need)| *need)
 }

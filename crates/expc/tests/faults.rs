@@ -366,8 +366,59 @@ fn runs_started_together_do_not_collide() {
 #[test]
 fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
     let scratch = Scratch::new("faults-hand-edited");
-    let spec = write_spec(&scratch, &fleet_spec("", JSON, "1h"));
-    let plan_path = scratch.0.join("plan.json");
+    let mut plan = compiled_plan(&scratch, &fleet_spec("", JSON, "1h"));
+    let variant = &mut plan["workloads"][0]["variants"][0];
+    variant["window"]["period"] = serde_json::json!({"every_ns": 2, "active_ns": 1});
+    variant["config"]["fleet"]["qos"] = serde_json::json!(7);
+    variant["config"]["fleet"]["gap"]["value"] = serde_json::json!(0.0);
+    for (dry, log) in refused_plan(&scratch, &plan) {
+        assert!(
+            log.contains("E0606") && log.contains("`active` is 1 ns"),
+            "dry {dry}, the period: {log}"
+        );
+        assert!(log.contains("mean gap is 0 ns"), "dry {dry}, the gap: {log}");
+        assert!(
+            log.contains("E1006") && log.contains("QoS 7"),
+            "dry {dry}, the QoS: {log}"
+        );
+    }
+}
+
+/// Every value of a field is checked, not only the variant's.
+#[test]
+fn a_hand_edited_field_value_is_checked_like_a_variant() {
+    let scratch = Scratch::new("faults-hand-edited-field");
+    let spec = fleet_spec("", JSON, "1h")
+        .replace(
+            "duration = 1h",
+            "duration = 1h\n  sweep {\n    n = [1, 2]\n    q = [0, 1]\n  }",
+        )
+        .replace("devices = 5", "devices = n\n    qos = q");
+    let mut plan = compiled_plan(&scratch, &spec);
+    let fields = plan["workloads"][0]["fields"].as_array_mut().unwrap();
+    for field in fields.iter_mut() {
+        match field["pointer"].as_str().unwrap() {
+            "/config/fleet/qos" => field["values"][1] = serde_json::json!(7),
+            "/config/fleet/devices" => field["values"][1] = serde_json::json!("lots"),
+            _ => {}
+        }
+    }
+    for (dry, log) in refused_plan(&scratch, &plan) {
+        assert!(
+            log.contains("E1006") && log.contains("QoS 7"),
+            "dry {dry}, the QoS: {log}"
+        );
+        assert!(
+            log.contains("E1005") && log.contains("field `/config/fleet/devices` value 1 does not fit"),
+            "dry {dry}, the devices: {log}"
+        );
+    }
+}
+
+/// `expc plan SPEC` as JSON.
+fn compiled_plan(scratch: &Scratch, spec: &str) -> serde_json::Value {
+    let spec = write_spec(scratch, spec);
+    let plan_path = scratch.0.join("compiled.json");
     let compiled = expc()
         .arg("plan")
         .arg(&spec)
@@ -376,14 +427,16 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
         .output()
         .unwrap();
     assert!(compiled.status.success(), "{}", text(&compiled));
-    let mut plan: serde_json::Value = serde_json::from_slice(&std::fs::read(&plan_path).unwrap()).unwrap();
-    let variant = &mut plan["workloads"][0]["variants"][0];
-    variant["window"]["period"] = serde_json::json!({"every_ns": 2, "active_ns": 1});
-    variant["config"]["fleet"]["qos"] = serde_json::json!(7);
-    variant["config"]["fleet"]["gap"]["value"] = serde_json::json!(0.0);
-    std::fs::write(&plan_path, serde_json::to_vec(&plan).unwrap()).unwrap();
+    serde_json::from_slice(&std::fs::read(&plan_path).unwrap()).unwrap()
+}
 
+/// Runs `plan` with and without `--dry-run`, asserts each is refused before
+/// anything is written (exit 1, no run directory) and returns the logs.
+fn refused_plan(scratch: &Scratch, plan: &serde_json::Value) -> Vec<(bool, String)> {
+    let plan_path = scratch.0.join("plan.json");
+    std::fs::write(&plan_path, serde_json::to_vec(plan).unwrap()).unwrap();
     let out = scratch.0.join("runs");
+    let mut logs = Vec::new();
     for dry in [true, false] {
         let mut command = expc();
         command.arg("run").arg(&plan_path).arg("--out").arg(&out);
@@ -404,12 +457,8 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
             std::fs::read_to_string(&stderr).unwrap()
         );
         assert_eq!(status.code(), Some(1), "dry {dry}: {log}");
-        assert!(
-            log.contains("E0606") && log.contains("`active` is 1 ns"),
-            "the period: {log}"
-        );
-        assert!(log.contains("mean gap is 0 ns"), "the gap: {log}");
-        assert!(log.contains("E1006") && log.contains("QoS 7"), "the QoS: {log}");
         assert!(!out.exists(), "nothing written: {}", out.display());
+        logs.push((dry, log));
     }
+    logs
 }

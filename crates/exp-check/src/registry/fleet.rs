@@ -44,6 +44,27 @@ pub const FLEET: BlockSchema = BlockSchema {
     children: &["broker"],
 };
 
+/// Fleet properties the runtime checks each on its own, with nothing else
+/// derived from two of them together: a sweep over them is stored as plan
+/// fields (`exp_plan::Field`) instead of multiplying the fleet's variants.
+/// Left out: `topic` (the payload's room in a packet), `first_send` (drawn
+/// from the gap), `messages` (whether the fleet ends by itself), the timing
+/// and the broker.
+pub const INDEPENDENT: &[&str] = &[
+    "devices",
+    "gap",
+    "client_id",
+    "qos",
+    "keep_alive",
+    "clean_session",
+    "payload",
+    "connect_rate",
+    "warmup",
+    "subscribe",
+    "ack_timeout",
+    "lateness_bound",
+];
+
 pub const BROKER: BlockSchema = BlockSchema {
     kind: "broker",
     doc: "The broker a fleet publishes to. Without `url`, an embedded broker is started on 127.0.0.1.",

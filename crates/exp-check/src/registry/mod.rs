@@ -65,6 +65,13 @@ pub fn block(kind: &str) -> Option<&'static BlockSchema> {
     BLOCKS.iter().copied().find(|b| b.kind == kind)
 }
 
+/// Whether a sweep over property `prop` of a `kind` block is stored as a
+/// plan field rather than as more variants of the block (see
+/// [`fleet::INDEPENDENT`]).
+pub fn independent(kind: &str, prop: &str) -> bool {
+    kind == fleet::FLEET.kind && fleet::INDEPENDENT.contains(&prop)
+}
+
 /// Whether an unbound bare name is, or is a misspelling of, an enumeration
 /// member; anything else is an undefined name.
 pub fn looks_like_enum_member(name: &str) -> bool {

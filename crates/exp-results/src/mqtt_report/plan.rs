@@ -26,7 +26,7 @@ pub(super) struct PlanGaps {
     workloads: Vec<VariantGaps>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Clone)]
 struct PointGaps {
     index: u32,
     workloads: Vec<WorkloadGap>,
@@ -43,6 +43,16 @@ struct ParameterShape {
 struct VariantGaps {
     parameters: Vec<String>,
     variants: Vec<WorkloadGap>,
+    /// Version 3: properties that vary on their own (`exp_plan::Field`).
+    #[serde(default)]
+    fields: Vec<FieldValues>,
+}
+
+#[derive(Deserialize)]
+struct FieldValues {
+    pointer: String,
+    parameters: Vec<String>,
+    values: Vec<serde_json::Value>,
 }
 
 #[derive(Deserialize, Clone)]
@@ -71,11 +81,11 @@ pub(super) fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanG
 }
 
 impl PlanGaps {
-    /// The workloads as they ran at `point`.
-    fn workloads_at(&self, point: u32) -> Vec<&WorkloadGap> {
+    /// The workloads as they ran at `point`, their fields set.
+    fn workloads_at(&self, point: u32) -> Vec<WorkloadGap> {
         if !self.points.is_empty() {
             let point = self.points.iter().find(|p| p.index == point);
-            return point.map(|p| p.workloads.iter().collect()).unwrap_or_default();
+            return point.map(|p| p.workloads.clone()).unwrap_or_default();
         }
         let counts: Vec<usize> = self.parameters.iter().map(|p| p.values.len()).collect();
         let Some(indices) = value_indices(&counts, point) else {
@@ -85,10 +95,26 @@ impl PlanGaps {
             let position = self.parameters.iter().position(|p| p.name == name)?;
             Some((position, counts[position]))
         };
-        self.workloads
-            .iter()
-            .filter_map(|w| w.variants.get(variant_index(&w.parameters, shape, &indices)?))
-            .collect()
+        let mut workloads = Vec::new();
+        for w in &self.workloads {
+            let Some(mut workload) =
+                variant_index(&w.parameters, shape, &indices).and_then(|i| w.variants.get(i).cloned())
+            else {
+                continue;
+            };
+            for field in &w.fields {
+                let value = variant_index(&field.parameters, shape, &indices).and_then(|i| field.values.get(i));
+                let slot = field
+                    .pointer
+                    .strip_prefix("/config")
+                    .and_then(|pointer| workload.config.pointer_mut(pointer));
+                if let (Some(value), Some(slot)) = (value, slot) {
+                    *slot = value.clone();
+                }
+            }
+            workloads.push(workload);
+        }
+        workloads
     }
 
     /// The anomalies' names at `point`.
@@ -96,14 +122,14 @@ impl PlanGaps {
         self.workloads_at(point)
             .into_iter()
             .filter(|w| w.config.get("anomaly").is_some())
-            .map(|w| w.name.clone())
+            .map(|w| w.name)
             .collect()
     }
 
     /// The gap distribution of fleet `fleet` at `point`.
     pub(super) fn gap_target(&self, point: u32, fleet: &str) -> Option<GapTarget> {
         let workloads = self.workloads_at(point);
-        let workload = workloads.into_iter().find(|w| w.name == fleet)?;
+        let workload = workloads.iter().find(|w| w.name == fleet)?;
         let gap = workload.config.get("fleet")?.get("gap")?;
         GapTarget::new(&DistValue::deserialize(gap).ok()?)
     }

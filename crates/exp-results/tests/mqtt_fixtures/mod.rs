@@ -130,6 +130,27 @@ pub fn write_plan_variants(dir: &Path, fleet: &str, gaps: &[serde_json::Value]) 
     fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
 }
 
+/// The same as plans of version 3 hold it: fleet `fleet` has one variant
+/// (at the first gap) and its gap is a field over `g`.
+pub fn write_plan_fields(dir: &Path, fleet: &str, gaps: &[serde_json::Value]) {
+    let values: Vec<serde_json::Value> = gaps.iter().map(|_| serde_json::json!({})).collect();
+    let variant = serde_json::json!({"name": fleet, "config": {"fleet": {"gap": gaps[0]}}});
+    let anomaly = serde_json::json!({"name": "hog", "config": {"anomaly": {"cpuoccupy": {}}}});
+    let plan = serde_json::json!({
+        "plan_version": 3,
+        "parameters": [{"name": "g", "ty": "dist<duration>", "values": values}],
+        "workloads": [
+            {
+                "parameters": [],
+                "variants": [variant],
+                "fields": [{"pointer": "/config/fleet/gap", "parameters": ["g"], "values": gaps}],
+            },
+            {"parameters": [], "variants": [anomaly]},
+        ],
+    });
+    fs::write(dir.join("plan.json"), serde_json::to_vec(&plan).unwrap()).unwrap();
+}
+
 pub fn fleet<'a>(report: &'a MqttReport, trial: u32, name: &str) -> &'a FleetReport {
     let trial = report.trials.iter().find(|t| t.trial == trial).unwrap();
     trial.fleets.iter().find(|f| f.fleet == name).unwrap()

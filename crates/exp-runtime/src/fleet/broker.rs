@@ -59,7 +59,7 @@ pub fn size_for_plan(plan: &Plan) {
     let size = plan
         .workloads
         .iter()
-        .flat_map(|w| &w.variants)
+        .flat_map(|w| w.each_distinct().flatten())
         .filter_map(|w| match &w.config {
             WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
             _ => None,

@@ -1,0 +1,137 @@
+//! Properties lowered as plan fields (`exp_plan::Field`): an independent
+//! property (`registry::independent`) whose value names a sweep parameter is
+//! lowered once per combination of the parameters *it* names, not once per
+//! variant of its block. `devices = n` over a million values of `n` costs a
+//! million small values, not a million fleets.
+
+use std::collections::HashSet;
+
+use exp_plan::{Combinations, DistValue, Field};
+use exp_syntax::ast::{Attribute, Block, Member};
+use serde_json::Value as Json;
+
+use crate::checker::{Checker, Scope};
+use crate::registry::{self, BlockSchema, Prop, Role};
+use crate::sweep::{self, block_mentions, SweepParam};
+use crate::typing::plan_key;
+use crate::workload::mentions;
+
+/// A block's attributes that become fields, with their properties: those of
+/// independent properties whose value names a sweep parameter the rest of
+/// the block does not (the block varies over those anyway). The first
+/// attribute of each name counts, as lowering reads them.
+pub(crate) fn field_attributes<'b>(
+    block: &'b Block,
+    schema: &'static BlockSchema,
+    params: &[SweepParam],
+) -> Vec<(&'b Attribute, &'static Prop)> {
+    let mut seen = HashSet::new();
+    let candidates: Vec<(&Attribute, &Prop)> = block
+        .members
+        .iter()
+        .filter_map(|m| match m {
+            Member::Attribute(a) => seen.insert(a.key.name.as_str()).then_some(a),
+            Member::Block(_) => None,
+        })
+        .filter(|a| registry::independent(schema.kind, &a.key.name))
+        .filter(|a| mentions(&a.value, &|name| params.iter().any(|p| p.name == name)))
+        .filter_map(|a| Some((a, schema.props.iter().find(|p| p.name == a.key.name)?)))
+        .collect();
+    let attrs: Vec<&Attribute> = candidates.iter().map(|(a, _)| *a).collect();
+    let varied: Vec<&str> = params
+        .iter()
+        .filter(|p| names_outside_fields(block, &attrs, &|name| name == p.name))
+        .map(|p| p.name.as_str())
+        .collect();
+    candidates
+        .into_iter()
+        .filter(|(a, _)| {
+            mentions(&a.value, &|name| {
+                !varied.contains(&name) && params.iter().any(|p| p.name == name)
+            })
+        })
+        .collect()
+}
+
+/// Whether anything in the block other than the `fields` attributes names a
+/// name for which `is_name` holds: the parameters its variants vary over.
+pub(crate) fn names_outside_fields(block: &Block, fields: &[&Attribute], is_name: &dyn Fn(&str) -> bool) -> bool {
+    block.members.iter().any(|m| match m {
+        Member::Attribute(a) => !fields.iter().any(|f| std::ptr::eq(*f, a)) && mentions(&a.value, is_name),
+        Member::Block(b) => block_mentions(b, is_name),
+    })
+}
+
+impl Checker<'_> {
+    /// Lowers each field attribute at every combination of the values of the
+    /// parameters it names (the others at their first value, as in the
+    /// variants). A field of the property that counts the workload's shard
+    /// units also sets the shard count. The first value that fails is
+    /// reported and ends the field; the plan is not made then.
+    pub(crate) fn lower_fields(
+        &mut self,
+        schema: &'static BlockSchema,
+        fields: &[(&Attribute, &'static Prop)],
+        params: &[SweepParam],
+    ) -> Vec<Field> {
+        let shard_count = match schema.role {
+            Role::Workload { shard_count, .. } => shard_count,
+            _ => None,
+        };
+        let mut lowered = Vec::new();
+        for &(attr, prop) in fields {
+            let named: Vec<bool> = params
+                .iter()
+                .map(|p| mentions(&attr.value, &|name| name == p.name))
+                .collect();
+            let radices = params
+                .iter()
+                .zip(&named)
+                .map(|(p, &named)| if named { p.values.len() } else { 1 })
+                .collect();
+            let mut values = Vec::new();
+            for point in Combinations::new(radices) {
+                let bindings = sweep::bindings(params, &point);
+                let scope = Scope {
+                    module: self.program.root,
+                    sweep: Some(&bindings),
+                };
+                // As with variants: after a value that fails, stop.
+                let Some(json) = self.lower_prop(Some(attr), prop, scope) else {
+                    break;
+                };
+                self.check_field_value(schema, prop, &json, attr);
+                values.push(json);
+            }
+            let parameters: Vec<String> = params
+                .iter()
+                .zip(&named)
+                .filter(|(_, &named)| named)
+                .map(|(p, _)| p.name.clone())
+                .collect();
+            let key = plan_key(prop.name, &prop.ty);
+            if shard_count == Some(key.as_str()) {
+                lowered.push(Field {
+                    pointer: "/shard/count".into(),
+                    parameters: parameters.clone(),
+                    values: values.clone(),
+                });
+            }
+            lowered.push(Field {
+                pointer: format!("/config/{}/{key}", schema.kind),
+                parameters,
+                values,
+            });
+        }
+        lowered
+    }
+
+    /// The checks lowering a whole block makes of this property's value.
+    fn check_field_value(&mut self, schema: &BlockSchema, prop: &Prop, json: &Json, attr: &Attribute) {
+        if schema.kind == "fleet" && prop.name == "gap" {
+            if let Ok(gap) = serde_json::from_value::<DistValue>(json.clone()) {
+                self.check_device_gap(&gap, attr.value.span);
+            }
+        }
+    }
+}

@@ -1,0 +1,128 @@
+//! Fields: properties that vary with the sweep on their own.
+//!
+//! A fleet with `devices = n` over a million values of `n` would be a
+//! million workload variants if every property that names a parameter made
+//! one. Properties the compiler knows to be independent (the runtime checks
+//! each on its own, nothing else is derived from them) are stored instead as
+//! a [`Field`]: the property's plan value at each combination of the values
+//! of the parameters it names, set into the variant when a point is
+//! materialised. A block's cost is then the product of the parameters its
+//! other properties name plus the sum of its fields' values, not the product
+//! of everything.
+
+use std::borrow::Cow;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value as Json;
+
+use crate::sweep::variant_index;
+use crate::{Parameter, Variants};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Field {
+    /// Where the value goes in the block's plan node, as a JSON pointer
+    /// (RFC 6901): `/config/fleet/devices`.
+    pub pointer: String,
+    /// Names of the parameters the property names, in parameter order.
+    pub parameters: Vec<String>,
+    /// The property's plan value at each combination of those parameters'
+    /// values, the first parameter outermost (as [`Variants::variants`]).
+    pub values: Vec<Json>,
+}
+
+/// A parameter's position among the plan's and its number of values.
+fn shape(parameters: &[Parameter]) -> impl Fn(&str) -> Option<(usize, usize)> + '_ {
+    |name| {
+        let position = parameters.iter().position(|p| p.name == name)?;
+        Some((position, parameters[position].values.len()))
+    }
+}
+
+impl Field {
+    /// The value where each parameter takes the value at `indices`.
+    pub fn at(&self, parameters: &[Parameter], indices: &[usize]) -> Option<&Json> {
+        self.values
+            .get(variant_index(&self.parameters, shape(parameters), indices)?)
+    }
+}
+
+/// Sets `value` at `pointer` in `node`; `false` when the pointer names
+/// nothing there (the fields replace properties, they never add any).
+fn set(node: &mut Json, pointer: &str, value: &Json) -> bool {
+    match node.pointer_mut(pointer) {
+        Some(slot) => {
+            *slot = value.clone();
+            true
+        }
+        None => false,
+    }
+}
+
+impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
+    /// The block as it runs where each parameter takes the value at
+    /// `indices` (value indices of every parameter of the plan, in order):
+    /// its variant with its fields' values set. `None` when a field's value
+    /// does not fit the property (a plan that was edited by hand).
+    pub fn at(&self, parameters: &[Parameter], indices: &[usize]) -> Option<Cow<'_, T>> {
+        let base = self.base_at(parameters, indices)?;
+        if self.fields.is_empty() {
+            return Some(Cow::Borrowed(base));
+        }
+        let values: Vec<(&str, &Json)> = self
+            .fields
+            .iter()
+            .map(|f| Some((f.pointer.as_str(), f.at(parameters, indices)?)))
+            .collect::<Option<_>>()?;
+        with_values(base, &values).map(Cow::Owned)
+    }
+
+    /// The variant at `indices` without its fields: what does not depend on
+    /// them (a workload's name, origin and window) read without a copy.
+    pub fn base_at(&self, parameters: &[Parameter], indices: &[usize]) -> Option<&T> {
+        self.variants
+            .get(variant_index(&self.parameters, shape(parameters), indices)?)
+    }
+
+    /// Every variant, and every variant with each value of each field in
+    /// turn (the other fields at their first values): every value of every
+    /// property the block takes, in every combination a check of one
+    /// property with the others needs, since a field is independent of the
+    /// other fields. `Err` names the field whose value does not fit.
+    pub fn each_distinct(&self) -> impl Iterator<Item = Result<Cow<'_, T>, String>> + '_ {
+        let plain = self.variants.iter().map(|v| Ok(Cow::Borrowed(v)));
+        let varied = self.variants.iter().flat_map(move |base| {
+            self.fields.iter().flat_map(move |field| {
+                field.values.iter().enumerate().skip(1).map(move |(i, value)| {
+                    with_values(base, &[(field.pointer.as_str(), value)])
+                        .map(Cow::Owned)
+                        .ok_or_else(|| format!("field `{}` value {i} does not fit the property", field.pointer))
+                })
+            })
+        });
+        plain.chain(varied)
+    }
+
+    /// Whether every field points at a property of every variant.
+    pub(crate) fn fields_resolve(&self) -> Result<(), String> {
+        for variant in &self.variants {
+            let node = serde_json::to_value(variant).map_err(|e| e.to_string())?;
+            if let Some(field) = self.fields.iter().find(|f| node.pointer(&f.pointer).is_none()) {
+                return Err(format!("field `{}` names no property", field.pointer));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `base` with the values set at their pointers, through its plan JSON.
+fn with_values<T: Serialize + DeserializeOwned>(base: &T, values: &[(&str, &Json)]) -> Option<T> {
+    let mut node = serde_json::to_value(base).ok()?;
+    for (pointer, value) in values {
+        if !set(&mut node, pointer, value) {
+            return None;
+        }
+    }
+    serde_json::from_value(node).ok()
+}
