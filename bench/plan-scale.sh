@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Plan-scale benchmark: generates sweeps of 10,000 and 1,000,000 trials (a
 # fleet sized by one parameter, a cpuoccupy anomaly loaded by the other, a
-# monitor), then measures with /usr/bin/time -v (release build):
+# monitor) and `wide`, 1,000,000 trials of one fleet naming both parameters
+# (devices × gap, 1,000 values each: its fields) beside an anomaly, then
+# measures with /usr/bin/time -v (release build):
 #   - `expc check` and `expc plan -o plan.json`: wall time, peak RSS, plan size;
 #   - `expc run plan.json --trials LAST --dry-run`: reading the plan back,
 #     preflight and the schedule of one trial;
@@ -14,14 +16,14 @@
 # plan ≤ 50 MB, a trial starts ≤ 1 s after its runner. The 5,000-line spec is
 # measured by `cargo bench -p exp-check --bench check_and_plan`.
 #
-#   bench/plan-scale.sh            # both sweeps
-#   bench/plan-scale.sh 1000000    # one of them
+#   bench/plan-scale.sh            # all three sweeps
+#   bench/plan-scale.sh wide       # one of them (10000, 1000000, wide)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(10000 1000000)
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 1000000 wide)
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/expc/target}"
 cargo build --release -p expc
@@ -65,6 +67,36 @@ experiment "sweep" {
 EOF
 }
 
+# One fleet naming both parameters: a million points, one variant and three
+# fields of 1,000 values (devices, its shard count, gap).
+wide_spec() {
+  cat <<EOF
+experiment "sweep" {
+  duration = 60s
+
+  sweep {
+    devices = 1..1000 step 1
+    gap     = 10ms..10s step 10ms
+  }
+
+  fleet "plant" {
+    devices = devices
+    gap     = exponential(mean = gap)
+    payload = json(size = 128B)
+  }
+
+  anomaly "cpu" {
+    kind        = cpuoccupy
+    utilization = 50%
+    at          = 10s
+    for         = 30s
+  }
+
+  monitor {}
+}
+EOF
+}
+
 # Prints "wall s, max RSS MB" of a command measured by /usr/bin/time -v.
 measure() {
   local log=$work/time.log
@@ -79,9 +111,11 @@ for trials in "${sizes[@]}"; do
   case $trials in
     10000) spec 100 1 >"$work/sweep.exp" ;;
     1000000) spec 1000 10 >"$work/sweep.exp" ;;
-    *) echo "sizes: 10000 or 1000000" >&2; exit 2 ;;
+    wide) wide_spec >"$work/sweep.exp" ;;
+    *) echo "sizes: 10000, 1000000 or wide" >&2; exit 2 ;;
   esac
-  echo "== $trials trials ($(wc -l <"$work/sweep.exp") spec lines)"
+  echo "== $trials ($(wc -l <"$work/sweep.exp") spec lines)"
+  [ "$trials" = wide ] && trials=1000000
   echo "  check          $(measure "$expc" check "$work/sweep.exp")"
   echo "  plan -o        $(measure "$expc" plan "$work/sweep.exp" -o "$work/plan.json")  $(du -b "$work/plan.json" | awk '{ printf "%.1f MB of plan", $1 / 1e6 }')"
   last=$((trials - 1))

@@ -1,11 +1,11 @@
 //! The limits a compiled plan meets by construction (E0606 schedule
-//! density, MQTT QoS levels), checked again in preflight: a plan read from a
+//! density, MQTT QoS levels, a fleet's numeric ranges), checked again in preflight: a plan read from a
 //! file may have been written by hand, and must be refused as clearly as
 //! the spec it could have come from, before anything expands or runs it.
 
-use exp_diagnostics::limits::{group, MAX_INTERVALS, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS};
+use exp_diagnostics::limits::{group, MAX_INTERVALS, MAX_PLAN_INTEGER, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS};
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Period, Plan, Workload, WorkloadConfig};
+use exp_plan::{Fleet, Period, Plan, Workload, WorkloadConfig};
 
 /// The problems of one workload variant, each with a key that is the same
 /// for every variant sharing it.
@@ -35,6 +35,18 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
                 ),
             ));
         }
+        for (property, value, (min, max)) in fleet_numbers(fleet) {
+            if !(value >= min && value <= max) {
+                problems.push((
+                    format!("{property} {name}"),
+                    Diagnostic::error(
+                        Code::E1007,
+                        format!("fleet `{name}`: `{property}` is {value}, outside {min} to {max}"),
+                    )
+                    .help("a compiled plan never has this: compile the spec again, or fix the plan"),
+                ));
+            }
+        }
         // A gap that cannot be sampled is reported by the fleet's own check.
         let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
         if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
@@ -49,6 +61,26 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
         }
     }
     problems
+}
+
+/// A fleet's numbers with the bounds the language gives their properties
+/// (exp-check's `registry/fleet.rs`): outside them the runtime would divide
+/// by zero, overflow a duration or size a broker for nothing.
+fn fleet_numbers(fleet: &Fleet) -> [(&'static str, f64, (f64, f64)); 7] {
+    let ns = |n: u64| n as f64;
+    [
+        ("devices", f64::from(fleet.devices), (1.0, 1e6)),
+        ("connect_rate_per_s", fleet.connect_rate_per_s, (0.001, f64::MAX)),
+        ("warmup_ratio", fleet.warmup_ratio, (0.0, 0.99)),
+        ("keep_alive_ns", ns(fleet.keep_alive_ns), (1e9, 65535e9)),
+        ("ack_timeout_ns", ns(fleet.ack_timeout_ns), (1e6, MAX_PLAN_INTEGER)),
+        ("max_inflight", f64::from(fleet.broker.max_inflight), (1.0, 65535.0)),
+        (
+            "max_packet_bytes",
+            ns(fleet.broker.max_packet_bytes),
+            (1024.0, 268_435_455.0),
+        ),
+    ]
 }
 
 /// Why a periodic window cannot be honoured, as the compiler words it.

@@ -371,7 +371,16 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
     variant["window"]["period"] = serde_json::json!({"every_ns": 2, "active_ns": 1});
     variant["config"]["fleet"]["qos"] = serde_json::json!(7);
     variant["config"]["fleet"]["gap"]["value"] = serde_json::json!(0.0);
+    // A ramp of one device per 10^300 s would overflow a duration.
+    variant["config"]["fleet"]["connect_rate_per_s"] = serde_json::json!(1e-300);
+    variant["config"]["fleet"]["broker"]["max_inflight"] = serde_json::json!(0);
     for (dry, log) in refused_plan(&scratch, &plan) {
+        for property in ["connect_rate_per_s", "max_inflight"] {
+            assert!(
+                log.contains("E1007") && log.contains(&format!("`{property}` is")),
+                "dry {dry}, {property}: {log}"
+            );
+        }
         assert!(
             log.contains("E0606") && log.contains("`active` is 1 ns"),
             "dry {dry}, the period: {log}"

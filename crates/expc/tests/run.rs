@@ -469,7 +469,10 @@ experiment "from-plan" {
     assert_eq!(refused.status.code(), Some(1), "{}", output_text(&refused));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert!(
-        stderr.contains("plan version 1, but this expc reads version 2"),
+        stderr.contains(&format!(
+            "plan version 1, but this expc reads version {}",
+            exp_plan::PLAN_VERSION
+        )),
         "{stderr}"
     );
 }
