@@ -32,7 +32,7 @@ pub use pid::{
 };
 pub use process::{ProcessSampler, RUNNER_WORKLOAD};
 pub use procstat::{proc_stat, CpuTimes, ProcStat};
-pub use sys::{clock_ticks_per_s, disk_free_bytes, page_size};
+pub use sys::{allocate, clock_ticks_per_s, disk_free_bytes, page_size};
 pub use system::{SamplerOptions, SystemSampler};
 pub use vmstat::{vmstat, VmStat};
 

@@ -1,5 +1,6 @@
 //! The few facts that need libc calls: page size, clock tick rate and free
-//! disk space. This is the crate's only unsafe code.
+//! disk space, and reserving disk space. This is the crate's only unsafe
+//! code.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -26,6 +27,21 @@ pub fn clock_ticks_per_s() -> u64 {
     // SAFETY: as for `page_size`.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
     u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100)
+}
+
+/// Makes `file` at least `len` bytes long with its blocks allocated (not a
+/// hole), without writing them: disk space taken now so that a full disk
+/// later cannot refuse it. `posix_fallocate`, which the C library emulates
+/// by writing where the file system cannot allocate.
+pub fn allocate(file: &std::fs::File, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let len = libc::off_t::try_from(len).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    // SAFETY: the descriptor is open for as long as `file` is borrowed;
+    // posix_fallocate takes no pointers and returns an error number.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), 0, len) } {
+        0 => Ok(()),
+        errno => Err(std::io::Error::from_raw_os_error(errno)),
+    }
 }
 
 /// Bytes free to an unprivileged user on the file system holding `path`

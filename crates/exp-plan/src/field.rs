@@ -85,8 +85,8 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
             .get(variant_index(&self.parameters, shape(parameters), indices)?)
     }
 
-    /// Every variant, and every variant with each value of each field in
-    /// turn (the other fields at their first values): every value of every
+    /// Every variant (borrowed), and every variant with each value of each
+    /// field in turn (owned, the other fields at their first values): every value of every
     /// property the block takes, in every combination a check of one
     /// property with the others needs, since a field is independent of the
     /// other fields. `Err` names the field whose value does not fit.

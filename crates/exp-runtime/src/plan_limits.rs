@@ -1,7 +1,8 @@
 //! The limits a compiled plan meets by construction (E0606 schedule
-//! density, MQTT QoS levels, a fleet's numeric ranges), checked again in preflight: a plan read from a
-//! file may have been written by hand, and must be refused as clearly as
-//! the spec it could have come from, before anything expands or runs it.
+//! density, MQTT QoS levels, a fleet's numeric ranges), checked again in
+//! preflight: a plan read from a file may have been written by hand, and
+//! must be refused as clearly as the spec it could have come from, before
+//! anything expands or runs it.
 
 use exp_diagnostics::limits::{group, MAX_INTERVALS, MAX_PLAN_INTEGER, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS};
 use exp_diagnostics::{Code, Diagnostic};

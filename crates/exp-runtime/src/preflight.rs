@@ -68,6 +68,12 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
                 continue;
             }
         };
+        // `each_distinct` gives the variants themselves borrowed, then each
+        // field value set into a copy: those need no second look at the broker.
+        let checks = match workload {
+            Cow::Borrowed(_) => crate::fleet::FleetChecks::All,
+            Cow::Owned(_) => crate::fleet::FleetChecks::WithoutBroker,
+        };
         let workload = workload.as_ref();
         for (key, diagnostic) in crate::plan_limits::check(input.plan, workload) {
             report(
@@ -78,7 +84,7 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
                 },
             );
         }
-        check_workload(workload, input, &online, &mut report);
+        check_workload(workload, input, &online, checks, &mut report);
     }
     if !input.force {
         for (workload, need) in peak_memory(input.plan) {
@@ -167,6 +173,7 @@ fn check_workload(
     workload: &Workload,
     input: &PreflightInput,
     online: &BTreeSet<u32>,
+    fleet_checks: crate::fleet::FleetChecks,
     report: &mut dyn FnMut(String, PreflightIssue),
 ) {
     let at = |code, message: String| PreflightIssue {
@@ -174,7 +181,7 @@ fn check_workload(
         origin: Some(workload.origin.clone()),
     };
     if let WorkloadConfig::Fleet(fleet) = &workload.config {
-        for (key, diagnostic) in crate::fleet::check(&workload.name, fleet) {
+        for (key, diagnostic) in crate::fleet::check(&workload.name, fleet, fleet_checks) {
             report(
                 key,
                 PreflightIssue {

@@ -29,7 +29,7 @@ use exp_stats::Sampler;
 use tokio::sync::{mpsc, oneshot};
 
 pub use broker::size_for_plan;
-pub use check::check;
+pub use check::{check, FleetChecks};
 use collector::{Collector, Inputs, Msg, Totals};
 use devices::{Connection, DeviceJob, Publishers, Slot};
 use tables::{device_row, devices_schema, messages_schema, Writer};
