@@ -110,15 +110,12 @@ impl Checker<'_> {
                 .map(|(p, _)| p.name.clone())
                 .collect();
             let key = plan_key(prop.name, &prop.ty);
+            let mut pointers = vec![format!("/config/{}/{key}", schema.kind)];
             if shard_count == Some(key.as_str()) {
-                lowered.push(Field {
-                    pointer: "/shard/count".into(),
-                    parameters: parameters.clone(),
-                    values: values.clone(),
-                });
+                pointers.push("/shard/count".into());
             }
             lowered.push(Field {
-                pointer: format!("/config/{}/{key}", schema.kind),
+                pointers,
                 parameters,
                 values,
             });

@@ -71,14 +71,14 @@ fn each_block_is_lowered_once_per_combination_of_the_parameters_it_names() {
         .workloads
         .iter()
         .map(|w| {
-            let fields = w.fields.iter().map(|f| (f.pointer.as_str(), f.values.len())).collect();
+            let fields = w.fields.iter().map(|f| (f.name(), f.values.len())).collect();
             (w.parameters.clone(), w.variants.len(), fields)
         })
         .collect();
     assert_eq!(
         shape,
         vec![
-            (vec![], 1, vec![("/shard/count", 3), ("/config/fleet/devices", 3)]),
+            (vec![], 1, vec![("/config/fleet/devices", 3)]),
             (vec!["level".to_string()], 2, vec![])
         ]
     );
@@ -241,7 +241,7 @@ experiment "x" {
     );
     assert_eq!(
         fleet.fields.len(),
-        5,
+        4,
         "devices (and the shard count), gap, payload, qos"
     );
     for point in 0..plan.point_count() as u32 {
@@ -289,7 +289,7 @@ experiment "x" {
     let fleet = &plan.workloads[0];
     assert_eq!(fleet.variants.len(), 1);
     let values: usize = fleet.fields.iter().map(|f| f.values.len()).sum();
-    assert_eq!(values, 3000, "devices, its shard count and gap");
+    assert_eq!(values, 2000, "devices (and its shard count), gap");
     let WorkloadConfig::Fleet(last) = &plan.workload_at(0, 999_999).unwrap().config.clone() else {
         panic!("a fleet")
     };

@@ -22,9 +22,10 @@ use crate::{Parameter, Variants};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Field {
-    /// Where the value goes in the block's plan node, as a JSON pointer
-    /// (RFC 6901): `/config/fleet/devices`.
-    pub pointer: String,
+    /// Where the value goes in the block's plan node, as JSON pointers
+    /// (RFC 6901): `/config/fleet/devices`, and `/shard/count` when the
+    /// property counts the workload's shard units.
+    pub pointers: Vec<String>,
     /// Names of the parameters the property names, in parameter order.
     pub parameters: Vec<String>,
     /// The property's plan value at each combination of those parameters'
@@ -41,6 +42,11 @@ fn shape(parameters: &[Parameter]) -> impl Fn(&str) -> Option<(usize, usize)> + 
 }
 
 impl Field {
+    /// The property's pointer, naming the field in messages.
+    pub fn name(&self) -> &str {
+        self.pointers.first().map_or("", String::as_str)
+    }
+
     /// The value where each parameter takes the value at `indices`.
     pub fn at(&self, parameters: &[Parameter], indices: &[usize]) -> Option<&Json> {
         self.values
@@ -70,10 +76,10 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
         if self.fields.is_empty() {
             return Some(Cow::Borrowed(base));
         }
-        let values: Vec<(&str, &Json)> = self
+        let values: Vec<(&Field, &Json)> = self
             .fields
             .iter()
-            .map(|f| Some((f.pointer.as_str(), f.at(parameters, indices)?)))
+            .map(|f| Some((f, f.at(parameters, indices)?)))
             .collect::<Option<_>>()?;
         with_values(base, &values).map(Cow::Owned)
     }
@@ -95,9 +101,9 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
         let varied = self.variants.iter().flat_map(move |base| {
             self.fields.iter().flat_map(move |field| {
                 field.values.iter().enumerate().skip(1).map(move |(i, value)| {
-                    with_values(base, &[(field.pointer.as_str(), value)])
+                    with_values(base, &[(field, value)])
                         .map(Cow::Owned)
-                        .ok_or_else(|| format!("field `{}` value {i} does not fit the property", field.pointer))
+                        .ok_or_else(|| format!("field `{}` value {i} does not fit the property", field.name()))
                 })
             })
         });
@@ -108,20 +114,28 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
     pub(crate) fn fields_resolve(&self) -> Result<(), String> {
         for variant in &self.variants {
             let node = serde_json::to_value(variant).map_err(|e| e.to_string())?;
-            if let Some(field) = self.fields.iter().find(|f| node.pointer(&f.pointer).is_none()) {
-                return Err(format!("field `{}` names no property", field.pointer));
+            for field in &self.fields {
+                if field.pointers.is_empty() {
+                    return Err("a field has no pointer".into());
+                }
+                if let Some(pointer) = field.pointers.iter().find(|p| node.pointer(p).is_none()) {
+                    return Err(format!("field `{pointer}` names no property"));
+                }
             }
         }
         Ok(())
     }
 }
 
-/// `base` with the values set at their pointers, through its plan JSON.
-fn with_values<T: Serialize + DeserializeOwned>(base: &T, values: &[(&str, &Json)]) -> Option<T> {
+/// `base` with the fields' values set at their pointers, through its plan
+/// JSON.
+fn with_values<T: Serialize + DeserializeOwned>(base: &T, values: &[(&Field, &Json)]) -> Option<T> {
     let mut node = serde_json::to_value(base).ok()?;
-    for (pointer, value) in values {
-        if !set(&mut node, pointer, value) {
-            return None;
+    for (field, value) in values {
+        for pointer in &field.pointers {
+            if !set(&mut node, pointer, value) {
+                return None;
+            }
         }
     }
     serde_json::from_value(node).ok()

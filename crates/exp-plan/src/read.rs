@@ -105,7 +105,7 @@ impl Plan {
             ));
         }
         for field in &variants.fields {
-            let what = format!("{what}'s field `{}`", field.pointer);
+            let what = format!("{what}'s field `{}`", field.name());
             let expected = self.combination_count(&field.parameters, &what)?;
             if field.values.len() as u64 != expected {
                 return invalid(format!(
@@ -117,7 +117,7 @@ impl Plan {
             // from the variant alone must stay right.
             if ["/name", "/origin", "/window"]
                 .iter()
-                .any(|p| field.pointer.starts_with(p))
+                .any(|p| field.pointers.iter().any(|pointer| pointer.starts_with(p)))
             {
                 return invalid(format!("{what} replaces what a field never does"));
             }

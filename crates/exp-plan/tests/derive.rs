@@ -96,7 +96,7 @@ fn with_field() -> Plan {
     let mut plan = plan();
     plan.workloads[1].variants = vec![hog("fixed", 0.3, Some(6))];
     plan.workloads[1].fields.push(Field {
-        pointer: "/config/anomaly/params/cpuoccupy/utilization_ratio".into(),
+        pointers: vec!["/config/anomaly/params/cpuoccupy/utilization_ratio".into()],
         parameters: vec!["a".into()],
         values: vec![0.3.into(), 0.4.into(), 0.5.into()],
     });
@@ -276,10 +276,10 @@ fn inconsistent_plans_are_refused_with_the_reason() {
             p.workloads[1].fields[0].values.pop();
         }),
         ("field `/config/anomaly/cores/7` names no property", |p| {
-            p.workloads[1].fields[0].pointer = "/config/anomaly/cores/7".into();
+            p.workloads[1].fields[0].pointers.push("/config/anomaly/cores/7".into());
         }),
         ("replaces what a field never does", |p| {
-            p.workloads[1].fields[0].pointer = "/window/start_ns".into();
+            p.workloads[1].fields[0].pointers = vec!["/window/start_ns".into()];
         }),
     ];
     for (reason, break_it) in cases {

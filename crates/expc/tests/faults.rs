@@ -406,7 +406,7 @@ fn a_hand_edited_field_value_is_checked_like_a_variant() {
     let mut plan = compiled_plan(&scratch, &spec);
     let fields = plan["workloads"][0]["fields"].as_array_mut().unwrap();
     for field in fields.iter_mut() {
-        match field["pointer"].as_str().unwrap() {
+        match field["pointers"][0].as_str().unwrap() {
             "/config/fleet/qos" => field["values"][1] = serde_json::json!(7),
             "/config/fleet/devices" => field["values"][1] = serde_json::json!("lots"),
             _ => {}

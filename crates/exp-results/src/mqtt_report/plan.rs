@@ -50,7 +50,7 @@ struct VariantGaps {
 
 #[derive(Deserialize)]
 struct FieldValues {
-    pointer: String,
+    pointers: Vec<String>,
     parameters: Vec<String>,
     values: Vec<serde_json::Value>,
 }
@@ -104,12 +104,13 @@ impl PlanGaps {
             };
             for field in &w.fields {
                 let value = variant_index(&field.parameters, shape, &indices).and_then(|i| field.values.get(i));
-                let slot = field
-                    .pointer
-                    .strip_prefix("/config")
-                    .and_then(|pointer| workload.config.pointer_mut(pointer));
-                if let (Some(value), Some(slot)) = (value, slot) {
-                    *slot = value.clone();
+                for pointer in &field.pointers {
+                    let slot = pointer
+                        .strip_prefix("/config")
+                        .and_then(|pointer| workload.config.pointer_mut(pointer));
+                    if let (Some(value), Some(slot)) = (value, slot) {
+                        *slot = value.clone();
+                    }
                 }
             }
             workloads.push(workload);

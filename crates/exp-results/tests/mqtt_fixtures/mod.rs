@@ -143,7 +143,7 @@ pub fn write_plan_fields(dir: &Path, fleet: &str, gaps: &[serde_json::Value]) {
             {
                 "parameters": [],
                 "variants": [variant],
-                "fields": [{"pointer": "/config/fleet/gap", "parameters": ["g"], "values": gaps}],
+                "fields": [{"pointers": ["/config/fleet/gap"], "parameters": ["g"], "values": gaps}],
             },
             {"parameters": [], "variants": [anomaly]},
         ],
