@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use exp_plan::{Combinations, DistValue, Field};
+use exp_plan::{DistValue, Field};
 use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
 
@@ -80,17 +80,10 @@ impl Checker<'_> {
         };
         let mut lowered = Vec::new();
         for &(attr, prop) in fields {
-            let named: Vec<bool> = params
-                .iter()
-                .map(|p| mentions(&attr.value, &|name| name == p.name))
-                .collect();
-            let radices = params
-                .iter()
-                .zip(&named)
-                .map(|(p, &named)| if named { p.values.len() } else { 1 })
-                .collect();
+            let (combinations, parameters) =
+                sweep::named_combinations(params, &|param| mentions(&attr.value, &|name| name == param));
             let mut values = Vec::new();
-            for point in Combinations::new(radices) {
+            for point in combinations {
                 let bindings = sweep::bindings(params, &point);
                 let scope = Scope {
                     module: self.program.root,
@@ -103,12 +96,6 @@ impl Checker<'_> {
                 self.check_field_value(schema, prop, &json, attr);
                 values.push(json);
             }
-            let parameters: Vec<String> = params
-                .iter()
-                .zip(&named)
-                .filter(|(_, &named)| named)
-                .map(|(p, _)| p.name.clone())
-                .collect();
             let key = plan_key(prop.name, &prop.ty);
             let mut pointers = vec![format!("/config/{}/{key}", schema.kind)];
             if shard_count == Some(key.as_str()) {

@@ -7,8 +7,7 @@ use std::collections::BTreeMap;
 use exp_diagnostics::limits::{group, MAX_VARIANTS};
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{
-    Combinations, Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS,
-    PLAN_VERSION,
+    Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS, PLAN_VERSION,
 };
 use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
@@ -176,19 +175,16 @@ impl Checker<'_> {
         fields: &[&Attribute],
         mut lower: impl FnMut(&mut Self, Scope) -> Option<T>,
     ) -> Variants<Option<T>> {
-        let named: Vec<bool> = params
+        let (combinations, parameters) = sweep::named_combinations(params, &|param| {
+            field::names_outside_fields(block, fields, &|name| name == param)
+        });
+        let count = params
             .iter()
-            .map(|p| field::names_outside_fields(block, fields, &|name| name == p.name))
-            .collect();
-        let radices: Vec<usize> = params
-            .iter()
-            .zip(&named)
-            .map(|(p, &named)| if named { p.values.len() } else { 1 })
-            .collect();
-        let count = radices.iter().try_fold(1u64, |n, &r| n.checked_mul(r as u64));
+            .filter(|p| parameters.contains(&p.name))
+            .try_fold(1u64, |n, p| n.checked_mul(p.values.len() as u64));
         let mut variants = Vec::new();
         if count.is_none_or(|n| n > MAX_VARIANTS) {
-            self.too_many_variants(block, params, &named);
+            self.too_many_variants(block, params, &parameters);
             variants.push(None);
             return Variants {
                 parameters: Vec::new(),
@@ -196,7 +192,7 @@ impl Checker<'_> {
                 fields: Vec::new(),
             };
         }
-        for point in Combinations::new(radices) {
+        for point in combinations {
             let bindings: BTreeMap<String, Value> = sweep::bindings(params, &point);
             let scope = Scope {
                 module: self.program.root,
@@ -212,24 +208,18 @@ impl Checker<'_> {
             }
         }
         Variants {
-            parameters: params
-                .iter()
-                .zip(&named)
-                .filter(|(_, &named)| named)
-                .map(|(p, _)| p.name.clone())
-                .collect(),
+            parameters,
             variants,
             fields: Vec::new(),
         }
     }
 
     /// E0705: `block` varies in more combinations than [`MAX_VARIANTS`].
-    fn too_many_variants(&mut self, block: &Block, params: &[SweepParam], named: &[bool]) {
+    fn too_many_variants(&mut self, block: &Block, params: &[SweepParam], named: &[String]) {
         let counts: Vec<String> = params
             .iter()
-            .zip(named)
-            .filter(|(_, &named)| named)
-            .map(|(p, _)| format!("`{}` ({} values)", p.name, group(p.values.len() as u64)))
+            .filter(|p| named.contains(&p.name))
+            .map(|p| format!("`{}` ({} values)", p.name, group(p.values.len() as u64)))
             .collect();
         self.report(
             Diagnostic::error(

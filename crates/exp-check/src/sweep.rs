@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use exp_diagnostics::limits::group;
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{Repeat, StopRule, MAX_TRIALS};
+use exp_plan::{Combinations, Repeat, StopRule, MAX_TRIALS};
 use exp_syntax::ast::{Attribute, Block, Member};
 use exp_syntax::units::Dimension;
 use serde_json::Value as Json;
@@ -347,6 +347,23 @@ pub(crate) fn trial_count(params: &[SweepParam], repetitions: u32) -> Option<u64
     params
         .iter()
         .try_fold(u64::from(repetitions), |n, p| n.checked_mul(p.values.len() as u64))
+}
+
+/// The combinations of the values of the parameters for which `named`
+/// holds (the others at their first value), first parameter outermost, and
+/// those parameters' names: what a block's variants or a field's values are
+/// lowered over.
+pub(crate) fn named_combinations(params: &[SweepParam], named: &dyn Fn(&str) -> bool) -> (Combinations, Vec<String>) {
+    let radices = params
+        .iter()
+        .map(|p| if named(&p.name) { p.values.len() } else { 1 })
+        .collect();
+    let names = params
+        .iter()
+        .filter(|p| named(&p.name))
+        .map(|p| p.name.clone())
+        .collect();
+    (Combinations::new(radices), names)
 }
 
 /// The parameters' values at one point, as names are looked up.
