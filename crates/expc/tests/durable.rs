@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{expc, files, read_parquet, rows_by_trial, run_dir, text, wait_for, Scratch};
+use common::{expc, files, read_parquet, rows_by_trial, run_dir, text, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
 
@@ -138,18 +138,7 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
     );
     // From the first sample on, none missing: samples every 250 ms (a
     // loaded machine may delay one, not skip it).
-    let mut times: Vec<u64> = frames("system_metrics")
-        .iter()
-        .flat_map(|f| {
-            f.column("t_ns")
-                .unwrap()
-                .u64()
-                .unwrap()
-                .iter()
-                .flatten()
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut times = u64_values(&frames("system_metrics"), "t_ns");
     times.sort_unstable();
     // The bound is far above the 250 ms period, so a loaded machine's late
     // sample passes, while rows lost with a segment or a checkpoint (every

@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{expc, read_parquet, rows_by_trial, text, Scratch};
+use common::{expc, rows_by_trial, text, trial_frames, u64_values, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
 
@@ -105,21 +105,6 @@ experiment "split-fleet" {
 }
 "#;
 
-fn frames(dir: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
-    let trial_dir = dir.join("tables").join(table).join(format!("trial={trial}"));
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(trial_dir)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    parts.sort();
-    parts.iter().map(|p| read_parquet(p)).collect()
-}
-
-fn u64s(frame: &DataFrame, column: &str) -> Vec<u64> {
-    frame.column(column).unwrap().u64().unwrap().iter().flatten().collect()
-}
-
 #[test]
 #[cfg_attr(
     not(slurm),
@@ -202,17 +187,14 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
         .map(|k| Manifest::read(&split.join(format!("manifest-shard-{k}.json"))).unwrap())
         .collect();
     for trial in 0..2u32 {
-        let mut devices: Vec<u64> = frames(&split, "mqtt_devices", trial)
-            .iter()
-            .flat_map(|f| u64s(f, "device"))
-            .collect();
+        let mut devices = u64_values(&trial_frames(&split, "mqtt_devices", trial), "device");
         devices.sort_unstable();
         assert_eq!(
             devices,
             (0..10).collect::<Vec<u64>>(),
             "trial {trial}: every device once"
         );
-        let messages = frames(&split, "mqtt_messages", trial);
+        let messages = trial_frames(&split, "mqtt_messages", trial);
         assert_eq!(messages.len(), 2, "one part file per task");
         for frame in &messages {
             let hosts = frame.column("host").unwrap().str().unwrap();

@@ -8,13 +8,12 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use common::{read_parquet, Scratch};
+use common::{trial_frames, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
-use polars::prelude::DataFrame;
 
 fn spec(corpus: &Path) -> String {
     format!(
@@ -46,13 +45,6 @@ fn spec(corpus: &Path) -> String {
     )
 }
 
-fn frames(run: &Path, table: &str) -> Vec<DataFrame> {
-    let dir = run.join("tables").join(table).join("trial=0");
-    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
-    parts.sort();
-    parts.iter().map(|p| read_parquet(p)).collect()
-}
-
 #[test]
 fn two_parts_replay_every_connection_and_write_every_document_once() {
     let scratch = Scratch::new("split-local");
@@ -73,16 +65,11 @@ fn two_parts_replay_every_connection_and_write_every_document_once() {
                 .unwrap()
         })
         .collect();
-    let started = Instant::now();
     for part in &mut parts {
-        loop {
-            if let Some(status) = part.try_wait().unwrap() {
-                assert!(status.success(), "a part failed: {status:?}");
-                break;
-            }
-            assert!(started.elapsed() < Duration::from_secs(300), "the parts did not end");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        let status = wait_for("the parts to end", Duration::from_secs(300), || {
+            part.try_wait().unwrap()
+        });
+        assert!(status.success(), "a part failed: {status:?}");
     }
     let run = out.join("split-local/split");
     for k in 0..2 {
@@ -90,20 +77,9 @@ fn two_parts_replay_every_connection_and_write_every_document_once() {
         assert_eq!(fragment.status, RunStatus::Complete, "part {k}: {fragment:?}");
     }
 
-    let connections = frames(&run, "traffic_connections");
+    let connections = trial_frames(&run, "traffic_connections", 0);
     assert_eq!(connections.len(), 2, "a part file each");
-    let mut ids: Vec<u64> = connections
-        .iter()
-        .flat_map(|f| {
-            f.column("connection")
-                .unwrap()
-                .u64()
-                .unwrap()
-                .iter()
-                .flatten()
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let mut ids = u64_values(&connections, "connection");
     ids.sort_unstable();
     assert_eq!(
         ids,
@@ -115,18 +91,7 @@ fn two_parts_replay_every_connection_and_write_every_document_once() {
         "rows say their host"
     );
 
-    let generated = frames(&run, "xml_generation");
-    let documents: u64 = generated
-        .iter()
-        .flat_map(|f| {
-            f.column("documents")
-                .unwrap()
-                .u64()
-                .unwrap()
-                .iter()
-                .flatten()
-                .collect::<Vec<_>>()
-        })
-        .sum();
+    let generated = trial_frames(&run, "xml_generation", 0);
+    let documents: u64 = u64_values(&generated, "documents").iter().sum();
     assert_eq!(documents, 31, "the parts' shares make the whole");
 }

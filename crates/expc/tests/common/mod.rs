@@ -54,6 +54,31 @@ pub fn read_parquet(path: &Path) -> DataFrame {
     ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
 }
 
+/// The Parquet part files of one trial of `table` in a finished run, in
+/// name order.
+pub fn trial_frames(run: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
+    let dir = run.join("tables").join(table).join(format!("trial={trial}"));
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
+    parts.sort();
+    parts.iter().map(|p| read_parquet(p)).collect()
+}
+
+/// Every value of a UInt64 column across `frames`, nulls left out.
+pub fn u64_values(frames: &[DataFrame], column: &str) -> Vec<u64> {
+    frames
+        .iter()
+        .flat_map(|f| {
+            f.column(column)
+                .unwrap()
+                .u64()
+                .unwrap()
+                .iter()
+                .flatten()
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Every file below `dir`.
 pub fn files(dir: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
