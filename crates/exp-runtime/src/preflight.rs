@@ -45,7 +45,9 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let budget = memory_budget(memory.available_bytes(), memory.total_bytes());
 
     // Each distinct variant of each workload once, however many points run
-    // it, and each value of its fields.
+    // it, and each value of its fields; the scratch space io anomalies need
+    // in the run directory found on the way.
+    let mut scratch_need = 0;
     for (variants, workload) in input
         .plan
         .workloads
@@ -85,6 +87,11 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
             );
         }
         check_workload(workload, input, &online, checks, &mut report);
+        if let WorkloadConfig::Anomaly(a) = &workload.config {
+            if work_dir(&a.params).is_none() {
+                scratch_need = scratch_need.max(exp_anomaly::disk_need_bytes(&a.params).unwrap_or(0));
+            }
+        }
     }
     if !input.force {
         for (workload, need) in peak_memory(input.plan) {
@@ -114,19 +121,7 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
         }
     }
 
-    // The run directory's file system, and the scratch space of io anomalies
-    // that work inside it.
-    let scratch_need: u64 = input
-        .plan
-        .workloads
-        .iter()
-        .flat_map(|w| w.each_distinct().flatten())
-        .filter_map(|w| match &w.config {
-            WorkloadConfig::Anomaly(a) if work_dir(&a.params).is_none() => exp_anomaly::disk_need_bytes(&a.params),
-            _ => None,
-        })
-        .max()
-        .unwrap_or(0);
+    // The run directory's file system, with the scratch space found above.
     let root = existing_ancestor(input.out_root);
     if let Err(problem) = writable_dir(&root) {
         report(
@@ -282,7 +277,9 @@ fn peak_memory(plan: &Plan) -> Vec<(&Workload, u64)> {
     let needy: Vec<_> = plan
         .workloads
         .iter()
-        .filter(|w| w.each_distinct().flatten().any(|v| memory_need(&v).is_some()))
+        // Whether an anomaly has a memory need depends on its kind, which
+        // the variants hold (a field never changes it).
+        .filter(|w| w.variants.iter().any(|v| memory_need(v).is_some()))
         .collect();
     let names: Vec<&str> = needy
         .iter()

@@ -59,6 +59,13 @@ pub fn size_for_plan(plan: &Plan) {
     let size = plan
         .workloads
         .iter()
+        // Only fleets on the embedded broker count: the others need not be
+        // copied once per value of their fields.
+        .filter(|w| {
+            w.variants
+                .iter()
+                .any(|v| matches!(&v.config, WorkloadConfig::Fleet(f) if f.broker.url.is_none()))
+        })
         .flat_map(|w| w.each_distinct().flatten())
         .filter_map(|w| match &w.config {
             WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
