@@ -90,12 +90,16 @@ pub enum LostReason {
 }
 
 /// A connected device. Publishing is synchronous and never blocks.
+///
+/// Dropping a device without [`Device::close`] aborts its task: a task left
+/// running would keep its connection and the event channel open, and
+/// whoever waits for that channel to close would wait for ever.
 pub struct Device {
     index: u32,
     client_id: String,
     shared: Arc<Shared>,
     events: UnboundedSender<DeviceEvent>,
-    task: JoinHandle<()>,
+    task: Option<JoinHandle<()>>,
 }
 
 /// What `publish` and the device's task share.
@@ -149,7 +153,7 @@ impl Device {
                     client_id,
                     shared,
                     events,
-                    task,
+                    task: Some(task),
                 })
             }
             Ok(Ok(Err(refused))) => {
@@ -224,36 +228,39 @@ impl Device {
 
     /// Waits up to `grace` for outstanding acknowledgements, disconnects, and
     /// reports everything still unacknowledged as `Lost { Unacked }`.
-    pub async fn close(self, grace: Duration) {
+    pub async fn close(mut self, grace: Duration) {
         let deadline = tokio::time::Instant::now() + grace;
         while self.outstanding() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         self.shared.session().closed = true;
         self.shared.wake.notify_one();
-        let Device {
-            index,
-            shared,
-            events,
-            mut task,
-            ..
-        } = self;
         // The task ends once DISCONNECT is written; don't wait long for a dead broker.
-        if tokio::time::timeout(Duration::from_millis(500), &mut task)
-            .await
-            .is_err()
-        {
-            task.abort();
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(Duration::from_millis(500), &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+            }
         }
         let now = Instant::now();
-        for seq in shared.session().drain_all() {
+        for seq in self.shared.session().drain_all() {
             let reason = LostReason::Unacked;
-            report(&events, index, DeviceEventKind::Lost { seq, at: now, reason });
+            self.emit(DeviceEventKind::Lost { seq, at: now, reason });
         }
     }
 
     fn emit(&self, kind: DeviceEventKind) {
         report(&self.events, self.index, kind);
+    }
+}
+
+impl Drop for Device {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
     }
 }
 

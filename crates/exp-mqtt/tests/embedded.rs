@@ -127,3 +127,28 @@ async fn mqtts_without_tls_configuration_is_typed() {
         .unwrap();
     assert!(matches!(err, exp_mqtt::MqttError::TlsNotConfigured { .. }), "{err}");
 }
+
+/// A device dropped without `close` (its connect task finished just as the
+/// trial was stopped) must not leave its task running: the task holds the
+/// event channel, and the fleet's collector waits for that channel to close.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dropped_device_ends_its_task_and_closes_its_events() {
+    let _serial = SERIAL.lock().await;
+    let endpoint = broker();
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let device = exp_mqtt::Device::connect(
+        0,
+        &endpoint,
+        common::options("dropped".into()),
+        tx,
+        Duration::from_secs(5),
+    )
+    .await
+    .unwrap();
+    drop(device);
+    let closed = tokio::time::timeout(Duration::from_secs(5), async { while rx.recv().await.is_some() {} }).await;
+    assert!(
+        closed.is_ok(),
+        "the dropped device's task still holds its event channel open"
+    );
+}
