@@ -100,8 +100,15 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
         let plain = self.variants.iter().map(|v| Ok(Cow::Borrowed(v)));
         let varied = self.variants.iter().flat_map(move |base| {
             self.fields.iter().flat_map(move |field| {
+                // The variant's JSON is made once per field: each value is
+                // set into it in turn and read from it, not copied.
+                let mut node = serde_json::to_value(base).ok();
                 field.values.iter().enumerate().skip(1).map(move |(i, value)| {
-                    with_values(base, &[(field, value)])
+                    node.as_mut()
+                        .and_then(|node| {
+                            let set_everywhere = field.pointers.iter().all(|p| set(node, p, value));
+                            set_everywhere.then(|| T::deserialize(&*node).ok()).flatten()
+                        })
                         .map(Cow::Owned)
                         .ok_or_else(|| format!("field `{}` value {i} does not fit the property", field.name()))
                 })
