@@ -16,14 +16,14 @@
 # plan ≤ 50 MB, a trial starts ≤ 1 s after its runner. The 5,000-line spec is
 # measured by `cargo bench -p exp-check --bench check_and_plan`.
 #
-#   bench/plan-scale.sh            # all three sweeps
-#   bench/plan-scale.sh wide       # one of them (10000, 1000000, wide)
+#   bench/plan-scale.sh            # 10000, 1000000, wide and long
+#   bench/plan-scale.sh long       # one of them (or long-dist)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
 sizes=("$@")
-[ ${#sizes[@]} -gt 0 ] || sizes=(10000 1000000 wide)
+[ ${#sizes[@]} -gt 0 ] || sizes=(10000 1000000 wide long)
 
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/expc/target}"
 cargo build --release -p expc
@@ -68,7 +68,8 @@ EOF
 }
 
 # One fleet naming both parameters: a million points, one variant and three
-# fields of 1,000 values (devices, its shard count, gap).
+# fields of 1,000 values (devices, its shard count, gap). `long` and
+# `long-dist` are 1,000,000 values of one parameter (below).
 wide_spec() {
   cat <<EOF
 experiment "sweep" {
@@ -82,6 +83,39 @@ experiment "sweep" {
   fleet "plant" {
     devices = devices
     gap     = exponential(mean = gap)
+    payload = json(size = 128B)
+  }
+
+  anomaly "cpu" {
+    kind        = cpuoccupy
+    utilization = 50%
+    at          = 10s
+    for         = 30s
+  }
+
+  monitor {}
+}
+EOF
+}
+
+# One parameter of a million values, a range, kept as one in the plan. In
+# `long` a fleet's connect rate takes its values (a field of a million
+# numbers); in `long-dist` the mean of the fleet's gap distribution does (a
+# field of a million distributions: the plan holds each distinct value, so
+# this one is over the targets, see docs/language.md §9).
+long_spec() {
+  local sweep=$1 fleet=$2
+  cat <<EOF
+experiment "sweep" {
+  duration = 60s
+
+  sweep {
+    $sweep
+  }
+
+  fleet "plant" {
+    devices = 10
+    $fleet
     payload = json(size = 128B)
   }
 
@@ -112,10 +146,13 @@ for trials in "${sizes[@]}"; do
     10000) spec 100 1 >"$work/sweep.exp" ;;
     1000000) spec 1000 10 >"$work/sweep.exp" ;;
     wide) wide_spec >"$work/sweep.exp" ;;
-    *) echo "sizes: 10000, 1000000 or wide" >&2; exit 2 ;;
+    long) long_spec "rate = 1/s..1000000/s step 1/s" "gap = 100ms
+    connect_rate = rate" >"$work/sweep.exp" ;;
+    long-dist) long_spec "mean = 1ms..1000s step 1ms" "gap = exponential(mean = mean)" >"$work/sweep.exp" ;;
+    *) echo "sizes: 10000, 1000000, wide, long or long-dist" >&2; exit 2 ;;
   esac
   echo "== $trials ($(wc -l <"$work/sweep.exp") spec lines)"
-  [ "$trials" = wide ] && trials=1000000
+  case $trials in wide | long*) trials=1000000 ;; esac
   echo "  check          $(measure "$expc" check "$work/sweep.exp")"
   echo "  plan -o        $(measure "$expc" plan "$work/sweep.exp" -o "$work/plan.json")  $(du -b "$work/plan.json" | awk '{ printf "%.1f MB of plan", $1 / 1e6 }')"
   last=$((trials - 1))

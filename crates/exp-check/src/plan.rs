@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 use crate::checker::{Checker, Scope};
 use crate::field;
 use crate::registry::{self, Role};
-use crate::sweep::{self, block_mentions, SweepParam};
+use crate::sweep::{self, block_mentions, SweepParam, SweepValues};
 use crate::value::Value;
 use crate::Options;
 
@@ -241,16 +241,20 @@ impl Checker<'_> {
         params
             .iter()
             .map(|p| {
-                let values = p
-                    .values
-                    .iter()
-                    .map(|(value, label)| {
-                        Some(exp_plan::PointValue {
-                            label: label.clone(),
-                            value: self.point_value(value)?,
-                        })
-                    })
-                    .collect::<Option<_>>()?;
+                let values = match &p.values {
+                    SweepValues::Listed(values) => exp_plan::Values::Listed(
+                        values
+                            .iter()
+                            .map(|(value, label)| {
+                                Some(exp_plan::PointValue {
+                                    label: label.clone(),
+                                    value: self.point_value(value)?,
+                                })
+                            })
+                            .collect::<Option<_>>()?,
+                    ),
+                    SweepValues::Range { range, .. } => exp_plan::Values::Range(*range),
+                };
                 Some(Parameter {
                     name: p.name.clone(),
                     ty: p.ty.clone(),

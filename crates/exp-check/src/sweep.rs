@@ -1,4 +1,4 @@
-//! Sweep parameters (their values, ranges expanded) and the repeat rule.
+//! Sweep parameters (their values; ranges kept as ranges) and the repeat rule.
 //! The cross product is never built: blocks are lowered per combination of
 //! the parameters they name (plan.rs), and exp_plan derives the points.
 
@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use exp_diagnostics::limits::group;
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{Combinations, Repeat, StopRule, MAX_TRIALS};
+use exp_plan::{Combinations, RangeUnit, Repeat, StopRule, ValueRange, MAX_TRIALS};
 use exp_syntax::ast::{Attribute, Block, Member};
 use exp_syntax::units::Dimension;
 use serde_json::Value as Json;
@@ -14,15 +14,55 @@ use serde_json::Value as Json;
 use crate::checker::{Checker, Scope};
 use crate::registry::Ty;
 use crate::typing::Bounds;
-use crate::value::{display_quantity, Value, V};
+use crate::value::{display_quantity, range_unit, Value, V};
 use crate::workload::mentions;
 
 pub(crate) struct SweepParam {
     pub name: String,
     pub span: Span,
     pub ty: String,
-    /// Each value with the label reports show for it.
-    pub values: Vec<(Value, String)>,
+    pub values: SweepValues,
+}
+
+/// A parameter's values: listed, each with the label reports show for it,
+/// or a range kept as its ends (a million values cost nothing until a
+/// combination asks for one).
+pub(crate) enum SweepValues {
+    Listed(Vec<(Value, String)>),
+    Range {
+        range: ValueRange,
+        dimension: Option<Dimension>,
+        span: Span,
+    },
+}
+
+impl SweepValues {
+    pub fn len(&self) -> usize {
+        match self {
+            SweepValues::Listed(values) => values.len(),
+            SweepValues::Range { range, .. } => range.count as usize,
+        }
+    }
+
+    /// Value `index` as names are looked up.
+    pub fn value(&self, index: usize) -> Value {
+        match self {
+            SweepValues::Listed(values) => values[index].0.clone(),
+            SweepValues::Range { range, dimension, span } => {
+                let x = range.number(index);
+                let kind = match (range.unit, dimension) {
+                    (RangeUnit::Int, _) => V::Int(x.round() as i64),
+                    (_, Some(d)) => V::Quantity(*d, x),
+                    (_, None) => V::Float(x),
+                };
+                Value {
+                    kind,
+                    span: *span,
+                    defined_at: Some(*span),
+                }
+            }
+        }
+    }
 }
 
 impl Checker<'_> {
@@ -95,7 +135,15 @@ impl Checker<'_> {
                     (Value { defined_at, ..item }, label)
                 })
                 .collect(),
-            V::Range(start, end, Some(step)) => self.expand_range(&start, &end, &step, value.span)?,
+            V::Range(start, end, Some(step)) => {
+                let values = self.range(&start, &end, &step, value.span)?;
+                return Some(SweepParam {
+                    name,
+                    span: attr.key.span,
+                    ty: values.value(0).type_name(),
+                    values,
+                });
+            }
             V::Range(_, _, None) => {
                 self.report(
                     Diagnostic::error(Code::E0702, format!("sweep parameter `{name}` needs a step"))
@@ -150,12 +198,12 @@ impl Checker<'_> {
             name,
             span: attr.key.span,
             ty,
-            values,
+            values: SweepValues::Listed(values),
         })
     }
 
     /// `start..end step s`, inclusive of `end` when a step lands on it.
-    fn expand_range(&mut self, start: &Value, end: &Value, step: &Value, span: Span) -> Option<Vec<(Value, String)>> {
+    fn range(&mut self, start: &Value, end: &Value, step: &Value, span: Span) -> Option<SweepValues> {
         let number = |v: &Value| match v.kind {
             V::Int(i) => Some((None, i as f64)),
             V::Float(f) => Some((None, f)),
@@ -199,28 +247,22 @@ impl Checker<'_> {
             );
             return None;
         }
-        let count = count as u64;
         let integers = d0.is_none() && matches!((&start.kind, &step.kind), (V::Int(_), V::Int(_)));
-        Some(
-            (0..count)
-                .map(|i| {
-                    let x = a + i as f64 * s;
-                    let (kind, label) = match d0 {
-                        _ if integers => (V::Int(x.round() as i64), format!("{}", x.round() as i64)),
-                        None => (V::Float(x), format!("{x}")),
-                        Some(d) => (V::Quantity(d, x), display_quantity(d, x)),
-                    };
-                    (
-                        Value {
-                            kind,
-                            span,
-                            defined_at: Some(span),
-                        },
-                        label,
-                    )
-                })
-                .collect(),
-        )
+        let unit = match d0 {
+            _ if integers => RangeUnit::Int,
+            None => RangeUnit::Float,
+            Some(d) => range_unit(d),
+        };
+        Some(SweepValues::Range {
+            range: ValueRange {
+                start: a,
+                step: s,
+                count: count as u64,
+                unit,
+            },
+            dimension: d0,
+            span,
+        })
     }
 
     pub(crate) fn repeat(&mut self, attr: Option<&Attribute>, metrics: &[&str]) -> Option<Repeat> {
@@ -371,7 +413,7 @@ pub(crate) fn bindings(params: &[SweepParam], point: &[usize]) -> BTreeMap<Strin
     params
         .iter()
         .zip(point)
-        .map(|(p, &index)| (p.name.clone(), p.values[index].0.clone()))
+        .map(|(p, &index)| (p.name.clone(), p.values.value(index)))
         .collect()
 }
 

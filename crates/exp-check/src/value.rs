@@ -98,66 +98,19 @@ impl Value {
 }
 
 /// A base-unit value in the largest unit that shows it exactly, for messages
-/// and docs: 1e8 ns → `100ms`, 1048576 B → `1MiB`, 0.8 → `80%`.
+/// and docs: 1e8 ns → `100ms`, 1048576 B → `1MiB`, 0.8 → `80%` (the plan's
+/// range labels are written the same way).
 pub(crate) fn display_quantity(dimension: Dimension, base: f64) -> String {
-    let units: &[(&str, f64)] = match dimension {
-        Dimension::Duration => &[
-            ("h", 3600e9),
-            ("min", 60e9),
-            ("s", 1e9),
-            ("ms", 1e6),
-            ("us", 1e3),
-            ("ns", 1.0),
-        ],
-        Dimension::Bytes => &[
-            ("GiB", 1_073_741_824.0),
-            ("GB", 1e9),
-            ("MiB", 1_048_576.0),
-            ("MB", 1e6),
-            ("KiB", 1024.0),
-            ("KB", 1e3),
-            ("B", 1.0),
-        ],
-        Dimension::Bandwidth => &[("Gbit/s", 1e9), ("Mbit/s", 1e6), ("Kbit/s", 1e3), ("bit/s", 1.0)],
-        Dimension::Rate => &[("/s", 1.0)],
-        Dimension::Percent => return format!("{}%", trim_float(base * 100.0)),
-    };
-    for (unit, factor) in units {
-        let scaled = base / factor;
-        if base != 0.0 && scaled.abs() >= 1.0 && (scaled - scaled.round()).abs() < 1e-9 {
-            return format!("{}{unit}", trim_float(scaled));
-        }
-    }
-    let (unit, factor) = units[units.len() - 1];
-    format!("{}{unit}", trim_float(base / factor))
+    exp_plan::display_quantity(range_unit(dimension), base)
 }
 
-fn trim_float(x: f64) -> String {
-    let rounded = (x * 1e6).round() / 1e6;
-    let mut s = format!("{rounded}");
-    if s.contains('.') {
-        while s.ends_with('0') {
-            s.pop();
-        }
-        if s.ends_with('.') {
-            s.pop();
-        }
-    }
-    s
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantities_display_in_their_largest_exact_unit() {
-        assert_eq!(display_quantity(Dimension::Duration, 1e8), "100ms");
-        assert_eq!(display_quantity(Dimension::Duration, 90e9), "90s");
-        assert_eq!(display_quantity(Dimension::Duration, 0.0), "0ns");
-        assert_eq!(display_quantity(Dimension::Bytes, 1_048_576.0), "1MiB");
-        assert_eq!(display_quantity(Dimension::Bytes, 35e6), "35MB");
-        assert_eq!(display_quantity(Dimension::Percent, 0.8), "80%");
-        assert_eq!(display_quantity(Dimension::Bandwidth, 1e9), "1Gbit/s");
+/// The plan's name for a quantity's dimension.
+pub(crate) fn range_unit(dimension: Dimension) -> exp_plan::RangeUnit {
+    match dimension {
+        Dimension::Duration => exp_plan::RangeUnit::Duration,
+        Dimension::Bytes => exp_plan::RangeUnit::Size,
+        Dimension::Bandwidth => exp_plan::RangeUnit::Bandwidth,
+        Dimension::Rate => exp_plan::RangeUnit::Rate,
+        Dimension::Percent => exp_plan::RangeUnit::Percent,
     }
 }

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use exp_check::{compile, Compilation, FsLoader, Loader, Options};
 use exp_diagnostics::Code;
-use exp_plan::{AnomalyParams, Plan, WorkloadConfig};
+use exp_plan::{AnomalyParams, Plan, RangeUnit, Values, WorkloadConfig};
 
 struct Memory(HashMap<PathBuf, String>);
 
@@ -295,4 +295,66 @@ experiment "x" {
     };
     assert_eq!(last.devices, 1000);
     assert_eq!(plan.workload_at(0, 999_999).unwrap().shard.count, Some(1000));
+}
+
+/// A range stays a range in the plan: a million values cost four numbers,
+/// and each value and label is what the expanded list held.
+#[test]
+fn a_range_is_stored_as_its_ends_and_gives_every_value_on_demand() {
+    let plan = plan_of(
+        r#"
+experiment "x" {
+  duration = 60s
+  sweep {
+    n = 1..1000000 step 1
+  }
+  fleet "f" {
+    devices = n
+    gap     = 1s
+  }
+}
+"#,
+    );
+    let Values::Range(range) = &plan.parameters[0].values else {
+        panic!("a range, not {:?}", plan.parameters[0].values)
+    };
+    assert_eq!((range.count, range.unit), (1_000_000, RangeUnit::Int));
+    assert_eq!(plan.point(999_999).unwrap().values["n"].label, "1000000");
+    // The fleet's devices field holds a value per value of `n`; the parameter only its ends.
+    let parameter = serde_json::to_string(&plan.parameters[0]).unwrap();
+    assert!(parameter.len() < 200, "{parameter}");
+
+    let plan = plan_of(
+        r#"
+experiment "x" {
+  duration = 60s
+  sweep {
+    gap   = 250ms..2s step 250ms
+    level = 10%..30% step 10%
+  }
+  fleet "f" {
+    devices = 1
+    gap     = gap
+  }
+  anomaly "a" {
+    kind        = cpuoccupy
+    utilization = level
+  }
+}
+"#,
+    );
+    let labels: Vec<String> = (0..plan.point_count() as u32)
+        .map(|p| plan.sweep_label(p))
+        .step_by(3)
+        .collect();
+    assert_eq!(labels.first().map(String::as_str), Some("gap=250ms, level=10%"));
+    assert_eq!(labels.last().map(String::as_str), Some("gap=2s, level=10%"));
+    assert_eq!(
+        plan.point(1).unwrap().values["level"].value,
+        exp_plan::Value::Ratio(0.2)
+    );
+    assert_eq!(
+        plan.point(23).unwrap().values["gap"].value,
+        exp_plan::Value::DurationNs(2_000_000_000)
+    );
 }

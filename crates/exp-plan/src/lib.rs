@@ -7,8 +7,8 @@
 //! - deterministic: same spec and seed give byte-identical JSON (ordered maps,
 //!   no hash maps, no clocks);
 //! - versioned ([`PLAN_VERSION`]) and traceable to its source (hashes);
-//! - compact: each sweep parameter's values and each workload's variants are
-//!   stored once, and properties that vary on their own as fields
+//! - compact: each sweep parameter's values (a range as its ends,
+//!   `values.rs`) and each workload's variants are stored once, and properties that vary on their own as fields
 //!   (`field.rs`); points and trials are derived from them (`sweep.rs`), so
 //!   a million trials cost what their distinct property values cost;
 //! - partitionable: trials are independent and each workload names its
@@ -22,6 +22,7 @@ mod field;
 mod read;
 pub mod seeds;
 mod sweep;
+mod values;
 mod workload;
 
 use std::collections::BTreeMap;
@@ -32,13 +33,15 @@ pub use dist::{Dist, DistValue, Unit};
 pub use field::Field;
 pub use read::PlanError;
 pub use sweep::{value_indices, variant_index, Combinations};
+pub use values::{display_quantity, RangeUnit, ValueRange, Values};
 pub use workload::*;
 
 /// Bumped whenever the meaning or shape of the plan changes incompatibly.
 /// Version 2: parameters carry their values, workloads their variants;
 /// points and trials are derived, no longer listed. Version 3: properties
-/// that vary on their own are fields of the variants.
-pub const PLAN_VERSION: u32 = 3;
+/// that vary on their own are fields of the variants. Version 4: a
+/// parameter swept over a range stores the range, not its values.
+pub const PLAN_VERSION: u32 = 4;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;
@@ -149,8 +152,8 @@ pub struct Parameter {
     pub name: String,
     /// Value type, e.g. `size`, `duration`, `dist<duration>`, `int`.
     pub ty: String,
-    /// The values in the order the spec lists them (a range, ascending).
-    pub values: Vec<PointValue>,
+    /// The values in the order the spec lists them, or a range (ascending).
+    pub values: Values,
 }
 
 /// One sweep point with its workloads, materialised by [`Plan::point`].

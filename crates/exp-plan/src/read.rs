@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::{Plan, Variants, MAX_TRIALS, PLAN_VERSION};
+use crate::{Plan, RangeUnit, ValueRange, Values, Variants, MAX_TRIALS, PLAN_VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PlanError {
@@ -61,6 +61,10 @@ impl Plan {
         for parameter in &self.parameters {
             if parameter.values.is_empty() {
                 return invalid(format!("parameter `{}` has no values", parameter.name));
+            }
+            if let Values::Range(range) = &parameter.values {
+                range_is_valid(range)
+                    .map_err(|why| PlanError::Invalid(format!("parameter `{}`: {why}", parameter.name)))?;
             }
             if !names.insert(parameter.name.as_str()) {
                 return invalid(format!("parameter `{}` appears twice", parameter.name));
@@ -148,4 +152,28 @@ impl Plan {
         }
         Ok(count)
     }
+}
+
+/// A range whose every value is a finite number its unit can hold: the
+/// compiler never writes another, a hand-edited plan may.
+fn range_is_valid(range: &ValueRange) -> Result<(), String> {
+    if !(range.step > 0.0 && range.step.is_finite()) {
+        return Err(format!("the range's step {} is not a positive number", range.step));
+    }
+    let last = range.number(usize::try_from(range.count.saturating_sub(1)).unwrap_or(usize::MAX));
+    if !(range.start.is_finite() && last.is_finite()) {
+        return Err("the range's values are not all finite".into());
+    }
+    let (low, high) = match range.unit {
+        RangeUnit::Int => (i64::MIN as f64, i64::MAX as f64),
+        RangeUnit::Duration | RangeUnit::Size | RangeUnit::Bandwidth => (0.0, u64::MAX as f64),
+        RangeUnit::Rate | RangeUnit::Percent | RangeUnit::Float => (f64::MIN, f64::MAX),
+    };
+    if range.start < low || last > high {
+        return Err(format!(
+            "the range runs from {} to {last}, outside what its unit holds",
+            range.start
+        ));
+    }
+    Ok(())
 }

@@ -69,7 +69,7 @@ impl Plan {
     }
 
     /// Each parameter with its value at `point`, in parameter order.
-    pub fn values_at(&self, point: u32) -> Option<Vec<(&Parameter, &PointValue)>> {
+    pub fn values_at(&self, point: u32) -> Option<Vec<(&Parameter, Cow<'_, PointValue>)>> {
         let indices = self.value_indices(point)?;
         self.parameters
             .iter()
@@ -120,7 +120,7 @@ impl Plan {
         let values = self
             .values_at(index)?
             .into_iter()
-            .map(|(p, v)| (p.name.clone(), v.clone()))
+            .map(|(p, v)| (p.name.clone(), v.into_owned()))
             .collect();
         let workloads = self.workloads_at(index)?.into_iter().map(Cow::into_owned).collect();
         Some(Point {

@@ -14,8 +14,17 @@ fn parameter(name: &str, values: &[i64]) -> Parameter {
     Parameter {
         name: name.into(),
         ty: "int".into(),
-        values: values.iter().map(|&v| value(&v.to_string(), v)).collect(),
+        values: Values::Listed(values.iter().map(|&v| value(&v.to_string(), v)).collect()),
     }
+}
+
+fn int_range(start: f64, step: f64, count: u64) -> Values {
+    Values::Range(ValueRange {
+        start,
+        step,
+        count,
+        unit: RangeUnit::Int,
+    })
 }
 
 /// A cpuoccupy anomaly at `utilization` with the given window end.
@@ -252,7 +261,7 @@ fn a_plan_reads_back_and_other_versions_are_refused() {
 #[test]
 fn inconsistent_plans_are_refused_with_the_reason() {
     type Break = fn(&mut Plan);
-    let cases: [(&str, Break); 10] = [
+    let cases: [(&str, Break); 13] = [
         ("has 1 variants where its parameters have 2 combinations", |p| {
             p.workloads[0].variants.pop();
         }),
@@ -270,7 +279,18 @@ fn inconsistent_plans_are_refused_with_the_reason() {
         ("two workloads are named `fixed`", |p| {
             p.workloads[0].variants.iter_mut().for_each(|v| v.name = "fixed".into());
         }),
-        ("parameter `a` has no values", |p| p.parameters[0].values.clear()),
+        ("parameter `a` has no values", |p| {
+            p.parameters[0].values = Values::Listed(Vec::new())
+        }),
+        ("parameter `a`: the range's step 0 is not a positive number", |p| {
+            p.parameters[0].values = int_range(1.0, 0.0, 3);
+        }),
+        ("parameter `a`: the range's values are not all finite", |p| {
+            p.parameters[0].values = int_range(1.0, f64::MAX, 3);
+        }),
+        ("outside what its unit holds", |p| {
+            p.parameters[0].values = int_range(1.0, 1e19, 3);
+        }),
         ("more than 1000000 trials", |p| p.repeat.max = 500_000),
         ("has 2 values where its parameters have 3 combinations", |p| {
             p.workloads[1].fields[0].values.pop();

@@ -31,12 +31,14 @@ fn plan() -> exp_plan::Plan {
         parameters: vec![exp_plan::Parameter {
             name: "size".into(),
             ty: "size".into(),
-            values: [100, 200]
-                .map(|b| exp_plan::PointValue {
-                    label: format!("{b}B"),
-                    value: exp_plan::Value::Bytes(b),
-                })
-                .to_vec(),
+            values: exp_plan::Values::Listed(
+                [100, 200]
+                    .map(|b| exp_plan::PointValue {
+                        label: format!("{b}B"),
+                        value: exp_plan::Value::Bytes(b),
+                    })
+                    .to_vec(),
+            ),
         }],
         workloads: Vec::new(),
         monitor: None,

@@ -1,7 +1,7 @@
 //! The `trials` table: one row per trial that ran, with its sweep point as
 //! typed columns, so every measurement can be joined to its parameters.
 
-use exp_plan::{Plan, Value};
+use exp_plan::{Plan, Value, Values};
 use exp_results::{Cell, DType, Schema};
 
 /// How a sweep parameter becomes a column: its name carries the unit.
@@ -38,7 +38,11 @@ impl TrialsTable {
             .parameters
             .iter()
             .map(|p| {
-                let kinds: Vec<(String, DType)> = p.values.iter().map(|v| column_kind(&p.name, &v.value)).collect();
+                // A range's values are all of one kind: its first says which.
+                let kinds: Vec<(String, DType)> = match &p.values {
+                    Values::Listed(values) => values.iter().map(|v| column_kind(&p.name, &v.value)).collect(),
+                    Values::Range(range) => vec![column_kind(&p.name, &range.at(0).value)],
+                };
                 // A parameter whose values differ in kind is recorded by label.
                 let (name, dtype) = match kinds.first() {
                     Some(first) if kinds.iter().all(|k| k == first) => first.clone(),
@@ -81,7 +85,7 @@ impl TrialsTable {
         ];
         let values = plan.values_at(trial.point).unwrap_or_default();
         for column in &self.sweep {
-            let value = values.iter().find(|(p, _)| p.name == column.parameter).map(|(_, v)| *v);
+            let value = values.iter().find(|(p, _)| p.name == column.parameter).map(|(_, v)| v);
             row.push(match value {
                 Some(v) if column.dtype == DType::Str => Cell::Str(v.label.clone()),
                 Some(v) => cell(&v.value),
