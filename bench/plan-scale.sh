@@ -67,43 +67,16 @@ experiment "sweep" {
 EOF
 }
 
-# One fleet naming both parameters: a million points, one variant and three
-# fields of 1,000 values (devices, its shard count, gap). `long` and
-# `long-dist` are 1,000,000 values of one parameter (below).
-wide_spec() {
-  cat <<EOF
-experiment "sweep" {
-  duration = 60s
-
-  sweep {
-    devices = 1..1000 step 1
-    gap     = 10ms..10s step 10ms
-  }
-
-  fleet "plant" {
-    devices = devices
-    gap     = exponential(mean = gap)
-    payload = json(size = 128B)
-  }
-
-  anomaly "cpu" {
-    kind        = cpuoccupy
-    utilization = 50%
-    at          = 10s
-    for         = 30s
-  }
-
-  monitor {}
-}
-EOF
-}
-
-# One parameter of a million values, a range, kept as one in the plan. In
-# `long` a fleet's connect rate takes its values (a field of a million
-# numbers); in `long-dist` the mean of the fleet's gap distribution does (a
-# field of a million distributions: the plan holds each distinct value, so
-# this one is over the targets, see docs/language.md §9).
-long_spec() {
+# A million points of one fleet, an anomaly and a monitor: SWEEP is the
+# sweep block's body, FLEET the fleet's properties besides its payload.
+# `wide` names two parameters of 1,000 values (one variant and three fields:
+# devices, its shard count, gap); `long` and `long-dist` one parameter of
+# 1,000,000 values, a range kept as one in the plan. In `long` the fleet's
+# connect rate takes its values (a field of a million numbers); in
+# `long-dist` the mean of its gap distribution does (a field of a million
+# distributions: the plan holds each distinct value, so this one is over the
+# targets, see docs/language.md §9).
+fleet_spec() {
   local sweep=$1 fleet=$2
   cat <<EOF
 experiment "sweep" {
@@ -114,7 +87,6 @@ experiment "sweep" {
   }
 
   fleet "plant" {
-    devices = 10
     $fleet
     payload = json(size = 128B)
   }
@@ -145,10 +117,14 @@ for trials in "${sizes[@]}"; do
   case $trials in
     10000) spec 100 1 >"$work/sweep.exp" ;;
     1000000) spec 1000 10 >"$work/sweep.exp" ;;
-    wide) wide_spec >"$work/sweep.exp" ;;
-    long) long_spec "rate = 1/s..1000000/s step 1/s" "gap = 100ms
+    wide) fleet_spec "devices = 1..1000 step 1
+    gap     = 10ms..10s step 10ms" "devices = devices
+    gap     = exponential(mean = gap)" >"$work/sweep.exp" ;;
+    long) fleet_spec "rate = 1/s..1000000/s step 1/s" "devices = 10
+    gap     = 100ms
     connect_rate = rate" >"$work/sweep.exp" ;;
-    long-dist) long_spec "mean = 1ms..1000s step 1ms" "gap = exponential(mean = mean)" >"$work/sweep.exp" ;;
+    long-dist) fleet_spec "mean = 1ms..1000s step 1ms" "devices = 10
+    gap     = exponential(mean = mean)" >"$work/sweep.exp" ;;
     *) echo "sizes: 10000, 1000000, wide, long or long-dist" >&2; exit 2 ;;
   esac
   echo "== $trials ($(wc -l <"$work/sweep.exp") spec lines)"

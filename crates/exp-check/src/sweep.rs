@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use crate::checker::{Checker, Scope};
 use crate::registry::Ty;
 use crate::typing::Bounds;
-use crate::value::{display_quantity, range_unit, Value, V};
+use crate::value::{dimension, display_quantity, range_unit, Value, V};
 use crate::workload::mentions;
 
 pub(crate) struct SweepParam {
@@ -29,11 +29,7 @@ pub(crate) struct SweepParam {
 /// combination asks for one).
 pub(crate) enum SweepValues {
     Listed(Vec<(Value, String)>),
-    Range {
-        range: ValueRange,
-        dimension: Option<Dimension>,
-        span: Span,
-    },
+    Range { range: ValueRange, span: Span },
 }
 
 impl SweepValues {
@@ -48,11 +44,11 @@ impl SweepValues {
     pub fn value(&self, index: usize) -> Value {
         match self {
             SweepValues::Listed(values) => values[index].0.clone(),
-            SweepValues::Range { range, dimension, span } => {
+            SweepValues::Range { range, span } => {
                 let x = range.number(index);
-                let kind = match (range.unit, dimension) {
+                let kind = match (range.unit, dimension(range.unit)) {
                     (RangeUnit::Int, _) => V::Int(x.round() as i64),
-                    (_, Some(d)) => V::Quantity(*d, x),
+                    (_, Some(d)) => V::Quantity(d, x),
                     (_, None) => V::Float(x),
                 };
                 Value {
@@ -260,7 +256,6 @@ impl Checker<'_> {
                 count: count as u64,
                 unit,
             },
-            dimension: d0,
             span,
         })
     }

@@ -104,7 +104,20 @@ pub(crate) fn display_quantity(dimension: Dimension, base: f64) -> String {
     exp_plan::display_quantity(range_unit(dimension), base)
 }
 
-/// The plan's name for a quantity's dimension.
+/// The dimension of a range's unit; `None` for plain numbers.
+pub(crate) fn dimension(unit: exp_plan::RangeUnit) -> Option<Dimension> {
+    use exp_plan::RangeUnit as U;
+    match unit {
+        U::Int | U::Float => None,
+        U::Duration => Some(Dimension::Duration),
+        U::Size => Some(Dimension::Bytes),
+        U::Bandwidth => Some(Dimension::Bandwidth),
+        U::Rate => Some(Dimension::Rate),
+        U::Percent => Some(Dimension::Percent),
+    }
+}
+
+/// The plan's name for a quantity's dimension (the inverse of [`dimension`]).
 pub(crate) fn range_unit(dimension: Dimension) -> exp_plan::RangeUnit {
     match dimension {
         Dimension::Duration => exp_plan::RangeUnit::Duration,
