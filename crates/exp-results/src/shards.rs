@@ -132,6 +132,8 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
         }
     };
     add_points(std::mem::take(&mut merged.points));
+    // The merge has no journal: its fragments' are read into it.
+    merged.journal_seq = 0;
     let mut errors: Vec<String> = merged.error.take().into_iter().collect();
     for part in parts {
         add_points(part.points);

@@ -102,7 +102,7 @@ fn fleet_c() -> Vec<Vec<Cell>> {
 
 fn build_run(root: &Path) -> PathBuf {
     let run = RunDir::create(root, "mqtt", "r").unwrap();
-    run.write_manifest(&common::manifest("mqtt", "r")).unwrap();
+    run.write_manifest(&mut common::manifest("mqtt", "r")).unwrap();
     let exponential = ns(Dist::Exponential { mean: 50e6 });
     write_plan(
         run.path(),
@@ -370,7 +370,7 @@ fn a_damaged_or_missing_anomaly_timeline_is_a_warning() {
 fn a_run_without_fleets_has_no_mqtt_report() {
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "plain", "r").unwrap();
-    run.write_manifest(&common::manifest("plain", "r")).unwrap();
+    run.write_manifest(&mut common::manifest("plain", "r")).unwrap();
     let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();
     let schema = common::schema("system_metrics");
     store.sink(&schema, 0, 0).write(common::rows(&schema, 0, 10)).unwrap();
@@ -399,7 +399,7 @@ fn ks_accepts_the_configured_distribution_and_rejects_another() {
     };
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "ks", "r").unwrap();
-    run.write_manifest(&common::manifest("ks", "r")).unwrap();
+    run.write_manifest(&mut common::manifest("ks", "r")).unwrap();
     let target = serde_json::to_value(&pareto).unwrap();
     write_plan(run.path(), &[("right", target.clone()), ("wrong", target)]);
     let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();
@@ -448,7 +448,7 @@ fn gap_targets_per_point(write_plan: fn(&Path, &str, &[serde_json::Value])) {
     let mut second = manifest.trials[0].clone();
     (second.trial, second.point) = (1, 1);
     manifest.trials.push(second);
-    run.write_manifest(&manifest).unwrap();
+    run.write_manifest(&mut manifest).unwrap();
     let targets: Vec<serde_json::Value> = gaps.iter().map(|g| serde_json::to_value(g).unwrap()).collect();
     write_plan(run.path(), "a", &targets);
     let store = Store::open(run.tables_dir(), StoreOptions::default()).unwrap();

@@ -109,7 +109,7 @@ fn the_manifest_is_replaced_atomically() {
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "e", "r").unwrap();
     let mut manifest = common::manifest("e", "r");
-    run.write_manifest(&manifest).unwrap();
+    run.write_manifest(&mut manifest).unwrap();
     assert_eq!(Manifest::read(&run.path().join("manifest.json")).unwrap(), manifest);
 
     manifest.status = RunStatus::Interrupted;
@@ -118,7 +118,7 @@ fn the_manifest_is_replaced_atomically() {
     manifest
         .tables
         .insert("mqtt_messages".into(), TableRecord { rows: 10, files: 2 });
-    run.write_manifest(&manifest).unwrap();
+    run.write_manifest(&mut manifest).unwrap();
     assert_eq!(
         Manifest::read(run.path()).unwrap(),
         manifest,
@@ -252,7 +252,7 @@ fn the_runner_lock_tells_running_from_crashed() {
         exp_host::facts(),
     );
     manifest.trials[0].status = TrialStatus::Running;
-    run.write_manifest(&manifest).unwrap();
+    run.write_manifest(&mut manifest).unwrap();
     let dir = run.path().to_path_buf();
 
     match runner::probe(&dir.join(LOCK_FILE)) {
@@ -353,7 +353,7 @@ fn fragment(
         trial.ended_at_unix_ns = Some(start + 10);
     }
     manifest.status = RunStatus::Complete;
-    run.write_manifest(&manifest).unwrap();
+    run.write_manifest(&mut manifest).unwrap();
     run
 }
 
@@ -374,8 +374,8 @@ fn shards_merge_into_one_run_and_an_early_merge_lets_later_shards_start() {
     assert_eq!(merged.shards.len(), 2);
     // A run that is not sharded keeps its directory to itself.
     let whole = RunDir::create(root.path(), "fleet", "w").unwrap();
-    let whole_manifest = Manifest::new(&plan(), 0..4, "w", "cd", UNIX_EPOCH, exp_host::facts());
-    whole.write_manifest(&whole_manifest).unwrap();
+    let mut whole_manifest = Manifest::new(&plan(), 0..4, "w", "cd", UNIX_EPOCH, exp_host::facts());
+    whole.write_manifest(&mut whole_manifest).unwrap();
     let whole_dir = whole.finish().unwrap();
     assert!(matches!(
         RunDir::create_shard(root.path(), "fleet", "w", 0),

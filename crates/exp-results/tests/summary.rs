@@ -16,7 +16,7 @@ fn close(a: Option<f64>, b: f64) -> bool {
 fn summaries_of_known_data() {
     let root = tempfile::tempdir().unwrap();
     let run = RunDir::create(root.path(), "lat", "r").unwrap();
-    run.write_manifest(&common::manifest("lat", "r")).unwrap();
+    run.write_manifest(&mut common::manifest("lat", "r")).unwrap();
     let store = Store::open(
         run.tables_dir(),
         StoreOptions {

@@ -237,7 +237,7 @@ async fn drive(
     events: Events,
     cancel: Cancel,
 ) -> Result<RunOutcome, RunError> {
-    run_dir.write_manifest(&manifest)?;
+    run_dir.write_manifest(&mut manifest)?;
     let store_options = StoreOptions {
         // A split run's parts write the same tables: each row says whose it is.
         host_column: manifest.split.map(|_| manifest.host.hostname.clone()),
@@ -290,7 +290,7 @@ async fn drive(
         RunStatus::Complete
     };
     manifest.finish(SystemTime::now());
-    if let Err(source) = run_dir.write_manifest(&manifest) {
+    if let Err(source) = run_dir.write_manifest(&mut manifest) {
         let outcome = match &manifest.error {
             Some(error) => format!("the run failed: {error}"),
             None => format!("the run ended {}", manifest.status.as_str()),
@@ -342,11 +342,13 @@ async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, total: u32) -
                 reason: reason.clone(),
             });
         }
-        manifest.points.push(PointRecord {
+        let record = PointRecord {
             point: index,
             repetitions_run: ran.count,
             stop_reason,
-        });
+        };
+        ctx.run_dir.record_point(&record)?;
+        manifest.points.push(record);
     }
     Ok(())
 }
@@ -420,7 +422,7 @@ async fn run_point(
         let record = &mut manifest.trials[index];
         record.status = TrialStatus::Running;
         record.started_at_unix_ns = Some(clock.start_unix_ns);
-        ctx.run_dir.write_manifest(manifest)?;
+        ctx.run_dir.record_trial(record)?;
         ctx.events.send(Event::TrialStarted {
             trial: trial.trial,
             ordinal: progress.ordinal,
@@ -459,7 +461,7 @@ async fn run_point(
         record.started_at_unix_ns = Some(result.start_unix_ns);
         record.ended_at_unix_ns = Some(result.end_unix_ns);
         record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);
-        ctx.run_dir.write_manifest(manifest)?;
+        ctx.run_dir.record_trial(&manifest.trials[index])?;
     }
     Ok(ran)
 }

@@ -13,12 +13,16 @@ use crate::runner::RunnerLock;
 
 mod attempts;
 mod files;
+mod journal;
 
+use crate::manifest::{PointRecord, TrialRecord};
 use crate::{Manifest, ResultsError};
 pub use attempts::AttemptFiles;
 use files::plan_json;
 pub use files::plan_sha256;
 pub(crate) use files::{sha256_hex, sync_dir, write_atomic};
+pub(crate) use journal::replay as replay_journal;
+use journal::{Change, Journal};
 
 /// The runner lock's file name in a run directory.
 pub const LOCK_FILE: &str = "runner.lock";
@@ -73,6 +77,8 @@ pub struct RunDir {
     /// Held while this process writes the run.
     lock: RunnerLock,
     role: Role,
+    /// Trial and point records changed since the manifest was written whole.
+    journal: Journal,
 }
 
 impl RunDir {
@@ -100,12 +106,7 @@ impl RunDir {
             },
         })?;
         let lock = RunnerLock::acquire(&path.join(LOCK_FILE))?;
-        let run = RunDir {
-            path,
-            final_path,
-            lock,
-            role: Role::Whole,
-        };
+        let run = RunDir::new(path, final_path, lock, Role::Whole);
         let tables = run.tables_dir();
         fs::create_dir(&tables).map_err(ResultsError::io("create", &tables))?;
         run.reserve(0);
@@ -141,12 +142,7 @@ impl RunDir {
                 path: path.join(role.manifest_file()),
             });
         }
-        let run = RunDir {
-            final_path: path.clone(),
-            path,
-            lock,
-            role,
-        };
+        let run = RunDir::new(path.clone(), path, lock, role);
         run.reserve(0);
         Ok(run)
     }
@@ -160,12 +156,7 @@ impl RunDir {
             });
         }
         let lock = RunnerLock::acquire(&dir.join(role.lock_file()))?;
-        let run = RunDir {
-            path: dir.to_path_buf(),
-            final_path: dir.to_path_buf(),
-            lock,
-            role,
-        };
+        let run = RunDir::new(dir.to_path_buf(), dir.to_path_buf(), lock, role);
         run.reserve(0);
         Ok(run)
     }
@@ -203,14 +194,20 @@ impl RunDir {
             fs::rename(dir, &path).map_err(ResultsError::io("rename", dir))?;
             sync_dir(parent)?;
         }
-        let run = RunDir {
+        let run = RunDir::new(path, final_path, lock, Role::Whole);
+        run.reserve(0);
+        Ok(run)
+    }
+
+    fn new(path: PathBuf, final_path: PathBuf, lock: RunnerLock, role: Role) -> RunDir {
+        let journal = Journal::new(&path.join(role.manifest_file()));
+        RunDir {
             path,
             final_path,
             lock,
-            role: Role::Whole,
-        };
-        run.reserve(0);
-        Ok(run)
+            role,
+            journal,
+        }
     }
 
     pub fn role(&self) -> Role {
@@ -258,10 +255,12 @@ impl RunDir {
     }
 
     /// Replaces `manifest.json` atomically: readers see the old or the new
-    /// manifest, never a torn one. When the disk is full, the space kept
-    /// free beside it is given up for it, so the manifest can still say how
-    /// the run ended.
-    pub fn write_manifest(&self, manifest: &Manifest) -> Result<(), ResultsError> {
+    /// manifest, never a torn one; its journal starts again empty (and
+    /// `manifest.journal_seq` says which lines the manifest includes). When
+    /// the disk is full, the space kept free beside it is given up for it,
+    /// so the manifest can still say how the run ended.
+    pub fn write_manifest(&self, manifest: &mut Manifest) -> Result<(), ResultsError> {
+        manifest.journal_seq = self.journal.seq_for_whole_write(manifest);
         let bytes = manifest.to_json().map_err(|source| ResultsError::Serialize {
             what: "manifest",
             source,
@@ -270,23 +269,39 @@ impl RunDir {
         match write_atomic(&path, &bytes) {
             Err(e) if e.is_disk_full() => {
                 let _ = fs::remove_file(self.path.join(self.role.reserve_file()));
-                write_atomic(&path, &bytes)
+                write_atomic(&path, &bytes)?;
             }
-            Ok(()) => {
-                self.reserve(bytes.len());
-                Ok(())
-            }
-            Err(e) => Err(e),
+            Ok(()) => self.reserve(bytes.len() as u64),
+            Err(e) => return Err(e),
         }
+        self.journal.written_whole(bytes.len() as u64);
+        Ok(())
+    }
+
+    /// Records a trial's record as it is now, in the manifest's journal: a
+    /// line appended and synced, whatever the manifest's size. A full disk
+    /// is an error here; the space kept free is for the manifest's last
+    /// whole write, which includes the record.
+    pub fn record_trial(&self, record: &TrialRecord) -> Result<(), ResultsError> {
+        let next_manifest = self.journal.append(Change::Trial(record))?;
+        self.reserve(next_manifest);
+        Ok(())
+    }
+
+    /// Records a point's record as it is now, as [`RunDir::record_trial`].
+    pub fn record_point(&self, record: &PointRecord) -> Result<(), ResultsError> {
+        let next_manifest = self.journal.append(Change::Point(record))?;
+        self.reserve(next_manifest);
+        Ok(())
     }
 
     /// Keeps `manifest.reserve` a quarter larger than the manifest (and at
-    /// least 256 KiB) so a full disk can still take the manifest's last
-    /// rewrite: removing the reserve frees room for the new file, and the
-    /// old one is freed by the rename. Best effort: a reserve that cannot
-    /// grow now is grown next time.
-    fn reserve(&self, manifest_bytes: usize) {
-        let want = (manifest_bytes as u64 * 5 / 4 + (64 << 10)).max(256 << 10);
+    /// least 256 KiB, in steps of 256 KiB) so a full disk can still take the
+    /// manifest's last rewrite: removing the reserve frees room for the new
+    /// file, and the old one is freed by the rename. Best effort: a reserve
+    /// that cannot grow now is grown next time.
+    fn reserve(&self, manifest_bytes: u64) {
+        let want = (manifest_bytes * 5 / 4 + (64 << 10)).next_multiple_of(256 << 10);
         let path = self.path.join(self.role.reserve_file());
         let have = fs::metadata(&path).map_or(0, |m| m.len());
         if have >= want {

@@ -61,6 +61,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
         shard: None,
         split: None,
         shards: Vec::new(),
+        journal_seq: 0,
     }
 }
 

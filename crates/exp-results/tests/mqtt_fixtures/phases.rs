@@ -93,7 +93,7 @@ pub fn messages() -> Vec<Vec<Cell>> {
 /// `timeline` writes as their timeline.
 pub fn build_run(root: &Path, timeline: impl FnOnce(&Store)) -> PathBuf {
     let run = RunDir::create(root, "phases", "r").unwrap();
-    run.write_manifest(&crate::common::manifest("phases", "r")).unwrap();
+    run.write_manifest(&mut crate::common::manifest("phases", "r")).unwrap();
     let gap = ns(Dist::Constant { value: 100e6 });
     write_plan_with_anomalies(run.path(), &[("f", gap)], &["a", "b", "c"]);
     let store = Store::open(
