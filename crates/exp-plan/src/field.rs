@@ -117,6 +117,16 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
         plain.chain(varied)
     }
 
+    /// The values the fields that set `pointer` give it (beside the value
+    /// each variant holds there): what the property can be, without
+    /// materialising a block per value.
+    pub fn field_values<'a>(&'a self, pointer: &'a str) -> impl Iterator<Item = &'a Json> + 'a {
+        self.fields
+            .iter()
+            .filter(move |f| f.pointers.iter().any(|p| p == pointer))
+            .flat_map(|f| &f.values)
+    }
+
     /// Whether every field points at a property of every variant.
     pub(crate) fn fields_resolve(&self) -> Result<(), String> {
         for variant in &self.variants {

@@ -170,6 +170,14 @@ fn a_field_sets_its_value_at_each_point_and_costs_a_value_not_a_variant() {
     );
     let json = serde_json::to_vec(&plan).unwrap();
     assert_eq!(Plan::from_json(&json).unwrap(), plan);
+    // The field's values read by property, without a workload each.
+    let pointer = "/config/anomaly/params/cpuoccupy/utilization_ratio";
+    let values: Vec<f64> = plan.workloads[1]
+        .field_values(pointer)
+        .filter_map(|v| v.as_f64())
+        .collect();
+    assert_eq!(values, vec![0.3, 0.4, 0.5]);
+    assert_eq!(plan.workloads[1].field_values("/config/anomaly/cores").count(), 0);
 }
 
 #[test]

@@ -56,22 +56,36 @@ static BROKERS: Mutex<Vec<Started>> = Mutex::new(Vec::new());
 /// Records the largest embedded-broker fleet of the plan, so the first
 /// broker started is big enough for every trial.
 pub fn size_for_plan(plan: &Plan) {
-    let size = plan
-        .workloads
-        .iter()
-        // Only fleets on the embedded broker count: the others need not be
-        // copied once per value of their fields.
-        .filter(|w| {
-            w.variants
-                .iter()
-                .any(|v| matches!(&v.config, WorkloadConfig::Fleet(f) if f.broker.url.is_none()))
-        })
-        .flat_map(|w| w.each_distinct().flatten())
-        .filter_map(|w| match &w.config {
-            WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
+    let mut size = Size::default();
+    for workload in &plan.workloads {
+        let fleets = workload.variants.iter().filter_map(|v| match &v.config {
+            WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(f),
             _ => None,
-        })
-        .fold(Size::default(), Size::max);
+        });
+        let mut any = false;
+        for fleet in fleets {
+            size = size.max(Size::of(fleet));
+            any = true;
+        }
+        if !any {
+            continue;
+        }
+        // A field sets one property at a time: its largest value is
+        // reached with the others at theirs, so the largest of each is enough
+        // (read from the plan's values, not a fleet materialised per value).
+        let largest = |pointer| {
+            workload
+                .field_values(pointer)
+                .filter_map(serde_json::Value::as_u64)
+                .max()
+                .unwrap_or(0)
+        };
+        size = size.max(Size {
+            devices: u32::try_from(largest("/config/fleet/devices")).unwrap_or(u32::MAX),
+            max_inflight: u16::try_from(largest("/config/fleet/broker/max_inflight")).unwrap_or(u16::MAX),
+            max_packet_bytes: largest("/config/fleet/broker/max_packet_bytes"),
+        });
+    }
     if let Ok(mut s) = PLAN_SIZE.lock() {
         *s = s.max(size);
     }
