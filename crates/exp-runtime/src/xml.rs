@@ -13,7 +13,7 @@ use std::time::Instant;
 use exp_plan::Xml;
 use exp_results::{Cell, DType, Schema};
 use exp_xml::compare::{compare, CompareConfig, PathMetric};
-use exp_xml::generate::{generate_to_dir, Amount, GenerateOptions, Generator, Layout};
+use exp_xml::generate::{generate_to_dir_until, Amount, GenerateOptions, Generator, Layout};
 use exp_xml::set::{read_set, write_set, SetOptions, SynthesisSet};
 use exp_xml::{obfuscate, AttributePolicy, Config, Source};
 
@@ -89,6 +89,11 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
     let config = Config { threads, ..config(xml) };
     std::fs::create_dir_all(out).map_err(|e| failed("output directory", &e))?;
 
+    // The workload starts at its window's start (`at`), like every kind.
+    let start = ctx.intervals.first().map_or(0, |i| i.start_ns);
+    if start > 0 && !ctx.cancel.sleep_until(ctx.clock.at(start)) {
+        return Ok(WorkloadSummary::default());
+    }
     let started = Instant::now();
     let corpus = match &xml.corpus {
         Some(corpus) => Some(corpus_sources(corpus).map_err(|e| failed("corpus", &e))?),
@@ -147,7 +152,12 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
         threads,
     };
     let documents_dir = out.join("documents");
-    let stats = generate_to_dir(&generator, &options, &documents_dir).map_err(|e| failed("generation", &e))?;
+    // The end of the workload's window (or of the trial) and Ctrl-C stop
+    // generation between batches.
+    let end = ctx.intervals.last().and_then(|i| i.end_ns).or(ctx.trial_end_ns);
+    let stop = || ctx.cancel.is_cancelled() || end.is_some_and(|end| ctx.clock.now_ns() >= end);
+    let stats =
+        generate_to_dir_until(&generator, &options, &documents_dir, &stop).map_err(|e| failed("generation", &e))?;
     let generate_s = stats.wall.as_secs_f64();
     let throughput = if generate_s > 0.0 {
         stats.bytes as f64 / 1e6 / generate_s

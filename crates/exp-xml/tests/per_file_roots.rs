@@ -2,7 +2,9 @@
 //! `--per-file N`, wrote N root elements into one file (not XML). Every file
 //! of several documents now has exactly one root.
 
-use exp_xml::generate::{generate_to_dir, Amount, GenerateOptions, Generator, Layout, Shard};
+use std::cell::Cell;
+
+use exp_xml::generate::{generate_to_dir, generate_to_dir_until, Amount, GenerateOptions, Generator, Layout, Shard};
 use exp_xml::set::{SetOptions, SynthesisSet};
 use exp_xml::{extract, Config, Source};
 use quick_xml::events::Event;
@@ -71,4 +73,37 @@ fn several_documents_per_file_get_one_root() {
         }
         assert_eq!(files, 30u64.div_ceil(per_file), "per_file {per_file}");
     }
+}
+
+#[test]
+fn a_stopped_generation_ends_early_with_every_file_well_formed() {
+    let set = set();
+    let generator = Generator::new(&set, 3).expect("generator");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let options = GenerateOptions {
+        // Far more than could ever be written: only the stop ends it.
+        amount: Amount::Documents(u64::MAX / 2),
+        shard: Shard::default(),
+        layout: Layout::DocumentsPerFile(7),
+        gzip: false,
+        threads: 2,
+    };
+    let asked = Cell::new(0);
+    let stop = || {
+        asked.set(asked.get() + 1);
+        asked.get() > 20
+    };
+    let stats = generate_to_dir_until(&generator, &options, dir.path(), &stop).expect("generate");
+    assert!(stats.documents > 0, "batches before the stop are written");
+    let mut documents = 0;
+    let mut files = 0;
+    for entry in std::fs::read_dir(dir.path()).expect("output") {
+        let text = std::fs::read_to_string(entry.expect("entry").path()).expect("file");
+        assert_eq!(roots(&text), 1, "the last file is closed too:\n{text}");
+        documents += text.matches("<reading").count() as u64;
+        files += 1;
+    }
+    assert_eq!(documents, stats.documents);
+    assert_eq!(files, stats.files);
+    assert_eq!(files, stats.documents.div_ceil(7));
 }

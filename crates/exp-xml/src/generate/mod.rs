@@ -19,7 +19,7 @@ use std::collections::HashMap;
 
 use exp_stats::{AliasIndex, Rng};
 
-pub use output::{generate_to_dir, generate_to_writer, GenerateError, GenerateStats};
+pub use output::{generate_to_dir, generate_to_dir_until, generate_to_writer, GenerateError, GenerateStats, STOP_POLL};
 pub use plan::{Amount, GenerateOptions, Layout, Shard};
 
 use crate::set::{NumericPath, SynthesisSet};

@@ -82,7 +82,7 @@ pub fn generate_to_writer<W: Write>(
     if options.layout != Layout::Stream {
         return Err(GenerateError::Options("a writer takes the stream layout".into()));
     }
-    run(generator, options, Sink::Stream(out))
+    run(generator, options, Sink::Stream(out), &|| false)
 }
 
 /// Generates files into `dir` (created if missing; layout
@@ -91,6 +91,18 @@ pub fn generate_to_dir(
     generator: &Generator,
     options: &GenerateOptions,
     dir: &Path,
+) -> Result<GenerateStats, GenerateError> {
+    generate_to_dir_until(generator, options, dir, &|| false)
+}
+
+/// [`generate_to_dir`], ending early once `stop` says so (asked between
+/// batches, and at least every [`STOP_POLL`]): what was generated until
+/// then is written, its last file closed, and the stats count it.
+pub fn generate_to_dir_until(
+    generator: &Generator,
+    options: &GenerateOptions,
+    dir: &Path,
+    stop: &dyn Fn() -> bool,
 ) -> Result<GenerateStats, GenerateError> {
     if options.layout == Layout::Stream {
         return Err(GenerateError::Options("a directory takes a file layout".into()));
@@ -106,8 +118,12 @@ pub fn generate_to_dir(
             dir: dir.to_owned(),
             current: None,
         },
+        stop,
     )
 }
+
+/// How long the writer waits for a batch before asking `stop` again.
+pub const STOP_POLL: Duration = Duration::from_millis(50);
 /// One batch: pieces in `data`, each ending at an offset.
 #[derive(Debug, Default)]
 struct Batch {
@@ -270,6 +286,7 @@ fn run<W: Write>(
     generator: &Generator,
     options: &GenerateOptions,
     mut sink: Sink<W>,
+    stop: &dyn Fn() -> bool,
 ) -> Result<GenerateStats, GenerateError> {
     let began = Instant::now();
     let plan = Plan::new(generator, options)?;
@@ -310,7 +327,7 @@ fn run<W: Write>(
             });
         }
         drop(tx);
-        let result = write_all(&plan, &shared, rx, &mut sink, &mut stats);
+        let result = write_all(&plan, &shared, rx, &mut sink, &mut stats, stop);
         // Release the workers whether the writer finished or failed.
         shared.advance(u64::MAX / 2, true);
         result
@@ -329,6 +346,7 @@ fn write_all<W: Write>(
     rx: mpsc::Receiver<(u64, Batch)>,
     sink: &mut Sink<W>,
     stats: &mut GenerateStats,
+    stop: &dyn Fn() -> bool,
 ) -> Result<(), GenerateError> {
     let mut framing = Vec::new();
     let mut encoded = Vec::new();
@@ -346,8 +364,18 @@ fn write_all<W: Write>(
     let mut pending = BTreeMap::new();
     let mut next = 0u64;
     let mut done = plan.batches() == Some(0);
+    let mut stopped = false;
     'receive: while !done {
-        let Ok((k, batch)) = rx.recv() else { break };
+        if stop() {
+            stopped = true;
+            shared.advance(next, true);
+            break;
+        }
+        let (k, batch) = match rx.recv_timeout(STOP_POLL) {
+            Ok(received) => received,
+            Err(mpsc::RecvTimeoutError::Timeout) => continue,
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        };
         pending.insert(k, batch);
         while let Some(mut batch) = pending.remove(&next) {
             let mut at = 0;
@@ -384,8 +412,8 @@ fn write_all<W: Write>(
                 emit(&framing, sink, stats)?;
             }
         }
-        // A `Bytes` run can stop inside a file: close its wrapper.
-        Some(n) if plan.end.is_none() && !stats.documents.is_multiple_of(n) => {
+        // A `Bytes` run, or one stopped early, can end inside a file: close its wrapper.
+        Some(n) if (plan.end.is_none() || stopped) && !stats.documents.is_multiple_of(n) => {
             plan.footer(&mut framing);
             if !framing.is_empty() {
                 emit(&framing, sink, stats)?;
