@@ -46,7 +46,7 @@ pub(crate) const DUTY_PERIOD_NS: u64 = 10_000_000;
 
 /// Checks everything that can be checked without running: the child then
 /// fails only on what the machine refuses (a missing core, memory, disk).
-pub(crate) fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
+pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
     let invalid = |what: String| Err(AnomalyError::Config(what));
     let ratio = |name: &str, value: f64| {
         if (0.0..=1.0).contains(&value) {

@@ -35,7 +35,7 @@ pub mod bench;
 use std::path::PathBuf;
 
 pub use child::child_main;
-pub use config::{InstanceConfig, Launcher};
+pub use config::{validate, InstanceConfig, Launcher};
 pub use counters::Counters;
 pub use instance::{spawn, ExitKind, Instance, Outcome, Sample};
 pub use sizes::{configured_growth_bytes_per_s, disk_need_bytes, memory_need_bytes};

@@ -342,7 +342,9 @@ Fix: `kind = cpuoccupy`.
 over 100 %, zero devices, or a QoS level of 3. The shape parameters of
 `pareto`, `weibull`, `gamma` and `lognormal` lie in 0.01 to 100:
 outside that range the distribution underflows or overflows (`pareto(shape =
-1e-300, median = 1ms)` would have a scale of 0).
+1e-300, median = 1ms)` would have a scale of 0). `synthetic(connections = …)`
+makes at most 10,000,000 connections: the replay holds each one's vector in
+memory before the trial starts.
 
 Example:
 
@@ -599,11 +601,16 @@ RTT emulation, a bottleneck or loss (network namespaces joined by the userspace
 delay stage) needs root and /dev/net/tun, and `server` cannot be combined with
 them; a `traffic` workload's `secret_env` must name a set environment variable
 holding at least 16 bytes (its value is never printed or stored). The plan is
-valid; only running it is refused, before anything starts.
+valid; only running it is refused, before anything starts. A plan edited by
+hand is refused here too when a value is outside what the language allows: a
+field value that does not fit its property, an anomaly's parameters, a traffic
+or xml workload's numbers (`source_addresses = 0`, `threads = 4294967295`).
 
 Fix: run as root on a host with TUN, drop `rtt`, `bottleneck` and `loss` to
 replay over plain loopback, export the secret `expc serve` uses, or remove the
-workload (`expc plan` shows the plan either way).
+workload (`expc plan` shows the plan either way). For a hand-edited plan,
+compile the spec again with `expc plan`, or bring the value back within the
+property's range (docs/language.md gives each).
 ";
     E1006 => "broker not usable",
 "Preflight: a fleet's broker cannot be used as written. An external broker's

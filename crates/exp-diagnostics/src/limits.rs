@@ -58,6 +58,11 @@ pub const MIN_PERIOD_PART_NS: u64 = 10_000_000;
 /// holds them in memory before the trial starts).
 pub const MAX_INTERVALS: u64 = 100_000;
 
+/// Most connections `synthetic(...)` makes for one traffic workload. The
+/// replay holds every connection's vector (about 150 B) before the trial
+/// starts: 10^7 is 1.5 GB; 10^12 was a 152 TB allocation that aborted.
+pub const MAX_SYNTHETIC_CONNECTIONS: u64 = 10_000_000;
+
 /// One limit, for the docs table and `expc explain`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Limit {
@@ -110,6 +115,11 @@ pub fn all() -> Vec<Limit> {
             "active intervals of one periodic workload per trial",
             group(MAX_INTERVALS),
             Code::E0606,
+        ),
+        limit(
+            "connections of `synthetic(...)`",
+            group(MAX_SYNTHETIC_CONNECTIONS),
+            Code::E0501,
         ),
     ]
 }

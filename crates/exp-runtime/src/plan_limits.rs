@@ -1,12 +1,14 @@
 //! The limits a compiled plan meets by construction (E0606 schedule
-//! density, MQTT QoS levels, a fleet's numeric ranges), checked again in
-//! preflight: a plan read from a file may have been written by hand, and
-//! must be refused as clearly as the spec it could have come from, before
-//! anything expands or runs it.
+//! density, MQTT QoS levels, every workload kind's numeric ranges, an
+//! anomaly's parameters), checked again in preflight: a plan read from a
+//! file may have been written by hand, and must be refused as clearly as
+//! the spec it could have come from, before anything expands or runs it.
 
-use exp_diagnostics::limits::{group, MAX_INTERVALS, MAX_PLAN_INTEGER, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS};
+use exp_diagnostics::limits::{
+    group, MAX_INTERVALS, MAX_PLAN_INTEGER, MAX_SYNTHETIC_CONNECTIONS, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS,
+};
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Fleet, Period, Plan, Workload, WorkloadConfig};
+use exp_plan::{Fleet, Period, Plan, Traffic, Vectors, Workload, WorkloadConfig, Xml};
 
 /// The problems of one workload variant, each with a key that is the same
 /// for every variant sharing it.
@@ -26,43 +28,87 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
             ));
         }
     }
-    if let WorkloadConfig::Fleet(fleet) = &workload.config {
-        if fleet.qos > 2 {
-            problems.push((
-                format!("qos {name}"),
-                Diagnostic::error(
-                    Code::E1006,
-                    format!("fleet `{name}`: QoS {} is not an MQTT level (0, 1 or 2)", fleet.qos),
-                ),
-            ));
-        }
-        for (property, value, (min, max)) in fleet_numbers(fleet) {
-            if !(value >= min && value <= max) {
+    let outside = |code, kind: &str, property: &str, value: f64, (min, max): (f64, f64)| {
+        (
+            format!("{property} {name}"),
+            Diagnostic::error(
+                code,
+                format!("{kind} `{name}`: `{property}` is {value}, outside {min} to {max}"),
+            )
+            .help(COMPILED_ONLY),
+        )
+    };
+    let within = |value: f64, (min, max): (f64, f64)| value >= min && value <= max;
+    match &workload.config {
+        WorkloadConfig::Fleet(fleet) => {
+            if fleet.qos > 2 {
                 problems.push((
-                    format!("{property} {name}"),
+                    format!("qos {name}"),
                     Diagnostic::error(
-                        Code::E1007,
-                        format!("fleet `{name}`: `{property}` is {value}, outside {min} to {max}"),
+                        Code::E1006,
+                        format!("fleet `{name}`: QoS {} is not an MQTT level (0, 1 or 2)", fleet.qos),
+                    ),
+                ));
+            }
+            for (property, value, bounds) in fleet_numbers(fleet) {
+                if !within(value, bounds) {
+                    problems.push(outside(Code::E1007, "fleet", property, value, bounds));
+                }
+            }
+            // A gap that cannot be sampled is reported by the fleet's own check.
+            let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
+            if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
+                problems.push((
+                    format!("gap {name}"),
+                    Diagnostic::error(
+                        Code::E0606,
+                        format!("fleet `{name}`: a device's mean gap is {mean:.0} ns, less than {MIN_MEAN_GAP_NS} ns"),
                     )
-                    .help("a compiled plan never has this: compile the spec again, or fix the plan"),
+                    .help("for more load, add devices rather than shortening their gap"),
                 ));
             }
         }
-        // A gap that cannot be sampled is reported by the fleet's own check.
-        let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
-        if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
-            problems.push((
-                format!("gap {name}"),
-                Diagnostic::error(
-                    Code::E0606,
-                    format!("fleet `{name}`: a device's mean gap is {mean:.0} ns, less than {MIN_MEAN_GAP_NS} ns"),
-                )
-                .help("for more load, add devices rather than shortening their gap"),
-            ));
+        // The rules the anomaly's child applies before it runs a kernel.
+        WorkloadConfig::Anomaly(anomaly) => {
+            if let Err(problem) = exp_anomaly::validate(anomaly) {
+                problems.push((
+                    format!("params {name}"),
+                    Diagnostic::error(Code::E1005, format!("anomaly `{name}`: {problem}")).help(COMPILED_ONLY),
+                ));
+            }
+        }
+        WorkloadConfig::Traffic(traffic) => {
+            for (property, value, bounds) in traffic_numbers(traffic) {
+                if !within(value, bounds) {
+                    problems.push(outside(Code::E1005, "traffic", property, value, bounds));
+                }
+            }
+            if !matches!(traffic.network.as_str(), "loopback" | "namespaces") {
+                problems.push((
+                    format!("network {name}"),
+                    Diagnostic::error(
+                        Code::E1005,
+                        format!(
+                            "traffic `{name}`: `network` is `{}`, not `loopback` or `namespaces`",
+                            traffic.network
+                        ),
+                    )
+                    .help(COMPILED_ONLY),
+                ));
+            }
+        }
+        WorkloadConfig::Xml(xml) => {
+            for (property, value, bounds) in xml_numbers(xml) {
+                if !within(value, bounds) {
+                    problems.push(outside(Code::E1005, "xml", property, value, bounds));
+                }
+            }
         }
     }
     problems
 }
+
+const COMPILED_ONLY: &str = "a compiled plan never has this: compile the spec again, or fix the plan";
 
 /// A fleet's numbers with the bounds the language gives their properties
 /// (exp-check's `registry/fleet.rs`): outside them the runtime would divide
@@ -82,6 +128,54 @@ fn fleet_numbers(fleet: &Fleet) -> [(&'static str, f64, (f64, f64)); 7] {
             (1024.0, 268_435_455.0),
         ),
     ]
+}
+
+/// A traffic workload's numbers with the bounds the language gives them
+/// (exp-check's `registry/traffic.rs` and `synthetic`): outside them the
+/// replay would allocate without bound, sample every nanosecond or bind
+/// addresses that do not exist. Absent options are not checked.
+fn traffic_numbers(traffic: &Traffic) -> Vec<(&'static str, f64, (f64, f64))> {
+    let ns = |n: u64| n as f64;
+    let mut numbers = vec![
+        ("interval_ns", ns(traffic.interval_ns), (1e6, MAX_PLAN_INTEGER)),
+        ("source_addresses", f64::from(traffic.source_addresses), (1.0, 254.0)),
+        ("queue_bytes", ns(traffic.queue_bytes), (1500.0, MAX_PLAN_INTEGER)),
+    ];
+    if let Some(window) = traffic.window_bytes {
+        numbers.push(("window_bytes", ns(window), (256.0, MAX_PLAN_INTEGER)));
+    }
+    if let Some(rate) = traffic.bottleneck_bit_per_s {
+        numbers.push(("bottleneck_bit_per_s", ns(rate), (1000.0, MAX_PLAN_INTEGER)));
+    }
+    if let Vectors::Synthetic(synthetic) = &traffic.vectors {
+        let most = MAX_SYNTHETIC_CONNECTIONS as f64;
+        numbers.push(("connections", ns(synthetic.connections), (1.0, most)));
+    }
+    numbers
+}
+
+/// An xml workload's numbers with the bounds the language gives them
+/// (exp-check's `registry/xml.rs`): outside them generation would start
+/// billions of threads or never end.
+fn xml_numbers(xml: &Xml) -> Vec<(&'static str, f64, (f64, f64))> {
+    let n = |n: u64| n as f64;
+    let mut numbers = vec![
+        ("max_distinct", f64::from(xml.max_distinct), (1.0, 1e6)),
+        (
+            "categorical_threshold",
+            f64::from(xml.categorical_threshold),
+            (1.0, 1e6),
+        ),
+        ("per_file", f64::from(xml.per_file), (1.0, 1e9)),
+        ("threads", f64::from(xml.threads), (0.0, 1024.0)),
+    ];
+    if let Some(documents) = xml.documents {
+        numbers.push(("documents", n(documents), (1.0, MAX_PLAN_INTEGER)));
+    }
+    if let Some(bytes) = xml.size_bytes {
+        numbers.push(("size_bytes", n(bytes), (1.0, MAX_PLAN_INTEGER)));
+    }
+    numbers
 }
 
 /// Why a periodic window cannot be honoured, as the compiler words it.

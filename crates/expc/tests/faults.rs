@@ -393,6 +393,106 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
     }
 }
 
+/// Hand-edited anomaly, traffic and xml settings no spec compiles to are
+/// refused by preflight, named: they aborted the run (a 152 TB allocation
+/// for 10^12 synthetic connections), started four billion threads, or were
+/// silently taken for something else (`network = "bogus"` ran on loopback).
+#[test]
+fn hand_edited_anomaly_traffic_and_xml_settings_are_refused() {
+    let scratch = Scratch::new("faults-hand-edited-kinds");
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    let spec = format!(
+        r#"
+experiment "kinds" {{
+  duration = 3s
+  anomaly "hog" {{ kind = cpuoccupy  utilization = 50% }}
+  traffic "t" {{
+    vectors = synthetic(connections = 20, arrival = constant(50ms), request = 1KB, response = 1KB)
+  }}
+  xml "x" {{
+    corpus    = "{}"
+    split_at  = "event"
+    documents = 5
+  }}
+}}
+"#,
+        corpus.display()
+    );
+    let mut plan = compiled_plan(&scratch, &spec);
+    let config = |plan: &mut serde_json::Value, w: usize| plan["workloads"][w]["variants"][0]["config"].take();
+    let (mut anomaly, mut traffic, mut xml) = (config(&mut plan, 0), config(&mut plan, 1), config(&mut plan, 2));
+    anomaly["anomaly"]["params"]["cpuoccupy"]["utilization_ratio"] = serde_json::json!(5.0);
+    traffic["traffic"]["vectors"]["synthetic"]["connections"] = serde_json::json!(1_000_000_000_000u64);
+    traffic["traffic"]["source_addresses"] = serde_json::json!(0);
+    traffic["traffic"]["network"] = serde_json::json!("bogus");
+    xml["xml"]["threads"] = serde_json::json!(u32::MAX);
+    xml["xml"]["documents"] = serde_json::json!(0);
+    for (w, config) in [anomaly, traffic, xml].into_iter().enumerate() {
+        plan["workloads"][w]["variants"][0]["config"] = config;
+    }
+    for (dry, log) in refused_plan(&scratch, &plan) {
+        for expected in [
+            "anomaly `hog`: invalid anomaly configuration: utilization must be between 0 and 1, not 5",
+            "traffic `t`: `connections` is 1000000000000, outside 1 to 10000000",
+            "traffic `t`: `source_addresses` is 0, outside 1 to 254",
+            "traffic `t`: `network` is `bogus`",
+            "xml `x`: `threads` is 4294967295, outside 0 to 1024",
+            "xml `x`: `documents` is 0, outside 1 to",
+        ] {
+            assert!(log.contains(expected), "dry {dry}: {expected}\n{log}");
+        }
+        assert_eq!(log.matches("E1005").count(), 6, "dry {dry}: {log}");
+    }
+}
+
+/// An xml workload asked for more documents than it can write stops at the
+/// trial's end, and on Ctrl-C when the trial has no end: generation ran on,
+/// deaf to both, and wrote 8.9 million files before it was killed.
+#[test]
+fn xml_generation_stops_at_the_trials_end_and_on_ctrl_c() {
+    let scratch = Scratch::new("faults-xml-stop");
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    let spec = |duration: &str| {
+        format!(
+            "experiment \"endless\" {{\n  {duration}\n  xml \"x\" {{\n    corpus = \"{}\"\n    split_at = \"event\"\n    documents = 1000000000000\n    per_file = 1000\n    compare = false\n  }}\n}}\n",
+            corpus.display()
+        )
+    };
+    for (duration, signalled) in [("duration = 2s", false), ("", true)] {
+        let spec = write_spec(&scratch, &spec(duration));
+        let out = scratch.0.join(if signalled { "signalled" } else { "timed" });
+        let mut child = expc()
+            .arg("run")
+            .arg(&spec)
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        if signalled {
+            let started = Instant::now();
+            // Once documents are being written.
+            while common::files(&out)
+                .iter()
+                .all(|f| !f.to_string_lossy().contains("/documents/"))
+            {
+                assert!(started.elapsed() < Duration::from_secs(60), "no document written");
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            signal(&child, "INT");
+        }
+        let status = exit_within(&mut child, Duration::from_secs(60));
+        let manifest = Manifest::read(&run_dir(&out).unwrap()).unwrap();
+        let expected = if signalled {
+            (Some(130), RunStatus::Interrupted)
+        } else {
+            (Some(0), RunStatus::Complete)
+        };
+        assert_eq!((status.code(), manifest.status), expected, "{duration:?}");
+    }
+}
+
 /// Every value of a field is checked, not only the variant's.
 #[test]
 fn a_hand_edited_field_value_is_checked_like_a_variant() {

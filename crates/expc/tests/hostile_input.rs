@@ -277,6 +277,11 @@ fn out_of_range_quantities_and_dense_schedules_are_coded_errors() {
             "experiment \"x\" { duration = 2s\n fleet \"f\" { devices = 1  gap = gamma(shape = 1e-320, scale = 1ms) } }",
             "E0501",
         ),
+        // Was a 152 TB allocation that aborted the run.
+        (
+            "let v = synthetic(connections = 1000000000000, arrival = constant(1s), request = 1KB, response = 1KB)",
+            "E0501",
+        ),
     ];
     for (index, (text, code)) in cases.iter().enumerate() {
         let spec = dir.file(&format!("case{index}.exp"), text);

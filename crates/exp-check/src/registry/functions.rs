@@ -130,7 +130,8 @@ pub const FUNCTIONS: &[FnSchema] = &[
         kind: FnKind::Constructor,
         doc: "Connection vectors synthesized from distributions (Harpoon/Swing style).",
         params: &[
-            p("connections", Ty::Int, "Number of connections.").at_least(1.0),
+            p("connections", Ty::Int, "Number of connections.")
+                .range(1.0, exp_diagnostics::limits::MAX_SYNTHETIC_CONNECTIONS as f64),
             p("arrival", Ty::Dist(Some(Duration)), "Gap between connection starts."),
             def("epochs", Ty::Dist(None), "geometric(p = 0.3)", "Request/response exchanges per connection, plus one."),
             p("request", Ty::Dist(Some(Bytes)), "Initiator data unit size."),
