@@ -454,11 +454,13 @@ fn xml_generation_stops_at_the_trials_end_and_on_ctrl_c() {
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
     let spec = |duration: &str| {
         format!(
-            "experiment \"endless\" {{\n  {duration}\n  xml \"x\" {{\n    corpus = \"{}\"\n    split_at = \"event\"\n    documents = 1000000000000\n    per_file = 1000\n    compare = false\n  }}\n}}\n",
-            corpus.display()
+            "experiment \"endless\" {{\n  {duration}\n  xml \"x\" {{\n    corpus = \"{}\"\n    split_at = \"event\"\n    documents = 1000000000000\n    per_file = 1000\n    compare = false\n    {}\n  }}\n}}\n",
+            corpus.display(),
+            if duration.is_empty() { "" } else { "at = 1s" }
         )
     };
-    for (duration, signalled) in [("duration = 2s", false), ("", true)] {
+    // The timed run also starts its xml workload at `at = 1s`.
+    for (duration, signalled) in [("duration = 3s", false), ("", true)] {
         let spec = write_spec(&scratch, &spec(duration));
         let out = scratch.0.join(if signalled { "signalled" } else { "timed" });
         let mut child = expc()
@@ -490,6 +492,20 @@ fn xml_generation_stops_at_the_trials_end_and_on_ctrl_c() {
             (Some(0), RunStatus::Complete)
         };
         assert_eq!((status.code(), manifest.status), expected, "{duration:?}");
+        if !signalled {
+            let started = manifest.trials[0].started_at_unix_ns.unwrap();
+            let first_written = common::files(&out)
+                .iter()
+                .filter(|f| f.to_string_lossy().contains("/documents/"))
+                .map(|f| std::fs::metadata(f).unwrap().modified().unwrap())
+                .min()
+                .expect("documents were written");
+            let after = exp_results::unix_ns(first_written).saturating_sub(started);
+            assert!(
+                after >= 1_000_000_000,
+                "the first document {after} ns after the start, before `at`"
+            );
+        }
     }
 }
 
