@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{expc, files, read_parquet, rows_by_trial, run_dir, text, u64_values, wait_for, Scratch};
+use common::{expc, files, read_parquet, rows_by_trial, run_dir, spawn_run, text, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
 
@@ -88,15 +88,7 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
     let reference = rows_by_trial(&run_dir(&reference_out).unwrap());
 
     let out = scratch.0.join("runs");
-    let mut child: Child = expc()
-        .arg("run")
-        .arg(&spec)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child: Child = spawn_run(&spec, &out);
     let started = trial_started(&out, 1);
     // 6.5 s into the second trial: its fleet has sent for about 5 s.
     while unix_ns_now() < started + 6_500_000_000 {
@@ -223,15 +215,7 @@ experiment "four" {
     )
     .unwrap();
     let out = scratch.0.join("runs");
-    let child = expc()
-        .arg("run")
-        .arg(&spec)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_run(&spec, &out);
     trial_started(&out, 2);
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])

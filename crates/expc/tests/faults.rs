@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expc, run_dir, signal, text, Scratch};
+use common::{expc, run_dir, signal, spawn_run, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 
 /// Waits for the child to exit; kills it and fails after `limit`, saying
@@ -167,15 +167,7 @@ fn ctrl_c_ends_a_run_whose_broker_never_answers() {
         ),
     );
     let out = scratch.0.join("runs");
-    let mut child = expc()
-        .arg("run")
-        .arg(&spec)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_run(&spec, &out);
     // Once a device is stuck connecting: past preflight's reachability
     // probe (one connection), the trial's devices connect and get no answer.
     let started = Instant::now();
@@ -463,15 +455,7 @@ fn xml_generation_stops_at_the_trials_end_and_on_ctrl_c() {
     for (duration, signalled) in [("duration = 3s", false), ("", true)] {
         let spec = write_spec(&scratch, &spec(duration));
         let out = scratch.0.join(if signalled { "signalled" } else { "timed" });
-        let mut child = expc()
-            .arg("run")
-            .arg(&spec)
-            .arg("--out")
-            .arg(&out)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_run(&spec, &out);
         if signalled {
             let started = Instant::now();
             // Once documents are being written.

@@ -19,6 +19,20 @@ pub fn expc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_expc"))
 }
 
+/// Starts `expc run SPEC --out OUT` in the background, its output discarded
+/// (the tests read what it wrote).
+pub fn spawn_run(spec: &Path, out: &Path) -> Child {
+    expc()
+        .arg("run")
+        .arg(spec)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// The one run directory under `out` (finished or `.partial`).
 pub fn run_dir(out: &Path) -> Option<PathBuf> {
     let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
