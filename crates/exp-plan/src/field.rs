@@ -57,13 +57,38 @@ impl Field {
 /// Sets `value` at `pointer` in `node`; `false` when the pointer names
 /// nothing there (the fields replace properties, they never add any).
 fn set(node: &mut Json, pointer: &str, value: &Json) -> bool {
-    match node.pointer_mut(pointer) {
+    match slot(node, pointer) {
         Some(slot) => {
             *slot = value.clone();
             true
         }
         None => false,
     }
+}
+
+/// `Json::pointer_mut` without its two allocations per token (its
+/// unescaping of `~1` and `~0`) when a token has no `~`, as every pointer a
+/// compiled plan holds: a million field values set at a few pointers each
+/// spent a tenth of preflight there.
+fn slot<'a>(node: &'a mut Json, pointer: &str) -> Option<&'a mut Json> {
+    if pointer.is_empty() {
+        return Some(node);
+    }
+    pointer.strip_prefix('/')?.split('/').try_fold(node, |target, token| {
+        let token: Cow<'_, str> = if token.contains('~') {
+            token.replace("~1", "/").replace("~0", "~").into()
+        } else {
+            token.into()
+        };
+        match target {
+            Json::Object(map) => map.get_mut(token.as_ref()),
+            // RFC 6901 array indices: digits, no sign, no leading zero.
+            Json::Array(list) if token == "0" || !token.starts_with(['0', '+']) => {
+                token.parse::<usize>().ok().and_then(move |i| list.get_mut(i))
+            }
+            _ => None,
+        }
+    })
 }
 
 impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
@@ -156,4 +181,34 @@ fn with_values<T: Serialize + DeserializeOwned>(base: &T, values: &[(&Field, &Js
         }
     }
     serde_json::from_value(node).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_slot_is_what_json_pointer_mut_finds() {
+        let node = serde_json::json!({
+            "config": {"fleet": {"devices": 5, "a/b": 1, "m~n": 2, "list": [10, 20, 30]}},
+            "": {"": 3}
+        });
+        for pointer in [
+            "",
+            "/config/fleet/devices",
+            "/config/fleet/a~1b",
+            "/config/fleet/m~0n",
+            "/config/fleet/list/2",
+            "/config/fleet/list/02",
+            "/config/fleet/list/+1",
+            "/config/fleet/list/3",
+            "/config/fleet/list/x",
+            "/config/fleet/missing",
+            "//",
+            "no-slash",
+        ] {
+            let (mut ours, mut theirs) = (node.clone(), node.clone());
+            assert_eq!(slot(&mut ours, pointer), theirs.pointer_mut(pointer), "{pointer:?}");
+        }
+    }
 }
