@@ -53,20 +53,8 @@ impl AliasTable {
         let mean = raw.iter().sum::<f64>() / total;
         let variance = raw.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / total;
 
-        let mut scaled: Vec<f64> = counts.iter().map(|&c| c as f64 * n as f64 / total).collect();
-        let mut threshold = vec![1.0; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| scaled[i] < 1.0);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            threshold[s] = scaled[s];
-            alias[s] = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // Whatever remains (in either list, from rounding) has probability ≈ 1: keep it.
+        let (threshold, alias) =
+            crate::alias_index::vose(counts.iter().map(|&c| c as f64 * n as f64 / total).collect());
         let cumulative = counts
             .iter()
             .scan(0u64, |acc, &c| {

@@ -39,6 +39,27 @@ pub struct AliasIndex {
 /// 2⁶⁴ as f64, to convert a probability to a 64-bit fixed-point threshold.
 const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
 
+/// Vose's pairing of columns scaled to mean 1 (`scaled.len()` ≤ 2³² − 1):
+/// each column's threshold (the probability it keeps itself) and alias.
+/// Columns left in either list by rounding have q ≈ 1 and keep themselves
+/// (threshold 1, alias = self), as initialised.
+pub(crate) fn vose(mut scaled: Vec<f64>) -> (Vec<f64>, Vec<u32>) {
+    let n = scaled.len();
+    let mut threshold = vec![1.0f64; n];
+    let mut alias: Vec<u32> = (0..n as u32).collect();
+    let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| scaled[i] < 1.0);
+    while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
+        threshold[s] = scaled[s];
+        alias[s] = l as u32;
+        scaled[l] -= 1.0 - scaled[s];
+        if scaled[l] < 1.0 {
+            large.pop();
+            small.push(l);
+        }
+    }
+    (threshold, alias)
+}
+
 impl AliasIndex {
     /// A table over `weights` (finite, ≥ 0, not all zero).
     pub fn new(weights: &[f64]) -> Result<Self, AliasError> {
@@ -56,21 +77,7 @@ impl AliasIndex {
         if !(total > 0.0 && total.is_finite()) {
             return Err(AliasError::ZeroTotal);
         }
-        let mut scaled: Vec<f64> = weights.iter().map(|w| w * n as f64 / total).collect();
-        let mut threshold = vec![1.0f64; n];
-        let mut alias: Vec<u32> = (0..n as u32).collect();
-        let (mut small, mut large): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| scaled[i] < 1.0);
-        while let (Some(s), Some(&l)) = (small.pop(), large.last()) {
-            threshold[s] = scaled[s];
-            alias[s] = l as u32;
-            scaled[l] -= 1.0 - scaled[s];
-            if scaled[l] < 1.0 {
-                large.pop();
-                small.push(l);
-            }
-        }
-        // Columns left in either list (rounding) have q ≈ 1: they keep
-        // themselves (threshold 1, alias = self), as initialised.
+        let (threshold, alias) = vose(weights.iter().map(|w| w * n as f64 / total).collect());
         let columns = threshold
             .iter()
             .zip(alias)
