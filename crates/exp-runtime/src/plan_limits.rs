@@ -10,6 +10,33 @@ use exp_diagnostics::limits::{
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{Fleet, Period, Plan, Traffic, Vectors, Workload, WorkloadConfig, Xml};
 
+/// The problems of the plan's own times: the experiment's `duration` and
+/// `pause`, each monitor's `interval` (a duration of 2^64 − 1 ns waited
+/// for ever; the language holds every time to 2^53 − 1 ns).
+pub(crate) fn check_times(plan: &Plan) -> Vec<(String, Diagnostic)> {
+    let ns = |n: u64| n as f64;
+    let mut times = vec![("pause_ns", ns(plan.experiment.pause_ns), (0.0, MAX_PLAN_INTEGER))];
+    if let Some(duration) = plan.experiment.duration_ns {
+        times.push(("duration_ns", ns(duration), (1.0, MAX_PLAN_INTEGER)));
+    }
+    let monitors = plan.monitor.iter().flat_map(|m| &m.variants);
+    times.extend(monitors.map(|m| ("monitor interval_ns", ns(m.interval_ns), (10e6, 3600e9))));
+    times
+        .into_iter()
+        .filter(|&(_, value, (min, max))| !(value >= min && value <= max))
+        .map(|(property, value, (min, max))| {
+            (
+                format!("experiment {property}"),
+                Diagnostic::error(
+                    Code::E1005,
+                    format!("experiment: `{property}` is {value}, outside {min} to {max}"),
+                )
+                .help(COMPILED_ONLY),
+            )
+        })
+        .collect()
+}
+
 /// The problems of one workload variant, each with a key that is the same
 /// for every variant sharing it.
 pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic)> {
@@ -39,6 +66,22 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
         )
     };
     let within = |value: f64, (min, max): (f64, f64)| value >= min && value <= max;
+    let window = &workload.window;
+    for (property, time) in [
+        ("window start_ns", Some(window.start_ns)),
+        ("window end_ns", window.end_ns),
+    ] {
+        let time = time.map_or(0.0, |t| t as f64);
+        if !within(time, (0.0, MAX_PLAN_INTEGER)) {
+            problems.push(outside(
+                Code::E1005,
+                "workload",
+                property,
+                time,
+                (0.0, MAX_PLAN_INTEGER),
+            ));
+        }
+    }
     match &workload.config {
         WorkloadConfig::Fleet(fleet) => {
             if fleet.qos > 2 {

@@ -44,6 +44,16 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let memory = exp_host::meminfo().unwrap_or_default();
     let budget = memory_budget(memory.available_bytes(), memory.total_bytes());
 
+    for (key, diagnostic) in crate::plan_limits::check_times(input.plan) {
+        report(
+            key,
+            PreflightIssue {
+                diagnostic,
+                origin: None,
+            },
+        );
+    }
+
     // Each distinct variant of each workload once, however many points run
     // it, and each value of its fields; the scratch space io anomalies need
     // in the run directory found on the way.

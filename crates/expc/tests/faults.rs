@@ -385,10 +385,11 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
     }
 }
 
-/// Hand-edited anomaly, traffic and xml settings no spec compiles to are
-/// refused by preflight, named: they aborted the run (a 152 TB allocation
-/// for 10^12 synthetic connections), started four billion threads, or were
-/// silently taken for something else (`network = "bogus"` ran on loopback).
+/// Hand-edited anomaly, traffic, xml, monitor and timing settings no spec
+/// compiles to are refused by preflight, named: they aborted the run (a
+/// 152 TB allocation for 10^12 synthetic connections), started four billion
+/// threads, waited for ever (a duration of 2^64 − 1 ns), or were silently
+/// taken for something else (`network = "bogus"` ran on loopback).
 #[test]
 fn hand_edited_anomaly_traffic_and_xml_settings_are_refused() {
     let scratch = Scratch::new("faults-hand-edited-kinds");
@@ -406,6 +407,7 @@ experiment "kinds" {{
     split_at  = "event"
     documents = 5
   }}
+  monitor {{}}
 }}
 "#,
         corpus.display()
@@ -422,6 +424,10 @@ experiment "kinds" {{
     for (w, config) in [anomaly, traffic, xml].into_iter().enumerate() {
         plan["workloads"][w]["variants"][0]["config"] = config;
     }
+    // Times past the language's 2^53 − 1 ns: the trial waited for ever.
+    plan["experiment"]["duration_ns"] = serde_json::json!(u64::MAX);
+    plan["workloads"][0]["variants"][0]["window"]["start_ns"] = serde_json::json!(u64::MAX);
+    plan["monitor"]["variants"][0]["interval_ns"] = serde_json::json!(0);
     for (dry, log) in refused_plan(&scratch, &plan) {
         for expected in [
             "anomaly `hog`: invalid anomaly configuration: utilization must be between 0 and 1, not 5",
@@ -430,10 +436,13 @@ experiment "kinds" {{
             "traffic `t`: `network` is `bogus`",
             "xml `x`: `threads` is 4294967295, outside 0 to 1024",
             "xml `x`: `documents` is 0, outside 1 to",
+            "experiment: `duration_ns` is 18446744073709552000, outside 1 to 9007199254740991",
+            "experiment: `monitor interval_ns` is 0, outside 10000000 to 3600000000000",
+            "workload `hog`: `window start_ns` is 18446744073709552000, outside 0 to",
         ] {
             assert!(log.contains(expected), "dry {dry}: {expected}\n{log}");
         }
-        assert_eq!(log.matches("E1005").count(), 6, "dry {dry}: {log}");
+        assert_eq!(log.matches("E1005").count(), 9, "dry {dry}: {log}");
     }
 }
 
