@@ -12,9 +12,11 @@ use std::io::Write;
 use exp_results::manifest::{PointRecord, TrialStatus};
 use exp_results::{Manifest, RunDir};
 
-/// A manifest of two planned trials, written whole in a new run.
-fn started_run(root: &std::path::Path) -> (RunDir, Manifest) {
-    let run = RunDir::create(root, "e", "r").unwrap();
+/// A manifest of two planned trials, written whole in a new run (in a
+/// directory removed when the first value is dropped).
+fn started_run() -> (tempfile::TempDir, RunDir, Manifest) {
+    let root = tempfile::tempdir().unwrap();
+    let run = RunDir::create(root.path(), "e", "r").unwrap();
     let mut manifest = common::manifest("e", "r");
     let mut second = manifest.trials[0].clone();
     second.trial = 1;
@@ -23,13 +25,12 @@ fn started_run(root: &std::path::Path) -> (RunDir, Manifest) {
         trial.status = TrialStatus::Planned;
     }
     run.write_manifest(&mut manifest).unwrap();
-    (run, manifest)
+    (root, run, manifest)
 }
 
 #[test]
 fn records_reach_readers_without_rewriting_the_manifest() {
-    let root = tempfile::tempdir().unwrap();
-    let (run, mut manifest) = started_run(root.path());
+    let (_root, run, mut manifest) = started_run();
     let file = run.path().join("manifest.json");
     let written = fs::read(&file).unwrap();
 
@@ -55,8 +56,7 @@ fn records_reach_readers_without_rewriting_the_manifest() {
 
 #[test]
 fn a_torn_last_line_is_ignored() {
-    let root = tempfile::tempdir().unwrap();
-    let (run, mut manifest) = started_run(root.path());
+    let (_root, run, mut manifest) = started_run();
     manifest.trials[0].status = TrialStatus::Running;
     run.record_trial(&manifest.trials[0]).unwrap();
     manifest.journal_seq = 1;
@@ -71,8 +71,7 @@ fn a_torn_last_line_is_ignored() {
 
 #[test]
 fn lines_left_behind_by_a_whole_write_are_skipped() {
-    let root = tempfile::tempdir().unwrap();
-    let (run, mut manifest) = started_run(root.path());
+    let (_root, run, mut manifest) = started_run();
     manifest.trials[0].status = TrialStatus::Running;
     run.record_trial(&manifest.trials[0]).unwrap();
     let journal = run.path().join("manifest.journal");
@@ -92,8 +91,7 @@ fn lines_left_behind_by_a_whole_write_are_skipped() {
 
 #[test]
 fn a_resumed_run_numbers_its_lines_after_the_crashed_runs() {
-    let root = tempfile::tempdir().unwrap();
-    let (run, mut manifest) = started_run(root.path());
+    let (_root, run, mut manifest) = started_run();
     manifest.trials[0].status = TrialStatus::Running;
     run.record_trial(&manifest.trials[0]).unwrap();
     let dir = run.path().to_path_buf();

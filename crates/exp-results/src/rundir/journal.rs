@@ -162,17 +162,20 @@ pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<()
         }
         manifest.journal_seq = line.seq;
         if let Some(record) = line.trial {
-            match manifest.trials.binary_search_by_key(&record.trial, |t| t.trial) {
-                Ok(i) => manifest.trials[i] = record,
-                Err(i) => manifest.trials.insert(i, record),
-            }
+            upsert(&mut manifest.trials, record, |t| t.trial);
         }
         if let Some(record) = line.point {
-            match manifest.points.binary_search_by_key(&record.point, |p| p.point) {
-                Ok(i) => manifest.points[i] = record,
-                Err(i) => manifest.points.insert(i, record),
-            }
+            upsert(&mut manifest.points, record, |p| p.point);
         }
     }
     Ok(())
+}
+
+/// Replaces the record with `record`'s key in `list` (sorted by key), or
+/// inserts it in its place.
+fn upsert<T>(list: &mut Vec<T>, record: T, key: impl Fn(&T) -> u32) {
+    match list.binary_search_by_key(&key(&record), key) {
+        Ok(i) => list[i] = record,
+        Err(i) => list.insert(i, record),
+    }
 }

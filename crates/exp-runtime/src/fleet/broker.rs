@@ -58,18 +58,14 @@ static BROKERS: Mutex<Vec<Started>> = Mutex::new(Vec::new());
 pub fn size_for_plan(plan: &Plan) {
     let mut size = Size::default();
     for workload in &plan.workloads {
-        let fleets = workload.variants.iter().filter_map(|v| match &v.config {
-            WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(f),
+        let embedded = workload.variants.iter().filter_map(|v| match &v.config {
+            WorkloadConfig::Fleet(f) if f.broker.url.is_none() => Some(Size::of(f)),
             _ => None,
         });
-        let mut any = false;
-        for fleet in fleets {
-            size = size.max(Size::of(fleet));
-            any = true;
-        }
-        if !any {
+        let Some(variants) = embedded.reduce(Size::max) else {
             continue;
-        }
+        };
+        size = size.max(variants);
         // A field sets one property at a time: its largest value is
         // reached with the others at theirs, so the largest of each is enough
         // (read from the plan's values, not a fleet materialised per value).
