@@ -17,10 +17,12 @@
 //! This crate holds the types, the derivation of points and trials, and
 //! reading a plan back with its version and consistency checked.
 
+pub mod diff;
 mod dist;
 mod field;
 mod read;
 pub mod seeds;
+pub mod snapshot;
 mod sweep;
 mod values;
 mod workload;

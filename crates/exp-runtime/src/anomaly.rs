@@ -17,8 +17,11 @@ use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 /// How long a child gets to stop after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(1);
 
+/// The ground truth: one row per phase change of every anomaly.
+pub const TIMELINE_TABLE: &str = exp_results::mqtt_report::TIMELINE_TABLE;
+
 pub fn timeline_schema() -> Schema {
-    Schema::new("anomaly_timeline")
+    Schema::new(TIMELINE_TABLE)
         .column("instance", DType::Str)
         .column("activation", DType::U64)
         .column("kind", DType::Str)

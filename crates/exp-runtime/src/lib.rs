@@ -28,7 +28,7 @@ mod xml;
 
 pub use cancel::{Cancel, Level};
 pub use events::{Event, Events};
-pub use executor::{ExecError, WorkloadSummary};
+pub use executor::{activity_table, ExecError, WorkloadSummary, MONITOR_TABLE};
 pub use preflight::{preflight, PreflightInput, PreflightIssue};
 pub use run::{check_time_scale, resume, run, RunError, RunOptions, RunOutcome, MAX_TIME_SCALE};
 pub use selection::{SelectionError, TrialSelection};

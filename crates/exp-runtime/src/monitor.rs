@@ -33,7 +33,7 @@ pub fn run(
     })
     .map_err(host)?;
     // The label: the anomalies whose processes are alive at the sample.
-    let system_schema = schema("system_metrics", system.columns()).column("active_workloads", DType::Str);
+    let system_schema = schema(crate::executor::MONITOR_TABLE, system.columns()).column("active_workloads", DType::Str);
     let system_sink = tables.sink(&system_schema);
     let mut process = ProcessSampler::new();
     let process_schema = schema("process_metrics", process.columns());

@@ -19,8 +19,11 @@ use exp_xml::{obfuscate, AttributePolicy, Config, Source};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 
+/// One row per generated batch of documents.
+pub const GENERATION_TABLE: &str = "xml_generation";
+
 pub fn generation_schema() -> Schema {
-    Schema::new("xml_generation")
+    Schema::new(GENERATION_TABLE)
         .column("workload", DType::Str)
         .column("documents", DType::U64)
         .column("bytes", DType::U64)

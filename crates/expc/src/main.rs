@@ -5,6 +5,7 @@
 mod out;
 
 mod calibrate;
+mod line_diff;
 mod mqtt_report;
 mod progress;
 mod report;
@@ -13,6 +14,7 @@ mod serve;
 mod size;
 mod slurm;
 mod summary;
+mod test;
 mod traffic;
 mod traffic_report;
 mod xml;
@@ -70,6 +72,11 @@ enum Command {
         #[arg(long)]
         check: bool,
     },
+    /// Test a spec library: every spec checks and is formatted, every plan equals its snapshot.
+    #[command(
+        after_help = "Snapshots: DIR/__snapshots__/NAME.plan.json beside DIR/NAME.exp (docs/testing.md).\nExit status: 0 all passed, 1 some failed, 2 nothing could be tested.\n\nExamples:\n  expc test\n  expc test specs/ --accept\n  expc test specs/ --junit results.xml\n  expc test specs/iot --run --time-scale 0.01"
+    )]
+    Test(test::Args),
     /// Explain a diagnostic code with an example and its fix.
     #[command(after_help = "Examples:\n  expc explain E0302\n  expc explain --list")]
     Explain {
@@ -207,6 +214,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Fmt { files, check } => fmt(files, check),
+        Command::Test(args) => test::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
         Command::Calibrate(args) => calibrate::run(args),

@@ -178,37 +178,14 @@ fn merge(dir: &Path) -> Result<ExitCode, String> {
     })
 }
 
-/// Runs `start` on a runtime with progress on the terminal and signals
-/// turned into cancellation; prints how it ended.
+/// Runs `start` with progress on the terminal and signals turned into
+/// cancellation; prints how it ended.
 fn execute<F, Fut>(sources: &SourceMap, start: F) -> Result<ExitCode, String>
 where
     F: FnOnce(Events, Cancel) -> Fut,
     Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
 {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .map_err(|e| format!("cannot start the runtime: {e}"))?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let progress = {
-        let finished = finished.clone();
-        std::thread::spawn(move || crate::progress::render(rx, finished))
-    };
-    let events = Events::new(tx);
-    let cancel = Cancel::new();
-    let result = runtime.block_on(async {
-        let watcher = exp_runtime::signals::install(cancel.clone(), events.clone())
-            .map_err(|e| format!("cannot take over SIGINT and SIGTERM: {e}"))?;
-        let signals = tokio::spawn(watcher);
-        let result = start(events, cancel).await;
-        signals.abort();
-        Ok::<_, String>(result)
-    })?;
-    finished.store(true, std::sync::atomic::Ordering::SeqCst);
-    let _ = progress.join();
-    match result {
+    match drive(start, true)? {
         Ok(outcome) => {
             crate::summary::print_run(&outcome.run_dir, &outcome.manifest);
             Ok(match outcome.manifest.status {
@@ -223,6 +200,43 @@ where
         }
         Err(error) => Err(error.to_string()),
     }
+}
+
+/// Runs `start` on a runtime of its own, with SIGINT and SIGTERM turned into
+/// cancellation; its events are shown when `progress` is set.
+pub(crate) fn drive<F, Fut>(start: F, progress: bool) -> Result<Result<exp_runtime::RunOutcome, RunError>, String>
+where
+    F: FnOnce(Events, Cancel) -> Fut,
+    Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the runtime: {e}"))?;
+    let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let (events, renderer) = if progress {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let finished = finished.clone();
+        let renderer = std::thread::spawn(move || crate::progress::render(rx, finished));
+        (Events::new(tx), Some(renderer))
+    } else {
+        (Events::none(), None)
+    };
+    let cancel = Cancel::new();
+    let result = runtime.block_on(async {
+        let watcher = exp_runtime::signals::install(cancel.clone(), events.clone())
+            .map_err(|e| format!("cannot take over SIGINT and SIGTERM: {e}"))?;
+        let signals = tokio::spawn(watcher);
+        let result = start(events, cancel).await;
+        signals.abort();
+        Ok::<_, String>(result)
+    })?;
+    finished.store(true, std::sync::atomic::Ordering::SeqCst);
+    if let Some(renderer) = renderer {
+        let _ = renderer.join();
+    }
+    Ok(result)
 }
 
 /// The plan and, when it was compiled here, its sources (for spans).
