@@ -2,8 +2,8 @@
 //! would change, line by line.
 
 /// The changed lines between `old` and `new` (a longest common subsequence),
-/// each with its line number in `old`: `   3 - text` for a line of `old`
-/// that goes, `   3 + text` for a line of `new` that comes in its place.
+/// each with a line number in `old`: `   3 - text` for line 3 of `old`,
+/// which goes; `   4 + text` for a line of `new` that comes before line 4.
 /// Files too large for the quadratic table are summarised instead.
 pub fn line_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
@@ -64,7 +64,7 @@ mod tests {
     #[test]
     fn shows_each_changed_line_with_its_number() {
         let diff = line_diff("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n");
-        assert_eq!(diff, "   2 - b\n   2 + B\n   5 + e\n");
+        assert_eq!(diff, "   2 - b\n   3 + B\n   5 + e\n");
     }
 
     #[test]

@@ -150,6 +150,7 @@ fn dist(value: &Json) -> Option<String> {
                 (Some(unit), Json::Number(x)) if !plain.contains(&key.as_str()) => {
                     display_quantity(unit, x.as_f64().unwrap_or(f64::NAN))
                 }
+                (_, Json::Number(x)) => display_quantity(RangeUnit::Float, x.as_f64().unwrap_or(f64::NAN)),
                 (_, Json::Array(values)) => format!("[{} values]", values.len()),
                 (_, Json::String(text)) if key == "sha256" => format!("{}…", &text[..text.len().min(12)]),
                 _ => v.to_string(),
