@@ -9,7 +9,9 @@
 // - `mounts`: root with CAP_SYS_ADMIN and `mount`, for tests that mount a
 //   small tmpfs to fill it or make it read-only;
 // - `slurm`: root and Debian's Slurm and munge (`slurmctld`, `slurmd`,
-//   `sbatch`, `srun`, `munged`), for tests that start their own cluster.
+//   `sbatch`, `srun`, `munged`), for tests that start their own cluster;
+// - `xmllint`: libxml2's `xmllint`, for tests that validate XML output
+//   against a schema (`expc test --junit`).
 //
 // With `EXPC_REQUIRE_CAPABILITIES=1` (set by `.ci/run`, which runs as root)
 // a missing capability fails the build instead: CI runs every test.
@@ -18,7 +20,14 @@ fn probe_capabilities() {
     println!("cargo::rustc-check-cfg=cfg(rtt_emulation)");
     println!("cargo::rustc-check-cfg=cfg(mounts)");
     println!("cargo::rustc-check-cfg=cfg(slurm)");
-    for program in ["/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/bin/sbatch", "/usr/sbin/munged"] {
+    println!("cargo::rustc-check-cfg=cfg(xmllint)");
+    for program in [
+        "/usr/sbin/slurmctld",
+        "/usr/sbin/slurmd",
+        "/usr/bin/sbatch",
+        "/usr/sbin/munged",
+        "/usr/bin/xmllint",
+    ] {
         println!("cargo::rerun-if-changed={program}");
     }
     println!("cargo::rerun-if-changed=/dev/net/tun");
@@ -64,11 +73,15 @@ fn probe_capabilities() {
     if root && slurm {
         println!("cargo::rustc-cfg=slurm");
     }
-    if required && !(root && capabilities && tun && ip && mount && slurm) {
+    let xmllint = runs("xmllint", "--version");
+    if xmllint {
+        println!("cargo::rustc-cfg=xmllint");
+    }
+    if required && !(root && capabilities && tun && ip && mount && slurm && xmllint) {
         panic!(
             "EXPC_REQUIRE_CAPABILITIES=1 but tests would be ignored: root {root}, \
              CAP_NET_ADMIN+CAP_SYS_ADMIN {capabilities}, /dev/net/tun {tun}, `ip` {ip}, `mount` {mount}, \
-             Slurm and munge {slurm}"
+             Slurm and munge {slurm}, `xmllint` {xmllint}"
         );
     }
 }

@@ -93,7 +93,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     for spec in &library.specs {
         let mut outcome = test_spec(spec, &options);
         let mut interrupted = false;
-        if let (true, true, Some(plan)) = (args.run, outcome.failures.is_empty(), &outcome.plan) {
+        if let (true, Some(plan)) = (args.run, &outcome.plan) {
             let run_started = Instant::now();
             if let Err(failure) = live::run_first_trial(spec, plan, time_scale) {
                 outcome.failures.push(Failure::Run(failure.message));
@@ -128,7 +128,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if !failed.is_empty() {
         outln!("\nfailures:");
         for outcome in &failed {
-            outln!("\n---- {} ----\n{}", outcome.spec.display(), details(outcome));
+            outln!(
+                "\n---- {} ----\n{}",
+                outcome.spec.display(),
+                details(outcome).trim_end()
+            );
         }
     }
     let verdict = if failed.is_empty() { "ok" } else { "FAILED" };
