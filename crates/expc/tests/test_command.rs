@@ -2,6 +2,8 @@
 //! and the specs that import it, their plan snapshots, JUnit output, and
 //! `--run`.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 mod common;
 
 use std::path::Path;
