@@ -54,8 +54,9 @@ enum Command {
     )]
     Plan {
         file: PathBuf,
-        #[arg(long, value_enum, default_value_t = Format::Json)]
-        format: Format,
+        /// [default: yaml when -o names a .yaml or .yml file, else json]
+        #[arg(long, value_enum)]
+        format: Option<Format>,
         /// Override the experiment's seed.
         #[arg(long)]
         seed: Option<u64>,
@@ -63,14 +64,24 @@ enum Command {
         #[arg(short, long)]
         output: Option<PathBuf>,
     },
-    /// Format specs in place (or check that they are formatted).
-    #[command(after_help = "Examples:\n  expc fmt examples/*.exp\n  expc fmt --check specs/iot/*.exp")]
+    /// Format specs in place (or check that they are formatted); `-` formats standard input to standard output.
+    #[command(
+        after_help = "Examples:\n  expc fmt examples/*.exp\n  expc fmt --check specs/iot/*.exp\n  expc fmt - < spec.exp > formatted.exp"
+    )]
     Fmt {
         #[arg(required = true)]
         files: Vec<PathBuf>,
-        /// Change nothing; exit 1 if a file is not formatted.
+        /// Change nothing; show what would change and exit 1 if a file is not formatted.
         #[arg(long)]
         check: bool,
+    },
+    /// Print a shell completion script: `source <(expc completions bash)`.
+    #[command(
+        after_help = "Examples:\n  source <(expc completions bash)\n  expc completions zsh > ~/.zfunc/_expc\n  expc completions fish > ~/.config/fish/completions/expc.fish"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
     /// Test a spec library: every spec checks and is formatted, every plan equals its snapshot.
     #[command(
@@ -201,6 +212,8 @@ fn run(command: Command) -> Result<ExitCode, String> {
             };
             // JSON straight from the plan (the same bytes as through a
             // `serde_json::Value`, without building one); YAML walks a Value.
+            let yaml_file = output.as_deref().is_some_and(yaml::is_yaml_path);
+            let format = format.unwrap_or(if yaml_file { Format::Yaml } else { Format::Json });
             let text = match format {
                 Format::Json => serde_json::to_string_pretty(&plan).map_err(|e| e.to_string())? + "\n",
                 Format::Yaml => yaml::to_yaml(&serde_json::to_value(&plan).map_err(|e| e.to_string())?),
@@ -214,6 +227,13 @@ fn run(command: Command) -> Result<ExitCode, String> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Fmt { files, check } => fmt(files, check),
+        Command::Completions { shell } => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut command, "expc", &mut script);
+            out!("{}", String::from_utf8_lossy(&script));
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Test(args) => test::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
@@ -257,6 +277,12 @@ fn default_cache_dir() -> Option<PathBuf> {
 }
 
 fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
+    if files.iter().any(|f| f.as_os_str() == "-") {
+        if files.len() > 1 {
+            return Err("`-` (standard input) is formatted alone, not with files".into());
+        }
+        return fmt_stdin(check);
+    }
     let mut unformatted = false;
     let mut failed = false;
     for path in files {
@@ -276,7 +302,11 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
             continue;
         }
         if check {
-            errln!("{}: not formatted", path.display());
+            errln!(
+                "{}: not formatted; `-` is the file, `+` what `expc fmt` writes:\n{}",
+                path.display(),
+                line_diff::line_diff(&text, &formatted)
+            );
             unformatted = true;
         } else {
             replace_file(&path, formatted.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -288,6 +318,46 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// `expc fmt -`: standard input formatted to standard output; nothing on
+/// standard output when it does not parse (an editor keeps its text).
+fn fmt_stdin(check: bool) -> Result<ExitCode, String> {
+    use std::io::Read;
+    let limit = exp_diagnostics::limits::MAX_SOURCE_BYTES;
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read standard input: {e}"))?;
+    if bytes.len() as u64 > limit {
+        return Err(format!(
+            "standard input holds more than the {} MiB a spec may have",
+            limit >> 20
+        ));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "standard input is not UTF-8".to_string())?;
+    let mut sources = exp_diagnostics::SourceMap::new();
+    let file = sources.add("<stdin>", text.clone());
+    let (module, diagnostics) = exp_syntax::parse(file, &text);
+    if !diagnostics.is_empty() {
+        err!("{}", render_all(&diagnostics, &sources, style()));
+        return Ok(ExitCode::FAILURE);
+    }
+    let formatted = exp_syntax::format(&module, &text);
+    if !check {
+        out!("{formatted}");
+        return Ok(ExitCode::SUCCESS);
+    }
+    if formatted == text {
+        return Ok(ExitCode::SUCCESS);
+    }
+    errln!(
+        "<stdin>: not formatted; `-` is the input, `+` what `expc fmt` writes:\n{}",
+        line_diff::line_diff(&text, &formatted)
+    );
+    Ok(ExitCode::FAILURE)
 }
 
 /// Writes `bytes` to a temporary file beside `path` and renames it over

@@ -241,13 +241,24 @@ where
 
 /// The plan and, when it was compiled here, its sources (for spans).
 pub(crate) fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, SourceMap)>, String> {
-    if file.extension().is_some_and(|e| e == "json") {
+    let yaml = crate::yaml::is_yaml_path(file);
+    if yaml || file.extension().is_some_and(|e| e == "json") {
         if seed.is_some() {
             return Err(
                 "--seed applies to specs; a plan's seeds are fixed (recompile it with `expc plan --seed`)".into(),
             );
         }
-        let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        // A FIFO would block and /dev/zero never end: only regular files.
+        let regular = std::fs::metadata(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        if !regular.is_file() {
+            return Err(format!("{} is not a regular file", file.display()));
+        }
+        let mut bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+        if yaml {
+            let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", file.display()))?;
+            let json = crate::yaml::from_yaml(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+            bytes = serde_json::to_vec(&json).map_err(|e| e.to_string())?;
+        }
         let plan = Plan::from_json(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
         return Ok(Some((plan, SourceMap::new())));
     }

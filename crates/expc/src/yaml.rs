@@ -1,7 +1,54 @@
-//! A YAML rendering of plan JSON. Strings are always double-quoted with JSON
-//! escapes (valid YAML), so no value can be misread as another type.
+//! Plans as YAML: written from the plan's JSON with every string
+//! double-quoted with JSON escapes (valid YAML), so no value can be misread
+//! as another type; read back (`expc run plan.yaml`) into the same JSON.
 
 use serde_json::Value;
+use yaml_rust2::{Yaml, YamlLoader};
+
+/// Whether a file name says YAML (`.yaml`, `.yml`).
+pub fn is_yaml_path(path: &std::path::Path) -> bool {
+    path.extension().is_some_and(|e| e == "yaml" || e == "yml")
+}
+
+/// The JSON of a YAML document: mappings with string keys, sequences and
+/// scalars. Numbers keep their exact text (a u64 nanosecond count stays
+/// exact); anchors, tags other than the core ones and several documents are
+/// refused.
+pub fn from_yaml(text: &str) -> Result<Value, String> {
+    let documents = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
+    match documents.as_slice() {
+        [document] => to_json(document),
+        [] => Err("no YAML document".into()),
+        _ => Err(format!("{} YAML documents, but a plan is one", documents.len())),
+    }
+}
+
+fn to_json(yaml: &Yaml) -> Result<Value, String> {
+    Ok(match yaml {
+        Yaml::Null => Value::Null,
+        Yaml::Boolean(b) => Value::Bool(*b),
+        Yaml::Integer(i) => Value::from(*i),
+        // The number's own text, so that 18446744073709551615 or 0.1 read
+        // as `serde_json` reads them from JSON.
+        Yaml::Real(text) => {
+            serde_json::from_str(text).map_err(|_| format!("`{text}` is not a number JSON can hold"))?
+        }
+        Yaml::String(s) => Value::String(s.clone()),
+        Yaml::Array(items) => Value::Array(items.iter().map(to_json).collect::<Result<_, _>>()?),
+        Yaml::Hash(map) => {
+            let mut object = serde_json::Map::new();
+            for (key, value) in map {
+                let Yaml::String(key) = key else {
+                    return Err(format!("a mapping key that is not a string: {key:?}"));
+                };
+                object.insert(key.clone(), to_json(value)?);
+            }
+            Value::Object(object)
+        }
+        Yaml::Alias(_) => return Err("YAML aliases are not read in plans".into()),
+        Yaml::BadValue => return Err("a value YAML cannot read".into()),
+    })
+}
 
 pub fn to_yaml(value: &Value) -> String {
     let mut out = String::new();
@@ -54,6 +101,27 @@ fn node(out: &mut String, value: &Value, indent: usize) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reads_back_what_it_writes_exactly() {
+        let v = serde_json::json!({
+            "n": 18446744073709551615u64, "x": 0.1, "neg": -3, "s": "a: \"b\"\n", "t": true,
+            "list": [1, {"k": null}, []], "empty": {}, "f": 500000000.0
+        });
+        let back = from_yaml(&to_yaml(&v)).unwrap();
+        assert_eq!(back, v);
+        assert_eq!(
+            serde_json::to_string(&back).unwrap(),
+            serde_json::to_string(&v).unwrap()
+        );
+    }
+
+    #[test]
+    fn refuses_what_a_plan_cannot_be() {
+        assert!(from_yaml("a: 1\n---\nb: 2\n").unwrap_err().contains("2 YAML documents"));
+        assert!(from_yaml("? [1]\n: 2\n").unwrap_err().contains("not a string"));
+        assert!(from_yaml("a: [1\n").is_err());
+    }
 
     #[test]
     fn renders_nested_values_with_quoted_strings() {
