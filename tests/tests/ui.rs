@@ -3,7 +3,9 @@
 //! snapshotted. Files under `tests/ui/modules/` are only imported by them.
 //!
 //! Each input names the codes it must produce in a `// expect: E0302 ...`
-//! comment; that is checked whatever the snapshot says. A `// known-bug: ...`
+//! comment, and the codes it must not produce (cascades of an error already
+//! reported) in a `// expect-not: E0605 ...` comment; that is checked
+//! whatever the snapshot says. A `// known-bug: ...`
 //! comment marks a case where the compiler does not report them yet (the case
 //! then fails once the bug is fixed, as a reminder to remove the comment). Accept new or changed
 //! snapshots with `INSTA_UPDATE=always cargo test -p exp-tests`, then read them.
@@ -70,6 +72,14 @@ fn check(path: &Path) -> Vec<String> {
         (Some(bug), false) => eprintln!("{name}: known bug, {missing:?} not reported yet: {bug}"),
         (None, true) => {}
     }
+    // `// expect-not:` codes would only repeat an error already reported.
+    let cascades: Vec<String> = codes_after(&text, "// expect-not:")
+        .into_iter()
+        .filter(|c| found.contains(c.as_str()))
+        .collect();
+    if !cascades.is_empty() {
+        problems.push(format!("{name}: {cascades:?} must not be reported, got:\n{rendered}"));
+    }
     for diagnostic in &compilation.diagnostics {
         problems.extend(misplaced_labels(diagnostic, &compilation.sources, &name));
     }
@@ -100,8 +110,13 @@ fn known_bug(text: &str) -> Option<&str> {
 
 /// Codes listed in `// expect:` comments.
 fn expected_codes(text: &str) -> BTreeSet<String> {
+    codes_after(text, "// expect:")
+}
+
+/// Codes listed in comments that start with `prefix`.
+fn codes_after(text: &str, prefix: &str) -> BTreeSet<String> {
     text.lines()
-        .filter_map(|line| line.trim().strip_prefix("// expect:"))
+        .filter_map(|line| line.trim().strip_prefix(prefix))
         .flat_map(|codes| codes.split_whitespace().map(str::to_string))
         .collect()
 }

@@ -39,6 +39,9 @@ pub(crate) struct Checker<'a> {
     pub sweep_blocks: Vec<Span>,
     /// Lowered property values that are the same at every sweep point.
     pub lowered: HashMap<crate::workload::LoweredKey, Option<serde_json::Value>>,
+    /// The experiment block lost statements to syntax errors: `duration` may
+    /// have been one, so "never ends" (E0605) would only repeat that error.
+    pub experiment_damaged: bool,
 }
 
 /// Where names are looked up: a module's bindings and, inside workloads, the
@@ -50,6 +53,11 @@ pub(crate) struct Scope<'s> {
 }
 
 impl<'a> Checker<'a> {
+    /// Whether any syntax error (E01xx) was reported.
+    pub fn has_syntax_errors(&self) -> bool {
+        self.diagnostics.iter().any(|d| d.code.as_str().starts_with("E01"))
+    }
+
     pub fn new(sources: SourceMap, loader: &'a dyn Loader, program: Program, diagnostics: Vec<Diagnostic>) -> Self {
         let root_dir = program.modules[program.root].dir.clone().unwrap_or_default();
         let dirs = program
@@ -72,6 +80,7 @@ impl<'a> Checker<'a> {
             lowered: HashMap::new(),
             sweep_blocks: Vec::new(),
             poisoned: HashSet::new(),
+            experiment_damaged: false,
         };
         for d in diagnostics {
             checker.report(d);

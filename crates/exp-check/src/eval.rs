@@ -3,7 +3,7 @@
 
 use exp_diagnostics::limits::MAX_PLAN_INTEGER;
 use exp_diagnostics::{closest, Code, Diagnostic, Span};
-use exp_syntax::ast::{Arg, Expr, ExprKind, Path};
+use exp_syntax::ast::{Arg, Expr, ExprKind, Item, Member, Path};
 use exp_syntax::units;
 
 use crate::checker::{Checker, Scope};
@@ -204,8 +204,48 @@ impl Checker<'_> {
         self.poisoned.contains(name) || self.program.modules[module].failed_imports.iter().any(|a| a == name)
     }
 
+    /// The name `expr` is, when it is a single name that nothing binds here.
+    pub(crate) fn unbound_name(&self, expr: &Expr, scope: Scope) -> Option<String> {
+        let ExprKind::Path(path) = &expr.kind else { return None };
+        let [only] = path.segments.as_slice() else { return None };
+        let module = scope.module;
+        let bound = scope.sweep.is_some_and(|s| s.contains_key(&only.name))
+            || self.lets[module].contains_key(&only.name)
+            || self.declared[module].contains_key(&only.name)
+            || self.program.modules[module].imports.contains_key(&only.name)
+            || self.poisoned(module, &only.name);
+        (!bound).then(|| only.name.clone())
+    }
+
+    /// Where the experiment's sweep defines parameter `name`, if it does.
+    fn sweep_parameter(&self, name: &str) -> Option<Span> {
+        let root = &self.program.modules[self.program.root].ast;
+        root.items.iter().find_map(|item| {
+            let Item::Block(experiment) = item else { return None };
+            experiment.members.iter().find_map(|member| {
+                let Member::Block(sweep) = member else { return None };
+                (sweep.kind.name == "sweep").then_some(())?;
+                sweep.members.iter().find_map(|m| match m {
+                    Member::Attribute(a) if a.key.name == name => Some(a.key.span),
+                    _ => None,
+                })
+            })
+        })
+    }
+
     fn undefined(&mut self, name: &str, span: Span, scope: Scope) {
         let module = scope.module;
+        if let Some(parameter) = self.sweep_parameter(name).filter(|_| scope.sweep.is_none()) {
+            self.report(
+                Diagnostic::error(Code::E0201, format!("sweep parameter `{name}` is not visible here"))
+                    .primary(span, "used outside the workloads")
+                    .secondary(parameter, "defined by the sweep here")
+                    .help(
+                        "sweep parameters are visible in workload and `monitor` blocks; the experiment's own settings (`duration`, `pause`, `repeat`) and `let`s are the same for every trial",
+                    ),
+            );
+            return;
+        }
         if let Some(&later) = self.declared[module].get(name) {
             self.report(
                 Diagnostic::error(Code::E0201, format!("`{name}` is used before its definition"))

@@ -78,12 +78,22 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
     let plan = match &experiment {
         Some(block) => checker.plan(block, options),
         None => {
+            let module = &checker.program.modules[checker.program.root];
             if options.require_experiment {
                 let (span, label) = no_experiment_anchor(&checker);
                 checker.report(
                     Diagnostic::error(Code::E0306, "no experiment to plan")
                         .primary(span, label)
                         .help("add `experiment \"name\" { ... }`"),
+                );
+            } else if module.ast.items.is_empty() && !checker.has_syntax_errors() {
+                // A module defines something; a file with nothing in it was
+                // most likely saved empty by mistake.
+                let span = Span::new(module.file, 0..0);
+                checker.report(
+                    Diagnostic::warning(Code::W0802, "this file defines nothing")
+                        .primary(span, "empty")
+                        .help("add an `experiment` block, or `let` bindings for other specs to import"),
                 );
             }
             None

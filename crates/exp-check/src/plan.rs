@@ -74,12 +74,17 @@ impl Checker<'_> {
             }
         };
         let monitor = children("monitor").first().copied();
-        let settings = settings?;
-        let repeat = repeat?;
-        let trial_ns = settings.get("duration_ns").and_then(Json::as_u64);
+        // Workloads are checked even when a setting is wrong (reported), so
+        // that one pass shows every mistake; without a known `duration`,
+        // "never ends" would only guess.
+        let trial_ns = settings
+            .as_ref()
+            .and_then(|s| s.get("duration_ns"))
+            .and_then(Json::as_u64);
+        self.experiment_damaged = experiment.recovered || settings.is_none();
         // Counted from the value counts before anything is expanded: the
         // product alone can be huge (10^12 trials used to ask for terabytes).
-        let trial_count = sweep::trial_count(&params, repeat.max).unwrap_or(u64::MAX);
+        let trial_count = sweep::trial_count(&params, repetitions).unwrap_or(u64::MAX);
         if trial_count > MAX_TRIALS {
             let count = match trial_count {
                 u64::MAX => format!("more than {}", group(u64::MAX - 1)),
@@ -118,6 +123,7 @@ impl Checker<'_> {
         if self.error_count() > 0 {
             return None;
         }
+        let (settings, repeat) = (settings?, repeat?);
         let workloads: Vec<Variants<Workload>> = lowered.into_iter().map(complete).collect::<Option<_>>()?;
         // A monitor that does not lower everywhere (its errors are reported
         // with the properties) is dropped: the trials run without one.

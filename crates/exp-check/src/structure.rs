@@ -207,6 +207,13 @@ impl Checker<'_> {
         let mut diagnostic = Diagnostic::error(Code::E0302, format!("unknown property `{key}` in `{}`", schema.kind))
             .primary(attr.key.span, format!("not a property of `{}`", schema.kind))
             .with_help(suggestion.map(|s| format!("did you mean `{s}`?")));
+        // A workload's extent is its window; the trial's length is the
+        // experiment's (docs/language.md §13).
+        if key == "duration" && allowed.iter().any(|p| p.name == "for") {
+            diagnostic = diagnostic.with_help(Some(
+                "a workload runs for its window: `for = 30s` (or `until`); `duration` sets the whole trial's length, in the `experiment` block".to_string(),
+            ));
+        }
         if let Some(other) = schema.variants.iter().find(|v| v.props.iter().any(|p| p.name == key)) {
             let kind = variant_name(block).unwrap_or("this kind");
             diagnostic = diagnostic.note(format!("`{key}` belongs to `kind = {}`, not `{kind}`", other.name));

@@ -182,8 +182,12 @@ impl Checker<'_> {
             );
             return None;
         }
-        // Values may differ in kind (`[mean, paths(count = 4)]` for a property
-        // that accepts both); each point is checked against the property.
+        if !self.numbers_agree(&name, &values) {
+            return None;
+        }
+        // Values may otherwise differ in kind (`[mean, paths(count = 4)]` for
+        // a property that accepts both); each point is checked against the
+        // property.
         let first = values[0].0.type_name();
         let ty = if values.iter().all(|(v, _)| v.type_name() == first) {
             first
@@ -196,6 +200,46 @@ impl Checker<'_> {
             ty,
             values: SweepValues::Listed(values),
         })
+    }
+
+    /// The numbers, quantities and distributions of one parameter have one
+    /// type (docs/language.md §5): `[1, 2.5]` or `[100, 200ms]` is a mistake
+    /// in the list, reported there rather than where a point uses it.
+    fn numbers_agree(&mut self, name: &str, values: &[(Value, String)]) -> bool {
+        let numeric = |v: &Value| matches!(v.kind, V::Int(_) | V::Float(_) | V::Quantity(..) | V::Dist(..));
+        let Some((first, _)) = values.iter().find(|(v, _)| numeric(v)) else {
+            return true;
+        };
+        let Some((other, _)) = values
+            .iter()
+            .find(|(v, _)| numeric(v) && v.type_name() != first.type_name())
+        else {
+            return true;
+        };
+        let (code, help) = match (&first.kind, &other.kind) {
+            (V::Int(i), V::Float(_)) | (V::Float(_), V::Int(i)) => {
+                (Code::E0401, Some(format!("write every value as a float, e.g. `{i}.0`")))
+            }
+            (V::Quantity(..), V::Int(_) | V::Float(_)) | (V::Int(_) | V::Float(_), V::Quantity(..)) => {
+                (Code::E0402, Some("give every value a unit".to_string()))
+            }
+            (V::Quantity(..), V::Quantity(..)) => (Code::E0402, None),
+            _ => (Code::E0401, None),
+        };
+        let kind = |v: &Value| match v.kind {
+            V::Float(_) => "a float".to_string(),
+            _ => v.describe(),
+        };
+        self.report(
+            Diagnostic::error(
+                code,
+                format!("sweep parameter `{name}` mixes {} and {}", kind(first), kind(other)),
+            )
+            .primary(other.span, kind(other))
+            .secondary(first.span, kind(first))
+            .with_help(help),
+        );
+        false
     }
 
     /// `start..end step s`, inclusive of `end` when a step lands on it.
@@ -287,18 +331,35 @@ impl Checker<'_> {
         let get = |key: &str| args.get(key).and_then(Json::as_f64).unwrap_or(f64::NAN);
         let (ci, width, max, min) = (get("ci_ratio"), get("width_ratio"), get("max"), get("min"));
         let metric = args.get("of").and_then(Json::as_str).unwrap_or_default().to_string();
-        let problem = if !(ci > 0.0 && ci < 1.0) {
-            Some(format!(
-                "`ci` must lie strictly between 0% and 100%, found {}",
-                display_quantity(Dimension::Percent, ci)
-            ))
-        } else if width.is_nan() || width <= 0.0 {
-            Some("`width` must be positive".to_string())
-        } else if min.is_nan() || min < 2.0 {
-            Some("`min` must be at least 2: a confidence interval needs two samples".to_string())
+        // Every problem of the rule at once, each at its argument.
+        let at = |name: &str| argument_span(&attr.value, name).unwrap_or(value.span);
+        let mut problems: Vec<(Span, String)> = Vec::new();
+        if !(ci > 0.0 && ci < 1.0) {
+            let found = display_quantity(Dimension::Percent, ci);
+            problems.push((
+                at("ci"),
+                format!("`ci` must lie strictly between 0% and 100%, found {found}"),
+            ));
+        }
+        if width.is_nan() || width <= 0.0 {
+            problems.push((at("width"), "`width` must be positive".to_string()));
+        }
+        if min.is_nan() || min < 2.0 {
+            let why = "`min` must be at least 2: a confidence interval needs two samples";
+            problems.push((at("min"), why.to_string()));
         } else if max.is_nan() || max < min || max > MAX_TRIALS as f64 {
-            Some(format!("`max` must lie between `min` ({min}) and {MAX_TRIALS}"))
-        } else if !metrics.contains(&metric.as_str()) {
+            problems.push((
+                at("max"),
+                format!("`max` must lie between `min` ({min}) and {MAX_TRIALS}"),
+            ));
+        }
+        for (span, problem) in &problems {
+            self.report(
+                Diagnostic::error(Code::E0703, format!("invalid repeat rule: {problem}"))
+                    .primary(*span, "in this rule"),
+            );
+        }
+        if !metrics.contains(&metric.as_str()) {
             let suggestion = exp_diagnostics::closest(&metric, metrics.iter().copied());
             let known = if metrics.is_empty() {
                 "none (the experiment has no workloads)".to_string()
@@ -310,19 +371,13 @@ impl Checker<'_> {
                     Code::E0703,
                     format!("no workload of this experiment measures `{metric}`"),
                 )
-                .primary(value.span, "unknown metric")
+                .primary(at("of"), "unknown metric")
                 .with_help(suggestion.map(|s| format!("did you mean `{s}`?")))
                 .note(format!("metrics here: {known}")),
             );
             return None;
-        } else {
-            None
-        };
-        if let Some(problem) = problem {
-            self.report(
-                Diagnostic::error(Code::E0703, format!("invalid repeat rule: {problem}"))
-                    .primary(value.span, "in this rule"),
-            );
+        }
+        if !problems.is_empty() {
             return None;
         }
         Some(Repeat {
@@ -335,6 +390,16 @@ impl Checker<'_> {
             }),
         })
     }
+}
+
+/// The span of argument `name` of a call written directly (`until(ci = …)`).
+fn argument_span(expr: &exp_syntax::ast::Expr, name: &str) -> Option<Span> {
+    let exp_syntax::ast::ExprKind::Call { args, .. } = &expr.kind else {
+        return None;
+    };
+    args.iter()
+        .find(|a| a.name.as_ref().is_some_and(|n| n.name == name))
+        .map(|a| a.value.span)
 }
 
 /// A count that may be past any integer: `1,000,000,000,000`, `1e300`.

@@ -192,7 +192,15 @@ impl Checker<'_> {
     fn type_mismatch(&mut self, value: &Value, ty: &Ty, what: &str) {
         let expected = ty.describe();
         let message = format!("{what} expects {expected}, found {}", value.describe());
-        self.mismatch(value, Code::E0401, &message, format!("expected {expected}"), None);
+        // `devices = 1e3`: a whole number written as a float.
+        let help = match (ty, &value.kind) {
+            (Ty::Int, V::Float(x)) if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 => Some(format!(
+                "an integer is written without a decimal point or exponent: `{}`",
+                *x as i64
+            )),
+            _ => None,
+        };
+        self.mismatch(value, Code::E0401, &message, format!("expected {expected}"), help);
     }
 
     fn mismatch(&mut self, value: &Value, code: Code, message: &str, label: String, help: Option<String>) {

@@ -9,9 +9,10 @@ use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
 use serde_json::{Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
-use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, TIMING};
+use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, Ty, TIMING};
 use crate::structure::allowed_props;
 use crate::typing::{plan_key, Bounds};
+use crate::value::{Value, V};
 
 /// Cache key of a lowered property value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -91,6 +92,13 @@ impl Checker<'_> {
             return cached.clone();
         }
         let value = match (attr, prop.default) {
+            // `kind = cpuhog`: a bare name no binding holds, where an
+            // enumeration member is expected, is a misspelt member, reported
+            // with the members it may be.
+            (Some(attr), _) if matches!(prop.ty, Ty::Enum(_)) && self.unbound_name(&attr.value, scope).is_some() => {
+                let name = self.unbound_name(&attr.value, scope).unwrap_or_default();
+                Value::new(V::Symbol(name), attr.value.span)
+            }
             (Some(attr), _) => self.eval(&attr.value, scope),
             (None, Default::Value(text)) => self.default_value(text),
             _ => return None,
@@ -209,8 +217,24 @@ impl Checker<'_> {
         }
         let kind_prop = schema.props.iter().find(|p| p.name == "kind")?;
         let attrs = attributes(block);
-        let kind = self.lower_prop(attrs.get("kind").copied(), kind_prop, scope)?;
-        let variant = schema.variant(kind.as_str()?)?;
+        let kind = self.lower_prop(attrs.get("kind").copied(), kind_prop, scope);
+        let Some(variant) = kind.as_ref().and_then(Json::as_str).and_then(|k| schema.variant(k)) else {
+            // The kind is missing or wrong (reported): its other properties
+            // are still checked, each as the first kind that has it defines
+            // it, so that one pass shows every mistake of the block.
+            for (name, attr) in &attrs {
+                let prop = schema
+                    .props
+                    .iter()
+                    .chain(schema.variants.iter().flat_map(|v| v.props))
+                    .chain(TIMING)
+                    .find(|p| p.name == *name && p.name != "kind");
+                if let Some(prop) = prop {
+                    self.lower_prop(Some(attr), prop, scope);
+                }
+            }
+            return None;
+        };
         let mut props: Vec<Prop> = schema.props.to_vec();
         props.extend_from_slice(variant.props);
         for (name, attr) in &attrs {
@@ -352,7 +376,7 @@ impl Checker<'_> {
                 })
             }),
         };
-        if end.is_none() && trial_ns.is_none() && !ends_by_itself {
+        if end.is_none() && trial_ns.is_none() && !ends_by_itself && !self.experiment_damaged {
             self.report(
                 Diagnostic::error(Code::E0605, format!("`{}` never ends", block.kind.name))
                     .primary(block.kind.span, "no end")

@@ -558,6 +558,13 @@ multiplies the number of trials.
 
 Fix: use it, or remove it.
 ";
+    W0802 => "empty file",
+"The file has no import, binding or block: only whitespace and comments. `expc
+check` accepts a file without an experiment as a module of bindings for other
+specs; an empty one is most likely a file saved empty by mistake.
+
+Fix: write the experiment or the bindings, or remove the file.
+";
     E0901 => "internal compiler error",
 "The compiler reached a state it considers impossible. Please report it with the
 spec that triggered it.

@@ -155,12 +155,32 @@ impl Recovery<'_> {
         scan::content_start(self.source, range.clone()) == range.end
     }
 
+    /// Reports invisible characters (a byte order mark, a zero-width space)
+    /// at the start of `chunk` and returns the chunk after them, so the
+    /// statement they precede is still read; `None` when only comments and
+    /// blanks follow them.
+    fn skip_invisible(&mut self, mut chunk: Range<usize>, expected: &str) -> Option<Range<usize>> {
+        let start = chunk.start;
+        while let Some(c) = self.source[chunk.clone()].chars().next() {
+            if !parser::lookalike(c).is_some_and(|(_, help)| help.starts_with("delete")) {
+                break;
+            }
+            let diagnostic = parser::unexpected_at(self.file, self.source, chunk.start, chunk.start, expected);
+            self.diagnostics.push(diagnostic);
+            chunk.start += c.len_utf8();
+        }
+        (chunk.start == start || !self.is_blank(chunk.clone())).then_some(chunk)
+    }
+
     fn items(&mut self, range: Range<usize>) -> Vec<Item> {
         let mut items = Vec::new();
         for chunk in self.chunks(range) {
             if self.stop_at(chunk.start) {
                 break;
             }
+            let Some(chunk) = self.skip_invisible(chunk, "`import`, `let` or a block") else {
+                continue;
+            };
             if let Some(at) = scan::too_deep(self.source, chunk.clone(), MAX_NESTING) {
                 match self.block(chunk.clone(), true, 0) {
                     Some(block) => items.push(Item::Block(block)),
@@ -221,6 +241,9 @@ impl Recovery<'_> {
             if self.stop_at(chunk.start) {
                 break;
             }
+            let Some(chunk) = self.skip_invisible(chunk, "a property or block") else {
+                continue;
+            };
             if let Some(at) = scan::too_deep(self.source, chunk.clone(), MAX_NESTING - depth) {
                 match self.block(chunk.clone(), false, depth) {
                     Some(block) => members.push(Member::Block(block)),

@@ -144,10 +144,11 @@ pub(crate) fn unexpected_at(file: FileId, source: &str, from: usize, position: u
             .help("close it with `*/`");
     }
     let found = token_at(rest);
-    let found_words = if found.is_empty() {
-        "end of file".to_string()
-    } else {
-        format!("`{found}`")
+    let lookalike = found.chars().next().and_then(lookalike);
+    let found_words = match lookalike {
+        _ if found.is_empty() => "end of file".to_string(),
+        Some((name, _)) => format!("U+{:04X} {name}", u32::from(found.chars().next().unwrap_or(' '))),
+        None => format!("`{found}`"),
     };
     // When the statement breaks off at the end of a line, what is missing
     // belongs right after its last token, not on the line that follows.
@@ -159,10 +160,49 @@ pub(crate) fn unexpected_at(file: FileId, source: &str, from: usize, position: u
     };
     let mut diagnostic = Diagnostic::error(Code::E0101, format!("expected {expected}, found {found_words}"))
         .primary(span, format!("expected {expected}"));
-    if let Some(hint) = hint_for(source, position, found, expected) {
+    if let Some((_, instead)) = lookalike {
+        diagnostic = diagnostic.help(instead);
+    } else if let Some(hint) = hint_for(source, position, found, expected) {
         diagnostic = diagnostic.help(hint);
     }
     diagnostic
+}
+
+/// A character that is invisible or looks like the ASCII one the grammar
+/// needs (text pasted from a word processor or a web page): its Unicode name
+/// and what to do instead.
+pub(crate) fn lookalike(c: char) -> Option<(&'static str, &'static str)> {
+    Some(match c {
+        '\u{00A0}' => ("NO-BREAK SPACE", "replace it with a plain space"),
+        '\u{2009}' => ("THIN SPACE", "replace it with a plain space"),
+        '\u{202F}' => ("NARROW NO-BREAK SPACE", "replace it with a plain space"),
+        '\u{3000}' => ("IDEOGRAPHIC SPACE", "replace it with a plain space"),
+        '\u{200B}' => ("ZERO WIDTH SPACE", "delete it: it is invisible"),
+        '\u{200C}' => ("ZERO WIDTH NON-JOINER", "delete it: it is invisible"),
+        '\u{200D}' => ("ZERO WIDTH JOINER", "delete it: it is invisible"),
+        '\u{2060}' => ("WORD JOINER", "delete it: it is invisible"),
+        '\u{FEFF}' => (
+            "BYTE ORDER MARK",
+            "delete it: save the file as UTF-8 without a byte order mark",
+        ),
+        '\u{2028}' => ("LINE SEPARATOR", "replace it with a newline"),
+        '\u{201C}' => ("LEFT DOUBLE QUOTATION MARK", "replace it with `\"`"),
+        '\u{201D}' => ("RIGHT DOUBLE QUOTATION MARK", "replace it with `\"`"),
+        '\u{201E}' => ("DOUBLE LOW-9 QUOTATION MARK", "replace it with `\"`"),
+        '\u{2018}' => (
+            "LEFT SINGLE QUOTATION MARK",
+            "replace it with `\"`: strings use double quotes",
+        ),
+        '\u{2019}' => (
+            "RIGHT SINGLE QUOTATION MARK",
+            "replace it with `\"`: strings use double quotes",
+        ),
+        '\u{2013}' => ("EN DASH", "replace it with `-`"),
+        '\u{2014}' => ("EM DASH", "replace it with `-`"),
+        '\u{2212}' => ("MINUS SIGN", "replace it with `-`"),
+        '\u{FF1D}' => ("FULLWIDTH EQUALS SIGN", "replace it with `=`"),
+        _ => return None,
+    })
 }
 
 fn closes_on_same_line(rest: &str) -> bool {
@@ -207,9 +247,17 @@ fn hint_for(source: &str, position: usize, found: &str, expected: &str) -> Optio
         1 + r.len() - r.trim_start_matches(|c: char| c.is_ascii_alphabetic()).len()
     });
     let unit = source.get(position..position + found.len() + per).unwrap_or(found);
-    if separated && crate::units::is_unit(unit) && previous_word.parse::<f64>().is_ok() {
+    let after_number = separated && previous_word.parse::<f64>().is_ok();
+    if after_number && crate::units::is_unit(unit) {
         return Some(format!(
             "write the unit directly after the number: `{previous_word}{unit}`"
+        ));
+    }
+    // `10 secs`: a unit spelled out, and apart.
+    let word = unit.starts_with(|c: char| c.is_ascii_alphabetic());
+    if let Some(known) = crate::units::suggest(unit).filter(|_| after_number && word) {
+        return Some(format!(
+            "units are written short, directly after the number: `{previous_word}{known}`"
         ));
     }
     if KEYWORDS.contains(&found) && (expected.contains("a name") || expected.contains("a property")) {

@@ -6,6 +6,7 @@ mod out;
 
 mod calibrate;
 mod line_diff;
+mod message_json;
 mod mqtt_report;
 mod progress;
 mod report;
@@ -43,10 +44,17 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Check specs and print every diagnostic; exit 1 if any has errors.
-    #[command(after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc check specs/**/*.exp")]
+    #[command(
+        after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc check specs/**/*.exp\n  expc check spec.exp --message-format json"
+    )]
     Check {
         #[arg(required = true)]
         files: Vec<PathBuf>,
+        /// `json`: one JSON object per diagnostic and line on standard
+        /// output (code, severity, message, labels with file, line, column
+        /// and byte offsets, notes, help), for editors and CI.
+        #[arg(long, value_enum, default_value_t = MessageFormat::Human)]
+        message_format: MessageFormat,
     },
     /// Compile a spec to its execution plan (the Plan IR).
     #[command(
@@ -150,6 +158,12 @@ enum Command {
     AnomalyKernel,
 }
 
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum MessageFormat {
+    Human,
+    Json,
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
     Json,
@@ -177,15 +191,21 @@ pub(crate) fn style() -> RenderStyle {
 
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
-        Command::Check { files } => {
+        Command::Check { files, message_format } => {
             let mut failed = false;
             for file in files {
                 let compilation = compile(&file.to_string_lossy(), &FsLoader, &Options::default());
+                failed |= compilation.has_errors();
+                if message_format == MessageFormat::Json {
+                    for diagnostic in &compilation.diagnostics {
+                        outln!("{}", message_json::diagnostic_json(diagnostic, &compilation.sources));
+                    }
+                    continue;
+                }
                 err!(
                     "{}",
                     render_all(&compilation.diagnostics, &compilation.sources, style())
                 );
-                failed |= compilation.has_errors();
                 if !compilation.has_errors() {
                     errln!("{}: ok", file.display());
                 }

@@ -148,3 +148,45 @@ fn the_language_reference_lists_every_command() {
         );
     }
 }
+
+#[test]
+fn check_prints_one_json_object_per_diagnostic_and_warns_of_an_empty_file() {
+    let dir = Scratch::new("message-format");
+    let spec = dir.0.join("spec.exp");
+    std::fs::write(
+        &spec,
+        "experiment \"x\" {\n  duration = 10s\n  fleet \"f\" {\n    devices = 1e3\n  }\n}\n",
+    )
+    .unwrap();
+    let output = expc()
+        .args(["check", "--message-format", "json"])
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let devices = lines
+        .iter()
+        .find(|d| d["code"] == "E0401")
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    assert_eq!(devices["severity"], "error");
+    assert_eq!(devices["labels"][0]["line"], 4);
+    assert_eq!(devices["labels"][0]["column"], 15);
+    assert_eq!(devices["labels"][0]["primary"], true);
+    assert_eq!(
+        devices["help"],
+        "an integer is written without a decimal point or exponent: `1000`"
+    );
+    // Every problem of the file is there: the fleet also lacks `gap`.
+    assert!(lines.iter().any(|d| d["code"] == "E0303"), "{lines:?}");
+    assert!(output.stderr.is_empty(), "{}", text(&output));
+
+    let empty = dir.0.join("empty.exp");
+    std::fs::write(&empty, "// nothing yet\n").unwrap();
+    let output = expc().arg("check").arg(&empty).output().unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("warning[W0802]: this file defines nothing"));
+}
