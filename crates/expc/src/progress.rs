@@ -8,6 +8,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exp_runtime::{Event, Level};
+
+use crate::summary::seconds;
 use indicatif::{ProgressBar, ProgressStyle};
 
 /// Consumes events until every sender is dropped, or until `finished` is
@@ -141,8 +143,4 @@ fn describe(event: &Event) -> Option<String> {
         } => format!("trial #{trial} {status}: {error}"),
         _ => return None,
     })
-}
-
-fn seconds(ns: u64) -> String {
-    format!("{:.1}s", ns as f64 / 1e9)
 }

@@ -10,6 +10,8 @@ use exp_runtime::RunOptions;
 
 /// Points shown by a dry run; the rest are counted.
 const SHOWN_POINTS: usize = 20;
+/// Active windows of one workload shown before "… and N more".
+const SHOWN_WINDOWS: usize = 4;
 
 /// The trials and the windows of their workloads on the (scaled) timeline,
 /// for the first [`SHOWN_POINTS`] points with selected trials.
@@ -78,16 +80,20 @@ fn print_point(plan: &Plan, index: u32, trials: &[u32], trial_ns: Option<u64>, t
         ranges(trials)
     );
     for workload in &point.workloads {
-        let windows: Vec<String> = intervals(&workload.window, trial_ns, time_scale)
+        let all = intervals(&workload.window, trial_ns, time_scale);
+        let mut windows: Vec<String> = all
             .iter()
-            .take(4)
+            .take(SHOWN_WINDOWS)
             .map(|i| format!("{}–{}", seconds(i.start_ns), i.end_ns.map_or("end".into(), seconds)))
             .collect();
+        if all.len() > SHOWN_WINDOWS {
+            windows.push(format!("… and {} more", all.len() - SHOWN_WINDOWS));
+        }
         outln!(
             "  {:<16} {:<22} {}",
             workload.name,
             kind(&workload.config),
-            windows.join(" ")
+            windows.join(", ")
         );
     }
     if let Some(monitor) = &point.monitor {
@@ -222,13 +228,36 @@ fn bracketed(text: &str) -> String {
     }
 }
 
+/// A span of time as people read one: `2 h 54 min 30 s`, `17 min`,
+/// `9.5 s`, `250 ms`; hours and minutes in whole seconds.
 pub fn seconds(ns: u64) -> String {
-    let s = ns as f64 / 1e9;
-    if s >= 120.0 {
-        format!("{:.1}min", s / 60.0)
-    } else {
-        format!("{s:.2}s").replace(".00s", "s")
+    if ns < 1_000_000_000 {
+        return match ns {
+            0 => "0 s".into(),
+            n if n < 1_000 => format!("{n} ns"),
+            n if n < 1_000_000 => format!("{} µs", trim(n as f64 / 1e3)),
+            n => format!("{} ms", trim(n as f64 / 1e6)),
+        };
     }
+    if ns < 60_000_000_000 {
+        return format!("{} s", trim(ns as f64 / 1e9));
+    }
+    let total = (ns + 500_000_000) / 1_000_000_000;
+    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
+    let parts = [(h, "h"), (m, "min"), (s, "s")];
+    let first = parts.iter().position(|(n, _)| *n > 0).unwrap_or(2);
+    let last = parts.iter().rposition(|(n, _)| *n > 0).unwrap_or(2);
+    parts[first..=last]
+        .iter()
+        .map(|(n, unit)| format!("{n} {unit}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// At most two decimals, without trailing zeros: `9.5`, `12`, `0.25`.
+fn trim(x: f64) -> String {
+    let text = format!("{x:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 pub fn number(v: f64) -> String {
@@ -236,5 +265,22 @@ pub fn number(v: f64) -> String {
         format!("{v:.3e}")
     } else {
         format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::seconds;
+
+    #[test]
+    fn spans_of_time_read_as_people_write_them() {
+        assert_eq!(seconds(0), "0 s");
+        assert_eq!(seconds(250_000_000), "250 ms");
+        assert_eq!(seconds(9_500_000_000), "9.5 s");
+        assert_eq!(seconds(60_000_000_000), "1 min");
+        assert_eq!(seconds(1_020_000_000_000), "17 min");
+        assert_eq!(seconds(10_470_000_000_000), "2 h 54 min 30 s");
+        assert_eq!(seconds(7_200_000_000_000), "2 h");
+        assert_eq!(seconds(3_601_000_000_000), "1 h 0 min 1 s");
     }
 }

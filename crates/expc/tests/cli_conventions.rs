@@ -190,3 +190,21 @@ fn check_prints_one_json_object_per_diagnostic_and_warns_of_an_empty_file() {
     assert_eq!(output.status.code(), Some(0), "{}", text(&output));
     assert!(String::from_utf8_lossy(&output.stderr).contains("warning[W0802]: this file defines nothing"));
 }
+
+/// A dry run's times read as h/min/s, and a workload active in 103 windows
+/// lists the first and counts the rest.
+#[test]
+fn a_dry_run_shows_totals_in_hours_and_counts_the_windows_it_leaves_out() {
+    let output = expc()
+        .current_dir(repo_root())
+        .args(["run", "specs/traffic/bandwidth-variability.exp", "--dry-run"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert!(out.contains("each trial 1 h, about 3 h 2 min in all"), "{out}");
+    assert!(
+        out.contains("0 s–5 s, 35 s–40 s, 1 min 10 s–1 min 15 s, 1 min 45 s–1 min 50 s, … and 99 more"),
+        "{out}"
+    );
+}
