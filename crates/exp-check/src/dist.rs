@@ -143,25 +143,50 @@ impl Checker<'_> {
             "exponential" => Dist::Exponential { mean: required("mean") },
             "pareto" => {
                 let shape = required("shape");
-                match (get("scale"), get("median")) {
-                    (Some(scale), None) => Dist::Pareto { shape, scale },
-                    (None, Some(median)) => Dist::Pareto {
+                let given: Vec<&str> = ["scale", "median", "mean"]
+                    .into_iter()
+                    .filter(|n| get(n).is_some())
+                    .collect();
+                match given.as_slice() {
+                    ["scale"] => Dist::Pareto {
                         shape,
-                        scale: median / 2f64.powf(1.0 / shape),
+                        scale: required("scale"),
                     },
-                    (Some(_), Some(_)) => {
+                    ["median"] => Dist::Pareto {
+                        shape,
+                        scale: required("median") / 2f64.powf(1.0 / shape),
+                    },
+                    ["mean"] if shape > 1.0 => Dist::Pareto {
+                        shape,
+                        scale: required("mean") * (shape - 1.0) / shape,
+                    },
+                    [_] => {
                         self.report(
-                            Diagnostic::error(Code::E0503, "`pareto` takes `scale` or `median`, not both")
-                                .primary(arg_span("median"), "median given")
-                                .secondary(arg_span("scale"), "scale given")
-                                .help("scale = median / 2^(1/shape); keep one of them"),
+                            Diagnostic::error(Code::E0503, "a Pareto distribution with `shape` ≤ 1 has no mean")
+                                .primary(arg_span("shape"), "the mean is infinite for this shape")
+                                .secondary(arg_span("mean"), "mean given")
+                                .help("use a shape above 1, or give `median` or `scale` instead"),
                         );
                         return Value::error(span);
                     }
-                    (None, None) => {
+                    [first, second, ..] => {
                         self.report(
-                            Diagnostic::error(Code::E0406, "`pareto` needs `scale` or `median`")
-                                .primary(span, "neither given")
+                            Diagnostic::error(
+                                Code::E0503,
+                                format!(
+                                    "`pareto` takes one of `scale`, `median` or `mean`, not `{first}` and `{second}`"
+                                ),
+                            )
+                            .primary(arg_span(second), format!("{second} given"))
+                            .secondary(arg_span(first), format!("{first} given"))
+                            .help("each sets the scale; keep one of them"),
+                        );
+                        return Value::error(span);
+                    }
+                    [] => {
+                        self.report(
+                            Diagnostic::error(Code::E0406, "`pareto` needs `scale`, `median` or `mean`")
+                                .primary(span, "none given")
                                 .help("e.g. `pareto(shape = 3, median = 100ms)`"),
                         );
                         return Value::error(span);

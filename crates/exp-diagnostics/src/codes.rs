@@ -365,7 +365,8 @@ Fix: `weibull(shape = 2, scale = 1s)`.
 ";
     E0503 => "conflicting properties",
 "Two properties or arguments that exclude each other are both given: `for` and
-`until` on one workload, `scale` and `median` in one Pareto distribution,
+`until` on one workload, two of `scale`, `median` and `mean` in one Pareto
+distribution (or a `mean` with a shape of at most 1, which has none),
 `rtts` and `distribution` in one `paths(...)`, or a `paths` whose `count`
 differs from the number of `rtts` it lists.
 

@@ -76,8 +76,13 @@ pub const FUNCTIONS: &[FnSchema] = &[
     FnSchema {
         name: "pareto",
         kind: FnKind::Distribution,
-        doc: "Pareto type I with `shape` and either `scale` (the minimum) or `median` (scale = median / 2^(1/shape)).",
-        params: &[shape("Tail index α."), opt("scale", VALUE, "Minimum value x_m."), opt("median", VALUE, "Median; sets the scale.")],
+        doc: "Pareto type I with `shape` and one of `scale` (the minimum), `median` (scale = median / 2^(1/shape)) or `mean` (scale = mean · (shape − 1) / shape, for shape > 1).",
+        params: &[
+            shape("Tail index α."),
+            opt("scale", VALUE, "Minimum value x_m."),
+            opt("median", VALUE, "Median; sets the scale."),
+            opt("mean", VALUE, "Mean; sets the scale (shape > 1: the mean is infinite otherwise)."),
+        ],
     },
     FnSchema { name: "weibull", kind: FnKind::Distribution, doc: "Weibull.", params: &[shape("Shape k."), p("scale", VALUE, "Scale λ.")] },
     FnSchema { name: "gamma", kind: FnKind::Distribution, doc: "Gamma.", params: &[shape("Shape k."), p("scale", VALUE, "Scale θ.")] },
