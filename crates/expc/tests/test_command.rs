@@ -247,3 +247,37 @@ fn run_catches_a_workload_that_writes_no_rows() {
     // The runs went to a temporary folder, removed afterwards.
     assert!(!lib.0.join("runs").exists());
 }
+
+/// `--review` on a real terminal (`script` gives it one): each new plan is
+/// shown and accepted or not, one answer each.
+#[test]
+fn review_asks_about_each_plan_on_a_terminal() {
+    let lib = Scratch::new("test-command-review-tty");
+    write(
+        &lib.0,
+        "a.exp",
+        &RUNNABLE.replace("FIRST", "uniform").replace("\"fleet\"", "\"a\""),
+    );
+    write(
+        &lib.0,
+        "b.exp",
+        &RUNNABLE.replace("FIRST", "uniform").replace("\"fleet\"", "\"b\""),
+    );
+    let command = format!("{} test --review", env!("CARGO_BIN_EXE_expc"));
+    let mut child = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(&lib.0)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut child.stdin.take().unwrap(), b"y\nn\n").unwrap();
+    let output = child.wait_with_output().unwrap();
+    let out = stdout(&output);
+    assert!(out.contains("==== a.exp ===="), "{out}");
+    assert!(out.contains("accept? [y]es, [n]o, [a]ll the rest, [q]uit"), "{out}");
+    assert!(out.contains("accepted: a.exp"), "{out}");
+    assert!(!out.contains("accepted: b.exp"), "{out}");
+    assert!(lib.0.join("__snapshots__/a.plan.json").exists());
+    assert!(!lib.0.join("__snapshots__/b.plan.json").exists());
+}
