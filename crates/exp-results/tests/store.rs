@@ -134,6 +134,25 @@ fn large_tables_are_written_in_row_groups() {
     );
 }
 
+/// What a progress line shows while a trial runs: the rows each table has
+/// taken so far, per trial, forgotten once the trial is finished.
+#[test]
+fn rows_taken_so_far_are_counted_per_trial_and_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 1000);
+    let (a, b) = (schema("messages"), schema("samples"));
+    store.sink(&a, 0, 0).write(rows(&a, 0, 10)).unwrap();
+    store.sink(&a, 0, 1).write(rows(&a, 0, 5)).unwrap();
+    store.sink(&b, 0, 0).write(rows(&b, 0, 3)).unwrap();
+    store.sink(&a, 1, 0).write(rows(&a, 0, 7)).unwrap();
+    let trial0 = store.trial_rows(0);
+    assert_eq!((trial0["messages"], trial0["samples"]), (15, 3));
+    assert_eq!(store.trial_rows(1)["messages"], 7);
+    store.finish_trial(0).unwrap();
+    assert!(store.trial_rows(0).is_empty());
+    assert_eq!(store.trial_rows(1)["messages"], 7);
+}
+
 #[test]
 fn hive_layout_and_empty_trials() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,6 +1,7 @@
 //! What the runtime reports while it runs. Only the CLI renders these
 //! (progress bars on a terminal, log lines elsewhere).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::cancel::Level;
@@ -23,6 +24,15 @@ pub enum Event {
         sweep: String,
         /// Trial length after `--time-scale`; `None` when workloads end by themselves.
         planned_ns: Option<u64>,
+    },
+    /// Every second while a trial runs: how far it is and the rows its
+    /// tables have taken so far (messages, connections, samples).
+    TrialProgress {
+        trial: u32,
+        elapsed_ns: u64,
+        /// Trial length after `--time-scale`, as in [`Event::TrialStarted`].
+        planned_ns: Option<u64>,
+        rows: BTreeMap<String, u64>,
     },
     TrialFinished {
         trial: u32,

@@ -46,6 +46,13 @@ pub(crate) async fn run_trial(
             exp_results::Role::Shard(k) => k,
         },
     };
+    let progress = tokio::spawn(report_progress(
+        ctx.store.clone(),
+        ctx.events.clone(),
+        trial.trial,
+        clock,
+        trial_end_ns,
+    ));
     let processes = Processes::default();
     let sample_interval = Duration::from_nanos(point.monitor.as_ref().map_or(1_000_000_000, |m| m.interval_ns));
 
@@ -106,6 +113,7 @@ pub(crate) async fn run_trial(
     }
     forward.abort();
     store_watch.abort();
+    progress.abort();
     let end_ns = clock.now_ns();
 
     let status = if !errors.is_empty() {
@@ -186,5 +194,26 @@ async fn stop_on_store_failure(store: std::sync::Arc<exp_results::Store>, trial:
             trial.raise(Level::Stop);
             return;
         }
+    }
+}
+
+/// Sends [`Event::TrialProgress`] every second until aborted.
+async fn report_progress(
+    store: std::sync::Arc<exp_results::Store>,
+    events: crate::events::Events,
+    trial: u32,
+    clock: TrialClock,
+    planned_ns: Option<u64>,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(1));
+    tick.tick().await;
+    loop {
+        tick.tick().await;
+        events.send(crate::events::Event::TrialProgress {
+            trial,
+            elapsed_ns: clock.now_ns(),
+            planned_ns,
+            rows: store.trial_rows(trial),
+        });
     }
 }

@@ -1,6 +1,7 @@
 //! Renders runtime events: a progress bar on a terminal, plain log lines
 //! otherwise (CI logs, pipes, files).
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
@@ -49,10 +50,11 @@ impl Iterator for Incoming {
 fn bar(events: Incoming) {
     let bar = ProgressBar::new(0);
     bar.set_style(
-        ProgressStyle::with_template("{spinner} trial {pos}/{len} {wide_msg} [{elapsed_precise}] eta {eta}")
+        ProgressStyle::with_template("{spinner} trial {pos}/{len} {wide_msg} [{elapsed_precise}]")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     bar.enable_steady_tick(Duration::from_millis(200));
+    let mut header = String::new();
     for event in events {
         match event {
             Event::RunStarted { run_dir, trials } => {
@@ -65,7 +67,29 @@ fn bar(events: Incoming) {
                 repetition,
                 ..
             } => {
-                bar.set_message(format!("#{trial} {sweep} rep {repetition}"));
+                header = format!("#{trial} {sweep} rep {repetition}");
+                bar.set_message(header.clone());
+            }
+            Event::TrialProgress {
+                elapsed_ns,
+                planned_ns,
+                rows,
+                ..
+            } => {
+                // The run's time left: this trial's, and the trials after it
+                // at the same length (pauses aside).
+                let after = bar.length().unwrap_or(0).saturating_sub(bar.position() + 1);
+                let run_left = planned_ns
+                    .map(|p| p.saturating_sub(elapsed_ns).saturating_add(p.saturating_mul(after)))
+                    .filter(|_| after > 0)
+                    .map_or(String::new(), |ns| {
+                        format!(
+                            " │ run: about {} left",
+                            seconds(ns.div_ceil(1_000_000_000) * 1_000_000_000)
+                        )
+                    });
+                let trial = trial_progress(elapsed_ns, planned_ns, &rows);
+                bar.set_message(format!("{header} │ {trial}{run_left}"));
             }
             other => {
                 if matches!(other, Event::TrialFinished { .. }) {
@@ -123,6 +147,39 @@ fn lines(events: Incoming) {
     }
 }
 
+/// `12 s of 2 min (1 min 48 s left) │ 12,345 messages`: where the trial
+/// stands and what its workloads have done, from the rows of the tables
+/// that count them.
+fn trial_progress(elapsed_ns: u64, planned_ns: Option<u64>, rows: &BTreeMap<String, u64>) -> String {
+    // Ticks come every second: whole seconds, not jitter.
+    let elapsed_ns = elapsed_ns / 1_000_000_000 * 1_000_000_000;
+    let mut text = match planned_ns {
+        Some(planned) => format!(
+            "{} of {} ({} left)",
+            seconds(elapsed_ns),
+            seconds(planned),
+            seconds(planned.saturating_sub(elapsed_ns))
+        ),
+        None => seconds(elapsed_ns),
+    };
+    let counted = [
+        (exp_results::MESSAGES_TABLE, "messages"),
+        (exp_results::traffic_report::CONNECTIONS_TABLE, "connections"),
+    ];
+    let counts: Vec<String> = counted
+        .iter()
+        .filter_map(|(table, word)| {
+            rows.get(*table)
+                .map(|n| format!("{} {word}", exp_diagnostics::limits::group(*n)))
+        })
+        .collect();
+    if !counts.is_empty() {
+        text.push_str(" │ ");
+        text.push_str(&counts.join(", "));
+    }
+    text
+}
+
 fn describe(event: &Event) -> Option<String> {
     Some(match event {
         Event::RepeatStopped {
@@ -143,4 +200,22 @@ fn describe(event: &Event) -> Option<String> {
         } => format!("trial #{trial} {status}: {error}"),
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_trial_shows_its_time_left_and_what_its_workloads_did() {
+        let rows = BTreeMap::from([
+            ("mqtt_messages".to_string(), 1_234_567),
+            ("system_metrics".to_string(), 12),
+        ]);
+        assert_eq!(
+            trial_progress(12_300_000_000, Some(120_000_000_000), &rows),
+            "12 s of 2 min (1 min 48 s left) │ 1,234,567 messages"
+        );
+        assert_eq!(trial_progress(3_500_000_000, None, &BTreeMap::new()), "3 s");
+    }
 }

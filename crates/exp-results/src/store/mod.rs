@@ -138,11 +138,18 @@ impl Store {
                 return Err(ResultsError::StoreClosed);
             }
             gate.finished.insert(trial);
+            lock(&self.shared.accepted).remove(&trial);
             self.tx
                 .send(Msg::FinishTrial { trial, reply })
                 .map_err(|_| self.shared.gone())?;
         }
         answer.recv().map_err(|_| self.shared.gone())?
+    }
+
+    /// Rows accepted so far for `trial`, per table: what a progress line
+    /// shows while the trial runs (forgotten when the trial is finished).
+    pub fn trial_rows(&self, trial: u32) -> BTreeMap<String, u64> {
+        lock(&self.shared.accepted).get(&trial).cloned().unwrap_or_default()
     }
 
     /// The writer's failure, if it failed (disk full, I/O error): every
@@ -273,12 +280,20 @@ impl TableSink {
                 trial: self.trial,
             });
         }
+        let rows = batch.rows() as u64;
         let msg = Msg::Write {
             schema: Arc::clone(&self.schema),
             trial: self.trial,
             shard: self.shard,
             batch,
         };
-        self.tx.send(msg).map_err(|_| self.shared.gone())
+        self.tx.send(msg).map_err(|_| self.shared.gone())?;
+        let mut accepted = lock(&self.shared.accepted);
+        *accepted
+            .entry(self.trial)
+            .or_default()
+            .entry(table.clone())
+            .or_default() += rows;
+        Ok(())
     }
 }

@@ -56,6 +56,8 @@ pub(super) struct Shared {
     pub written: Mutex<BTreeMap<String, TableRecord>>,
     /// The schema each table was first opened with.
     pub schemas: Mutex<BTreeMap<String, Arc<Schema>>>,
+    /// Rows accepted so far per unfinished trial and table, for progress.
+    pub accepted: Mutex<BTreeMap<u32, BTreeMap<String, u64>>>,
 }
 
 #[derive(Default)]
