@@ -302,16 +302,22 @@ fn latency_by_anomaly_phase_of_known_data() {
     assert!(warnings.is_empty(), "{warnings:?}");
     let f = fleet(&report, 0, "f");
     let labels: Vec<&str> = f.phases.iter().map(|p| p.label.as_str()).collect();
-    assert_eq!(labels, ["none", "a", "a+b", "b"], "no phase of c: it never started");
+    assert_eq!(
+        labels,
+        ["none", "a", "a+b", "b", "none (after)"],
+        "no phase of c: it never started"
+    );
     assert_eq!(f.phases[2].anomalies, ["a", "b"]);
     assert!(f.phases[0].anomalies.is_empty());
-    // Ack latencies in ms are k: none 2–9 and 40–49, a 10–19 but 15 and
-    // 50–59, a+b 20–29 but 25 (timed out), b 30–39. Lateness is k µs.
+    // Ack latencies in ms are k: none 2–9 before any anomaly and 40–49
+    // after them, a 10–19 but 15 and 50–59, a+b 20–29 but 25 (timed out),
+    // b 30–39. Lateness is k µs.
     let expected = [
-        ("none", 18, 18, [40.5, 47.3, 48.83, 49.0]),
+        ("none", 8, 8, [5.5, 8.3, 8.93, 9.0]),
         ("a", 19, 19, [50.0, 57.2, 58.82, 59.0]),
         ("a+b", 10, 9, [24.0, 28.2, 28.92, 29.0]),
         ("b", 10, 10, [34.5, 38.1, 38.91, 39.0]),
+        ("none (after)", 10, 10, [44.5, 48.1, 48.91, 49.0]),
     ];
     for (phase, (label, n, ok, ms)) in f.phases.iter().zip(expected) {
         assert_eq!((phase.n, phase.ok), (n, ok), "{label}");
@@ -328,7 +334,8 @@ fn latency_by_anomaly_phase_of_known_data() {
     }
     // a+b's lateness includes the timed-out message: 20–29 µs.
     assert!(close(f.phases[2].lateness_ns.as_ref().unwrap().p50, 24.5e3));
-    assert!(close(f.phases[0].delivery_latency_ns.as_ref().unwrap().p50, 40.6e6));
+    assert!(close(f.phases[0].delivery_latency_ns.as_ref().unwrap().p50, 5.6e6));
+    assert!(close(f.phases[4].delivery_latency_ns.as_ref().unwrap().p50, 44.6e6));
     let sent: u64 = f.phases.iter().map(|p| p.n).sum();
     assert_eq!(sent, f.counts.sent, "every sent message has one phase");
 

@@ -153,7 +153,7 @@ fn the_report_splits_latency_by_anomaly_phase() {
     let fleet = &report["mqtt"]["trials"][0]["fleets"][0];
     let phases = fleet["phases"].as_array().unwrap();
     let labels: Vec<&str> = phases.iter().filter_map(|p| p["label"].as_str()).collect();
-    assert_eq!(labels, ["none", "cpu"], "{fleet}");
+    assert_eq!(labels, ["none", "cpu", "none (after)"], "{fleet}");
     let sent: u64 = phases.iter().filter_map(|p| p["n"].as_u64()).sum();
     assert_eq!(sent, fleet["counts"]["sent"].as_u64().unwrap());
     for phase in phases {

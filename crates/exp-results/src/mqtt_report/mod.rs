@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 
 pub use gaps::{GapAccuracy, GapStats, GapTarget, KsTest};
 pub use passes::{Connections, Counts, Loss};
-pub use phases::{PhaseStats, NO_ANOMALY, TIMELINE_TABLE};
+pub use phases::{PhaseStats, NO_ANOMALY, NO_ANOMALY_AFTER, TIMELINE_TABLE};
 pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
 
 use crate::read::{PartFile, RunView, Warning};

@@ -23,15 +23,19 @@ use crate::ResultsError;
 
 /// The runtime's table of anomaly activations.
 pub const TIMELINE_TABLE: &str = "anomaly_timeline";
-/// The label of the phase without active anomalies.
+/// The label of the phase before any anomaly started.
 pub const NO_ANOMALY: &str = "none";
+/// The label of the time without active anomalies after one has run: the
+/// system recovering, kept apart from the undisturbed baseline.
+pub const NO_ANOMALY_AFTER: &str = "none (after)";
 
 /// One fleet's messages sent while the same set of anomalies was active.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhaseStats {
-    /// [`NO_ANOMALY`], or the active anomalies' names, sorted, joined by `+`.
+    /// [`NO_ANOMALY`], [`NO_ANOMALY_AFTER`], or the active anomalies' names,
+    /// sorted, joined by `+`.
     pub label: String,
-    /// The active anomalies' names, sorted; empty for [`NO_ANOMALY`].
+    /// The active anomalies' names, sorted; empty for the phases without.
     pub anomalies: Vec<String>,
     /// Non-warm-up messages sent in the phase.
     pub n: u64,
@@ -60,11 +64,19 @@ struct Active {
     end: u64,
 }
 
+/// One phase: the anomalies active in it, sorted; with none active, whether
+/// one had run before (recovery) or not (baseline).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Phase {
+    anomalies: Vec<String>,
+    after: bool,
+}
+
 /// The trial's timeline cut into segments, each with its phase.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Phases {
-    /// Phase index → the sorted names active (empty: no anomaly), in order of first occurrence.
-    phases: Vec<Vec<String>>,
+    /// Phase index → its phase, in order of first occurrence.
+    phases: Vec<Phase>,
     /// Segment starts, ascending, the first 0; a segment lasts until the next start.
     starts: Vec<u64>,
     /// The phase of each segment.
@@ -93,8 +105,12 @@ impl Phases {
             starts: vec![0],
             segment_phase: vec![0],
         };
-        phases.phases.push(Vec::new());
+        phases.phases.push(Phase {
+            anomalies: Vec::new(),
+            after: false,
+        });
         let mut active: BTreeMap<&str, u32> = BTreeMap::new();
+        let mut any_started = false;
         let mut i = 0;
         while i < events.len() {
             let at = events[i].0;
@@ -104,11 +120,16 @@ impl Phases {
                 i += 1;
             }
             active.retain(|_, count| *count > 0);
-            let names: Vec<String> = active.keys().map(|n| n.to_string()).collect();
-            let phase = match phases.phases.iter().position(|p| *p == names) {
+            let anomalies: Vec<String> = active.keys().map(|n| n.to_string()).collect();
+            let key = Phase {
+                after: anomalies.is_empty() && any_started,
+                anomalies,
+            };
+            any_started |= !key.anomalies.is_empty();
+            let phase = match phases.phases.iter().position(|p| *p == key) {
                 Some(p) => p,
                 None => {
-                    phases.phases.push(names);
+                    phases.phases.push(key);
                     phases.phases.len() - 1
                 }
             };
@@ -132,10 +153,15 @@ impl Phases {
         self.segment_phase.get(segment).copied().unwrap_or(0)
     }
 
-    /// Phase indices in report order: no anomaly first, then by first occurrence.
+    /// Phase indices in report order: the baseline first, then the
+    /// anomalies by first occurrence, then the recovery.
     fn order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.len()).filter(|&p| self.segment_phase.contains(&p)).collect();
-        order.sort_by_key(|&p| !self.phases[p].is_empty());
+        order.sort_by_key(|&p| match &self.phases[p] {
+            Phase { after: true, .. } => 2,
+            Phase { anomalies, .. } if anomalies.is_empty() => 0,
+            _ => 1,
+        });
         order
     }
 }
@@ -252,10 +278,10 @@ pub(super) fn by_phase(
                 .iter()
                 .map(|&p| {
                     let c = counts.get(p).copied().unwrap_or_default();
-                    let anomalies = phases.phases[p].clone();
+                    let phase = &phases.phases[p];
                     PhaseStats {
-                        label: label(&anomalies),
-                        anomalies,
+                        label: label(phase),
+                        anomalies: phase.anomalies.clone(),
                         n: c.n,
                         ok: c.ok,
                         ack_latency_ns: None,
@@ -280,14 +306,19 @@ pub(super) fn by_phase(
             }
         }
     }
+    // A phase in which a fleet sent nothing (the quiet instant after an
+    // anomaly that ends with the trial) says nothing about it.
+    for stats in &mut fleets {
+        stats.retain(|s| s.n > 0);
+    }
     Ok(fleets)
 }
 
-fn label(anomalies: &[String]) -> String {
-    if anomalies.is_empty() {
-        NO_ANOMALY.to_string()
-    } else {
-        anomalies.join("+")
+fn label(phase: &Phase) -> String {
+    match phase {
+        Phase { after: true, .. } => NO_ANOMALY_AFTER.to_string(),
+        Phase { anomalies, .. } if anomalies.is_empty() => NO_ANOMALY.to_string(),
+        Phase { anomalies, .. } => anomalies.join("+"),
     }
 }
 
@@ -314,7 +345,7 @@ mod tests {
         ])
         .unwrap();
         let labels: Vec<String> = p.order().iter().map(|&i| label(&p.phases[i])).collect();
-        assert_eq!(labels, ["none", "a", "a+b", "b"]);
+        assert_eq!(labels, ["none", "a", "a+b", "b", "none (after)"]);
         let expected = [
             (0, "none"),
             (9, "none"),
@@ -322,8 +353,8 @@ mod tests {
             (20, "a+b"),
             (29, "a+b"),
             (30, "b"),
-            (40, "none"),
-            (45, "none"),
+            (40, "none (after)"),
+            (45, "none (after)"),
             (50, "a"),
             (u64::MAX, "a"),
         ];
@@ -334,9 +365,16 @@ mod tests {
         let p = Phases::new(&[active("a", 0, u64::MAX)]).unwrap();
         let labels: Vec<String> = p.order().iter().map(|&i| label(&p.phases[i])).collect();
         assert_eq!(labels, ["a"]);
-        // Two activations of one anomaly that touch stay one phase.
+        // Two activations of one anomaly that touch stay one phase (with the
+        // baseline before and the recovery after).
         let p = Phases::new(&[active("a", 10, 20), active("a", 20, 30)]).unwrap();
-        assert_eq!((p.len(), at_label(&p, 20)), (2, "a".to_string()));
+        assert_eq!((p.len(), at_label(&p, 20)), (3, "a".to_string()));
+        // The quiet time after an anomaly is a phase of its own.
+        let p = Phases::new(&[active("a", 10, 20)]).unwrap();
+        assert_eq!(
+            (at_label(&p, 5), at_label(&p, 25)),
+            ("none".into(), "none (after)".into())
+        );
     }
 
     fn at_label(p: &Phases, t: u64) -> String {
