@@ -239,7 +239,7 @@ mod tests {
         );
         let pareto = hover_at(SPEC, "pareto(");
         assert!(
-            pareto.contains("pareto(shape, scale?, median?)") && pareto.contains("Tail index"),
+            pareto.contains("pareto(shape, scale?, median?, mean?)") && pareto.contains("Tail index"),
             "{pareto}"
         );
         let median = hover_at(SPEC, "median");

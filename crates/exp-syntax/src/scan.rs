@@ -27,11 +27,30 @@ pub(crate) struct Scan {
 }
 
 pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
+    let out = scan_with(source, range.clone(), false);
+    let unbalanced = !out.unclosed.is_empty() || out.brace_pairs.iter().any(|(_, close)| close.is_none());
+    if unbalanced {
+        // A bracket is never closed: read the indentation as the author
+        // meant it, so that the block after an unclosed one is its sibling,
+        // not its child (one error instead of a cascade). Balanced text is
+        // never read this way, whatever its indentation.
+        scan_with(source, range, true)
+    } else {
+        out
+    }
+}
+
+/// [`scan`]; with `infer_closers`, a line that starts a name at or left of
+/// the indentation of the line that opened a bracket closes that bracket.
+fn scan_with(source: &str, range: Range<usize>, infer_closers: bool) -> Scan {
     let bytes = source.as_bytes();
     let mut out = Scan::default();
     let mut depth: i32 = 0;
     let mut open_braces: Vec<(usize, i32)> = Vec::new();
     let mut open: Vec<usize> = Vec::new();
+    // The indentation of the line each entry of `open` was opened on.
+    let mut open_indents: Vec<usize> = Vec::new();
+    let mut line_indent = 0;
     let mut line_start = true;
     let mut line_offset = range.start;
     let mut statement_column: Option<usize> = None;
@@ -67,9 +86,22 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
         }
         if line_start {
             let column = i - line_offset;
+            line_indent = column;
             let outdented = statement_column.is_some_and(|first| column <= first);
             let continues_expression = matches!(last_significant, b'=' | b',' | b'(' | b'[' | b'.');
-            let starts = match line_role(source, i, range.end) {
+            let role = line_role(source, i, range.end);
+            if infer_closers && !continues_expression && matches!(role, Role::Name | Role::Declaration) {
+                while open_indents.last().is_some_and(|&indent| indent >= column) {
+                    open_indents.pop();
+                    if let Some(at) = open.pop() {
+                        if bytes[at] == b'{' {
+                            open_braces.pop();
+                        }
+                    }
+                    depth = (depth - 1).max(0);
+                }
+            }
+            let starts = match role {
                 Role::Declaration => depth == 0 || outdented,
                 Role::Name => !continues_expression && (depth == 0 || outdented),
                 Role::Continuation => false,
@@ -82,6 +114,7 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                 depth = 0;
                 open_braces.clear();
                 open.clear();
+                open_indents.clear();
             }
         }
         line_start = false;
@@ -98,7 +131,13 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                 i = if j < range.end && bytes[j] == b'"' {
                     j + 1
                 } else {
-                    j.min(range.end)
+                    // `fleet "sensors {`: a line that ends in `{` opens a
+                    // block even when its label's quote is missing.
+                    let line = source[i..j.min(range.end)].trim_end_matches(WHITESPACE);
+                    match line.len() > 1 && line.ends_with('{') {
+                        true => i + line.len() - 1,
+                        false => j.min(range.end),
+                    }
                 };
                 continue;
             }
@@ -108,14 +147,17 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
                 }
                 open_braces.push((i, depth));
                 open.push(i);
+                open_indents.push(line_indent);
                 depth += 1;
             }
             b'(' | b'[' => {
                 open.push(i);
+                open_indents.push(line_indent);
                 depth += 1;
             }
             b'}' => {
                 open.pop();
+                open_indents.pop();
                 depth -= 1;
                 if let Some((_, d)) = open_braces.pop() {
                     if d == 0 {
@@ -127,6 +169,7 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
             }
             b')' | b']' => {
                 open.pop();
+                open_indents.pop();
                 depth -= 1;
             }
             _ => {}
@@ -257,6 +300,20 @@ mod tests {
         assert_eq!(starts, ["let", "exp"]);
         assert_eq!(s.brace_pairs.len(), 1);
         assert!(s.brace_pairs[0].1.is_some());
+    }
+
+    #[test]
+    fn an_unclosed_brace_is_closed_by_the_next_line_at_its_indentation() {
+        let src = "x {\n  a {\n    b = 1\n  c {\n  }\n}\n";
+        let s = scan(src, 0..src.len());
+        // `x`'s brace pairs with the last `}`: `a` was closed by `c`'s line.
+        assert_eq!(s.brace_pairs, [(2, Some(src.len() - 2))]);
+        // Balanced text keeps its braces, however its members are indented.
+        let src = "x {\n  a {\n  b = 1\n  }\n}\n";
+        assert_eq!(scan(src, 0..src.len()).brace_pairs, [(2, Some(src.len() - 2))]);
+        // A label without its closing quote still opens its block.
+        let src = "x \"y {\n  a = 1\n}\n";
+        assert_eq!(scan(src, 0..src.len()).brace_pairs, [(5, Some(src.len() - 2))]);
     }
 
     #[test]
