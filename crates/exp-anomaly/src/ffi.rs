@@ -286,21 +286,6 @@ fn timeval_ns(tv: libc::timeval) -> u64 {
     secs.saturating_mul(1_000_000_000).saturating_add(micros * 1000)
 }
 
-fn sysconf(name: c_int, fallback: u64) -> u64 {
-    // SAFETY: sysconf takes an integer and returns one.
-    let value = unsafe { libc::sysconf(name) };
-    u64::try_from(value).ok().filter(|&v| v > 0).unwrap_or(fallback)
-}
-
-pub(crate) fn page_size() -> u64 {
-    sysconf(libc::_SC_PAGESIZE, 4096)
-}
-
-/// Clock ticks per second of /proc/<pid>/stat's times (USER_HZ).
-pub(crate) fn clock_ticks_per_s() -> u64 {
-    sysconf(libc::_SC_CLK_TCK, 100)
-}
-
 /// CLOCK_MONOTONIC in nanoseconds: the clock of the kernels' deadlines.
 pub(crate) fn monotonic_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };

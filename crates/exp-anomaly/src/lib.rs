@@ -81,8 +81,9 @@ pub enum AnomalyError {
         #[source]
         source: std::io::Error,
     },
-    #[error("cannot parse {path}: {what}")]
-    ProcParse { path: String, what: String },
+    /// Reading or parsing /proc through exp-host.
+    #[error(transparent)]
+    Host(#[from] exp_host::HostError),
     /// Signalling or waiting for the child failed.
     #[error("cannot {action} the anomaly child {pid}: {source}")]
     Process {

@@ -171,21 +171,14 @@ fn finish(instance: Instance) -> Result<(), String> {
 /// Time `core` was not available to an idle-seeking task so far, in ns, from
 /// /proc/stat: user + nice + system + irq + softirq + steal (guest time is
 /// already inside user; steal is time the hypervisor gave the virtual CPU to
-/// someone else). /proc/stat counts in USER_HZ ticks, 100 per second on Linux.
+/// someone else), in the kernel's clock ticks.
 fn core_busy_ns(core: u32) -> Result<u64, String> {
-    let stat = std::fs::read_to_string("/proc/stat").map_err(|e| format!("cannot read /proc/stat: {e}"))?;
-    let label = format!("cpu{core}");
-    let line = stat
-        .lines()
-        .find(|line| line.split_whitespace().next() == Some(label.as_str()))
+    let stat = exp_host::proc_stat().map_err(|e| e.to_string())?;
+    let t = stat
+        .cpu(core)
         .ok_or_else(|| format!("core {core} is not in /proc/stat"))?;
-    let ticks: Vec<u64> = line
-        .split_whitespace()
-        .skip(1)
-        .map(|f| f.parse().unwrap_or(0))
-        .collect();
-    let busy: u64 = [0, 1, 2, 5, 6, 7].iter().filter_map(|&i| ticks.get(i)).sum();
-    Ok(busy * 10_000_000)
+    let busy = t.user + t.nice + t.system + t.irq + t.softirq + t.steal;
+    Ok(busy.saturating_mul(1_000_000_000) / exp_host::clock_ticks_per_s().max(1))
 }
 
 /// Over `window`: the utilisation (percent) of each instance, from its CPU

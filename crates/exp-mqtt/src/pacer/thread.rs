@@ -132,22 +132,10 @@ fn set_fair_attributes(_slice_ns: u64, _nice: i32) -> bool {
     false
 }
 
-/// CPU time of the calling thread in ns: the first field of
-/// /proc/thread-self/schedstat, else utime + stime from /proc/thread-self/stat
-/// (in USER_HZ = 100 ticks per second, fixed by the kernel ABI). `None` off Linux.
+/// CPU time of the calling thread in ns (exp-host, the one reader of
+/// /proc). `None` off Linux.
 pub(super) fn cpu_ns() -> Option<u64> {
-    if let Ok(s) = std::fs::read_to_string("/proc/thread-self/schedstat") {
-        if let Some(ns) = s.split_whitespace().next().and_then(|f| f.parse().ok()) {
-            return Some(ns);
-        }
-    }
-    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
-    // Fields after the parenthesised command (which may contain spaces); utime and stime are fields 14 and 15.
-    let rest = stat.rsplit_once(')')?.1;
-    let mut fields = rest.split_whitespace().skip(11);
-    let utime: u64 = fields.next()?.parse().ok()?;
-    let stime: u64 = fields.next()?.parse().ok()?;
-    Some((utime + stime) * 10_000_000)
+    exp_host::thread_cpu_ns()
 }
 
 #[cfg(all(test, target_os = "linux"))]

@@ -96,30 +96,17 @@ pub fn preflight() -> Result<(), EmulateError> {
 /// CAP_NET_ADMIN (12) and CAP_SYS_ADMIN (21).
 const NEEDED_CAPABILITIES: u64 = (1 << 12) | (1 << 21);
 
-/// The effective capability set, from /proc (`CapEff`, hexadecimal).
+/// The effective capability set (exp-host reads /proc).
 fn effective_capabilities() -> Result<u64, EmulateError> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").map_err(|e| EmulateError::io("reading /proc/self/status", e))?;
-    Ok(status
-        .lines()
-        .find_map(|line| line.strip_prefix("CapEff:"))
-        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
-        .unwrap_or(0))
+    exp_host::effective_capabilities().map_err(|e| EmulateError::io("reading /proc/self/status", host_io(e)))
 }
 
-/// The effective uid, read from /proc so no unsafe call is needed.
+/// The effective uid (exp-host reads /proc, so no unsafe call is needed).
 pub fn effective_uid() -> Result<u32, EmulateError> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").map_err(|e| EmulateError::io("reading /proc/self/status", e))?;
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("Uid:"))
-        .and_then(|rest| rest.split_whitespace().nth(1))
-        .and_then(|euid| euid.parse().ok())
-        .ok_or_else(|| {
-            EmulateError::io(
-                "reading /proc/self/status",
-                std::io::Error::new(std::io::ErrorKind::InvalidData, "no Uid line"),
-            )
-        })
+    exp_host::effective_uid().map_err(|e| EmulateError::io("reading /proc/self/status", host_io(e)))
+}
+
+/// A host reader's error as the I/O error this module reports.
+fn host_io(error: exp_host::HostError) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::InvalidData, error.to_string())
 }

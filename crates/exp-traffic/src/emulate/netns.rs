@@ -121,7 +121,7 @@ pub fn cleanup_stale_namespaces(prefix: &str) -> Result<Vec<String>, EmulateErro
         else {
             continue;
         };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if !exp_host::process_exists(pid) {
             ip(&["netns", "delete", &name])?;
             removed.push(name);
         }

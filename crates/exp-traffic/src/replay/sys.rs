@@ -113,10 +113,7 @@ pub fn raise_nofile(wanted: u64) -> io::Result<u64> {
     let current = get_nofile()?;
     let hard = current.rlim_max as u64;
     if wanted > hard {
-        let ceiling = std::fs::read_to_string("/proc/sys/fs/nr_open")
-            .ok()
-            .and_then(|s| s.trim().parse::<u64>().ok())
-            .unwrap_or(hard);
+        let ceiling = exp_host::nr_open().unwrap_or(hard);
         let target = wanted.min(ceiling);
         if target > hard && set_nofile(target, target).is_ok() {
             return Ok(target);

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use exp_xml::generate::{generate_to_dir, generate_to_writer, Amount, GenerateOptions, Generator, Layout, Shard};
 use exp_xml::set::read_set;
 
-use super::{cpu_seconds, megabytes, peak_rss_bytes, rate, seconds};
+use super::{cpu_seconds, megabytes, rate, seconds};
 use crate::size::parse_size;
 
 #[derive(clap::Args)]
@@ -96,7 +96,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         cpu,
         rate(stats.bytes, wall, 0, "/s"),
         rate(stats.bytes, cpu, 0, " per CPU-second"),
-        peak_rss_bytes().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", megabytes(b)))
+        exp_host::peak_rss_bytes().map_or_else(|| "unknown".to_string(), |b| format!("{:.1} MB", megabytes(b)))
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -54,14 +54,6 @@ fn cpu_seconds() -> f64 {
         .map_or(0.0, |s| (s.utime_ticks + s.stime_ticks) as f64 / hz)
 }
 
-/// Peak resident memory of this process (VmHWM), in bytes.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
-}
-
 fn megabytes(bytes: u64) -> f64 {
     bytes as f64 / 1e6
 }
