@@ -57,6 +57,18 @@ pub enum WorkloadConfig {
     Xml(Box<Xml>),
 }
 
+impl WorkloadConfig {
+    /// The block kind the spec writes: `fleet`, `anomaly`, `traffic`, `xml`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            WorkloadConfig::Fleet(_) => "fleet",
+            WorkloadConfig::Anomaly(_) => "anomaly",
+            WorkloadConfig::Traffic(_) => "traffic",
+            WorkloadConfig::Xml(_) => "xml",
+        }
+    }
+}
+
 // ---- MQTT fleet ------------------------------------------------------------
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,6 +182,22 @@ pub enum AnomalyParams {
         bandwidth_bit_per_s: Option<u64>,
         dir: Option<String>,
     },
+}
+
+impl AnomalyParams {
+    /// The anomaly's `kind` as the spec writes it: `cpuoccupy`, `memleak`, …
+    pub fn kind(&self) -> &'static str {
+        match self {
+            AnomalyParams::Cpuoccupy { .. } => "cpuoccupy",
+            AnomalyParams::Cachecopy { .. } => "cachecopy",
+            AnomalyParams::Membw { .. } => "membw",
+            AnomalyParams::Memeater { .. } => "memeater",
+            AnomalyParams::Memleak { .. } => "memleak",
+            AnomalyParams::Netoccupy { .. } => "netoccupy",
+            AnomalyParams::Iometadata { .. } => "iometadata",
+            AnomalyParams::Iobandwidth { .. } => "iobandwidth",
+        }
+    }
 }
 
 // ---- connection-structure traffic ------------------------------------------

@@ -201,7 +201,7 @@ fn activate(
     let row = vec![
         name.as_str().into(),
         activation.into(),
-        kind(&anomaly.params).into(),
+        anomaly.params.kind().into(),
         serde_json::to_string(&anomaly.params).unwrap_or_default().into(),
         anomaly
             .cores
@@ -246,19 +246,6 @@ fn utilization_pct(cpu_ns: u64, wall_ns: u64, cores: usize) -> f64 {
         return 0.0;
     }
     cpu_ns as f64 / (wall_ns as f64 * cores.max(1) as f64) * 100.0
-}
-
-pub fn kind(params: &AnomalyParams) -> &'static str {
-    match params {
-        AnomalyParams::Cpuoccupy { .. } => "cpuoccupy",
-        AnomalyParams::Cachecopy { .. } => "cachecopy",
-        AnomalyParams::Membw { .. } => "membw",
-        AnomalyParams::Memeater { .. } => "memeater",
-        AnomalyParams::Memleak { .. } => "memleak",
-        AnomalyParams::Netoccupy { .. } => "netoccupy",
-        AnomalyParams::Iometadata { .. } => "iometadata",
-        AnomalyParams::Iobandwidth { .. } => "iobandwidth",
-    }
 }
 
 fn one_row(schema: &Schema, row: Vec<Cell>) -> Result<exp_results::Batch, ExecError> {

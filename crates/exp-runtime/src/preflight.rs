@@ -217,7 +217,7 @@ fn check_workload(
         return;
     }
     let WorkloadConfig::Anomaly(anomaly) = &workload.config else {
-        let kind = kind_name(&workload.config);
+        let kind = workload.config.kind();
         report(
             format!("kind {kind}"),
             PreflightIssue {
@@ -412,15 +412,6 @@ fn writable_dir(dir: &Path) -> Result<(), String> {
     std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
     let _ = std::fs::remove_file(probe);
     Ok(())
-}
-
-pub(crate) fn kind_name(config: &WorkloadConfig) -> &'static str {
-    match config {
-        WorkloadConfig::Fleet(_) => "fleet",
-        WorkloadConfig::Anomaly(_) => "anomaly",
-        WorkloadConfig::Traffic(_) => "traffic",
-        WorkloadConfig::Xml(_) => "xml",
-    }
 }
 
 fn bytes(n: u64) -> String {

@@ -199,12 +199,7 @@ fn kind(config: &WorkloadConfig) -> String {
     match config {
         WorkloadConfig::Anomaly(a) => {
             let cores: Vec<String> = a.cores.iter().map(u32::to_string).collect();
-            let params = serde_json::to_value(&a.params).ok();
-            let name = params
-                .as_ref()
-                .and_then(|p| p.as_object())
-                .and_then(|o| o.keys().next().cloned());
-            format!("{} on {}", name.unwrap_or_else(|| "anomaly".into()), cores.join(","))
+            format!("{} on {}", a.params.kind(), cores.join(","))
         }
         WorkloadConfig::Fleet(f) => format!("fleet of {}", f.devices),
         WorkloadConfig::Traffic(_) => "traffic".into(),
