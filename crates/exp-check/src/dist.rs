@@ -7,7 +7,7 @@ use sha2::{Digest, Sha256};
 
 use crate::checker::Checker;
 use crate::registry::{FnSchema, Prop, Ty, VALUE};
-use crate::value::{Value, V};
+use crate::value::{Value, ValueKind};
 
 pub(crate) fn unit_of(dimension: Option<Dimension>) -> Unit {
     match dimension {
@@ -32,18 +32,18 @@ impl Checker<'_> {
                 continue;
             };
             let (value_dimension, x) = match (&arg.kind, param.ty) {
-                (V::Error, _) => {
+                (ValueKind::Error, _) => {
                     ok = false;
                     numbers.push(None);
                     continue;
                 }
-                (V::Quantity(d, x), VALUE) => (Some(*d), *x),
-                (V::Int(i), VALUE) => (None, *i as f64),
-                (V::Float(f), VALUE) => (None, *f),
-                (V::Int(_) | V::Float(_), Ty::Float) => {
+                (ValueKind::Quantity(d, x), VALUE) => (Some(*d), *x),
+                (ValueKind::Int(i), VALUE) => (None, *i as f64),
+                (ValueKind::Float(f), VALUE) => (None, *f),
+                (ValueKind::Int(_) | ValueKind::Float(_), Ty::Float) => {
                     let x = match arg.kind {
-                        V::Int(i) => i as f64,
-                        V::Float(f) => f,
+                        ValueKind::Int(i) => i as f64,
+                        ValueKind::Float(f) => f,
                         _ => f64::NAN,
                     };
                     if !self.in_param_range(schema, param, arg, x) {
@@ -52,7 +52,7 @@ impl Checker<'_> {
                     numbers.push(Some(x));
                     continue;
                 }
-                (V::Str(_), Ty::Path) => {
+                (ValueKind::Str(_), Ty::Path) => {
                     numbers.push(None);
                     continue;
                 }
@@ -206,7 +206,7 @@ impl Checker<'_> {
             "empirical" => {
                 let file = match &args[0] {
                     Some(Value {
-                        kind: V::Str(file),
+                        kind: ValueKind::Str(file),
                         span,
                         ..
                     }) => (file.clone(), *span),
@@ -322,7 +322,7 @@ impl Checker<'_> {
 
 fn dist_value(dist: Dist, dimension: Option<Dimension>, span: Span) -> Value {
     let unit = unit_of(dimension);
-    Value::new(V::Dist(DistValue { unit, dist }, dimension), span)
+    Value::new(ValueKind::Dist(DistValue { unit, dist }, dimension), span)
 }
 
 /// Why the parameters define no distribution, if they don't.

@@ -8,7 +8,7 @@ use exp_syntax::units;
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{self, FnKind};
-use crate::value::{Value, V};
+use crate::value::{Value, ValueKind};
 
 /// Why a quantity in base units cannot be a plan value, if it cannot.
 fn out_of_range(dimension: units::Dimension, base: f64) -> Option<String> {
@@ -35,9 +35,9 @@ impl Checker<'_> {
         let kind = match &expr.kind {
             ExprKind::Number(text) => return self.number(text, span),
             ExprKind::Quantity { number, unit } => return self.quantity(number, unit, span),
-            ExprKind::Str(s) => V::Str(s.clone()),
-            ExprKind::Bool(b) => V::Bool(*b),
-            ExprKind::List(items) => V::List(items.iter().map(|e| self.eval(e, scope)).collect()),
+            ExprKind::Str(s) => ValueKind::Str(s.clone()),
+            ExprKind::Bool(b) => ValueKind::Bool(*b),
+            ExprKind::List(items) => ValueKind::List(items.iter().map(|e| self.eval(e, scope)).collect()),
             ExprKind::Record(fields) => {
                 let mut out: Vec<(String, Value)> = Vec::new();
                 for field in fields {
@@ -50,9 +50,9 @@ impl Checker<'_> {
                     }
                     out.push((field.name.name.clone(), self.eval(&field.value, scope)));
                 }
-                V::Record(out)
+                ValueKind::Record(out)
             }
-            ExprKind::Range { start, end, step } => V::Range(
+            ExprKind::Range { start, end, step } => ValueKind::Range(
                 Box::new(self.eval(start, scope)),
                 Box::new(self.eval(end, scope)),
                 step.as_ref().map(|s| Box::new(self.eval(s, scope))),
@@ -67,9 +67,13 @@ impl Checker<'_> {
         let clean = text.replace('_', "");
         let is_float = clean.contains(['.', 'e', 'E']);
         let kind = if is_float {
-            clean.parse::<f64>().ok().filter(|x| x.is_finite()).map(V::Float)
+            clean
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite())
+                .map(ValueKind::Float)
         } else {
-            clean.parse::<i64>().ok().map(V::Int)
+            clean.parse::<i64>().ok().map(ValueKind::Int)
         };
         match kind {
             Some(kind) => Value::new(kind, span),
@@ -100,8 +104,8 @@ impl Checker<'_> {
             return Value::error(span);
         };
         let magnitude = match self.number(number, span).kind {
-            V::Int(i) => i as f64,
-            V::Float(f) => f,
+            ValueKind::Int(i) => i as f64,
+            ValueKind::Float(f) => f,
             _ => return Value::error(span),
         };
         // Divide for percent: 95 / 100 is exactly 0.95, 95 × 0.01 is not.
@@ -118,7 +122,7 @@ impl Checker<'_> {
             );
             return Value::error(span);
         }
-        Value::new(V::Quantity(dimension, base), span)
+        Value::new(ValueKind::Quantity(dimension, base), span)
     }
 
     /// Looks a name up: sweep parameter, `let`, import member, enumeration member.
@@ -160,14 +164,14 @@ impl Checker<'_> {
         } else if rest.is_empty() && registry::looks_like_enum_member(&first.name) {
             // A member name, or a misspelt one: the expected type's check
             // reports the latter with the members it allows.
-            return Value::new(V::Symbol(first.name.clone()), path.span);
+            return Value::new(ValueKind::Symbol(first.name.clone()), path.span);
         } else {
             self.undefined(&first.name, first.span, scope);
             return Value::error(path.span);
         };
         for field in rest {
             value = match &value.kind {
-                V::Record(fields) => match fields.iter().find(|(n, _)| *n == field.name) {
+                ValueKind::Record(fields) => match fields.iter().find(|(n, _)| *n == field.name) {
                     Some((_, v)) => Value {
                         defined_at: value.defined_at,
                         ..v.clone()
@@ -183,7 +187,7 @@ impl Checker<'_> {
                         return Value::error(path.span);
                     }
                 },
-                V::Error => return value,
+                ValueKind::Error => return value,
                 _ => {
                     self.report(
                         Diagnostic::error(Code::E0401, format!("{} has no fields", value.describe()))

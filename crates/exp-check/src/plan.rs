@@ -272,33 +272,33 @@ impl Checker<'_> {
 
     /// A sweep value lowered without a target type: its own natural form.
     fn point_value(&mut self, value: &Value) -> Option<exp_plan::Value> {
-        use crate::value::V;
+        use crate::value::ValueKind;
         use exp_plan::Value as P;
         use exp_syntax::units::Dimension as D;
         Some(match &value.kind {
-            V::Int(i) => P::Int(*i),
-            V::Float(f) => P::Float(*f),
-            V::Bool(b) => P::Bool(*b),
-            V::Str(s) => P::String(s.clone()),
-            V::Symbol(s) => P::Symbol(s.clone()),
-            V::Quantity(D::Duration, x) => P::DurationNs(x.round() as u64),
-            V::Quantity(D::Bytes, x) => P::Bytes(x.round() as u64),
-            V::Quantity(D::Bandwidth, x) => P::BitPerS(x.round() as u64),
-            V::Quantity(D::Rate, x) => P::PerS(*x),
-            V::Quantity(D::Percent, x) => P::Ratio(*x),
-            V::Dist(d, _) => P::Dist(d.clone()),
-            V::List(items) => P::List(items.iter().map(|i| self.point_value(i)).collect::<Option<_>>()?),
-            V::Record(fields) => P::Record(
+            ValueKind::Int(i) => P::Int(*i),
+            ValueKind::Float(f) => P::Float(*f),
+            ValueKind::Bool(b) => P::Bool(*b),
+            ValueKind::Str(s) => P::String(s.clone()),
+            ValueKind::Symbol(s) => P::Symbol(s.clone()),
+            ValueKind::Quantity(D::Duration, x) => P::DurationNs(x.round() as u64),
+            ValueKind::Quantity(D::Bytes, x) => P::Bytes(x.round() as u64),
+            ValueKind::Quantity(D::Bandwidth, x) => P::BitPerS(x.round() as u64),
+            ValueKind::Quantity(D::Rate, x) => P::PerS(*x),
+            ValueKind::Quantity(D::Percent, x) => P::Ratio(*x),
+            ValueKind::Dist(d, _) => P::Dist(d.clone()),
+            ValueKind::List(items) => P::List(items.iter().map(|i| self.point_value(i)).collect::<Option<_>>()?),
+            ValueKind::Record(fields) => P::Record(
                 fields
                     .iter()
                     .map(|(k, v)| Some((k.clone(), self.point_value(v)?)))
                     .collect::<Option<_>>()?,
             ),
-            V::Ctor(name, args) => P::Object(BTreeMap::from([(
+            ValueKind::Ctor(name, args) => P::Object(BTreeMap::from([(
                 (*name).to_string(),
                 json_value(&Json::Object(args.clone())),
             )])),
-            V::Range(..) | V::Error => return None,
+            ValueKind::Range(..) | ValueKind::Error => return None,
         })
     }
 

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 use crate::checker::{Checker, Scope};
 use crate::registry::Ty;
 use crate::typing::Bounds;
-use crate::value::{dimension, display_quantity, range_unit, Value, V};
+use crate::value::{dimension, display_quantity, range_unit, Value, ValueKind};
 use crate::workload::mentions;
 
 pub(crate) struct SweepParam {
@@ -47,9 +47,9 @@ impl SweepValues {
             SweepValues::Range { range, span } => {
                 let x = range.number(index);
                 let kind = match (range.unit, dimension(range.unit)) {
-                    (RangeUnit::Int, _) => V::Int(x.round() as i64),
-                    (_, Some(d)) => V::Quantity(d, x),
-                    (_, None) => V::Float(x),
+                    (RangeUnit::Int, _) => ValueKind::Int(x.round() as i64),
+                    (_, Some(d)) => ValueKind::Quantity(d, x),
+                    (_, None) => ValueKind::Float(x),
                 };
                 Value {
                     kind,
@@ -123,7 +123,7 @@ impl Checker<'_> {
     fn sweep_param(&mut self, attr: &Attribute, value: Value) -> Option<SweepParam> {
         let name = attr.key.name.clone();
         let values: Vec<(Value, String)> = match value.kind {
-            V::List(items) => items
+            ValueKind::List(items) => items
                 .into_iter()
                 .map(|item| {
                     let label = self.sources.snippet(item.span).to_string();
@@ -131,7 +131,7 @@ impl Checker<'_> {
                     (Value { defined_at, ..item }, label)
                 })
                 .collect(),
-            V::Range(start, end, Some(step)) => {
+            ValueKind::Range(start, end, Some(step)) => {
                 let values = self.range(&start, &end, &step, value.span)?;
                 return Some(SweepParam {
                     name,
@@ -140,7 +140,7 @@ impl Checker<'_> {
                     values,
                 });
             }
-            V::Range(_, _, None) => {
+            ValueKind::Range(_, _, None) => {
                 self.report(
                     Diagnostic::error(Code::E0702, format!("sweep parameter `{name}` needs a step"))
                         .primary(value.span, "a range without a step")
@@ -148,7 +148,7 @@ impl Checker<'_> {
                 );
                 return None;
             }
-            V::Error => return None,
+            ValueKind::Error => return None,
             _ => {
                 let text = self.sources.snippet(value.span).to_string();
                 self.report(
@@ -166,7 +166,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        if values.iter().any(|(v, _)| matches!(v.kind, V::Error)) {
+        if values.iter().any(|(v, _)| matches!(v.kind, ValueKind::Error)) {
             return None;
         }
         // A range is not a value a trial can take (and the plan has no way to
@@ -206,7 +206,12 @@ impl Checker<'_> {
     /// type (docs/language.md §5): `[1, 2.5]` or `[100, 200ms]` is a mistake
     /// in the list, reported there rather than where a point uses it.
     fn numbers_agree(&mut self, name: &str, values: &[(Value, String)]) -> bool {
-        let numeric = |v: &Value| matches!(v.kind, V::Int(_) | V::Float(_) | V::Quantity(..) | V::Dist(..));
+        let numeric = |v: &Value| {
+            matches!(
+                v.kind,
+                ValueKind::Int(_) | ValueKind::Float(_) | ValueKind::Quantity(..) | ValueKind::Dist(..)
+            )
+        };
         let Some((first, _)) = values.iter().find(|(v, _)| numeric(v)) else {
             return true;
         };
@@ -217,17 +222,18 @@ impl Checker<'_> {
             return true;
         };
         let (code, help) = match (&first.kind, &other.kind) {
-            (V::Int(i), V::Float(_)) | (V::Float(_), V::Int(i)) => {
+            (ValueKind::Int(i), ValueKind::Float(_)) | (ValueKind::Float(_), ValueKind::Int(i)) => {
                 (Code::E0401, Some(format!("write every value as a float, e.g. `{i}.0`")))
             }
-            (V::Quantity(..), V::Int(_) | V::Float(_)) | (V::Int(_) | V::Float(_), V::Quantity(..)) => {
+            (ValueKind::Quantity(..), ValueKind::Int(_) | ValueKind::Float(_))
+            | (ValueKind::Int(_) | ValueKind::Float(_), ValueKind::Quantity(..)) => {
                 (Code::E0402, Some("give every value a unit".to_string()))
             }
-            (V::Quantity(..), V::Quantity(..)) => (Code::E0402, None),
+            (ValueKind::Quantity(..), ValueKind::Quantity(..)) => (Code::E0402, None),
             _ => (Code::E0401, None),
         };
         let kind = |v: &Value| match v.kind {
-            V::Float(_) => "a float".to_string(),
+            ValueKind::Float(_) => "a float".to_string(),
             _ => v.describe(),
         };
         self.report(
@@ -245,9 +251,9 @@ impl Checker<'_> {
     /// `start..end step s`, inclusive of `end` when a step lands on it.
     fn range(&mut self, start: &Value, end: &Value, step: &Value, span: Span) -> Option<SweepValues> {
         let number = |v: &Value| match v.kind {
-            V::Int(i) => Some((None, i as f64)),
-            V::Float(f) => Some((None, f)),
-            V::Quantity(d, x) => Some((Some(d), x)),
+            ValueKind::Int(i) => Some((None, i as f64)),
+            ValueKind::Float(f) => Some((None, f)),
+            ValueKind::Quantity(d, x) => Some((Some(d), x)),
             _ => None,
         };
         let (Some((d0, a)), Some((d1, b)), Some((d2, s))) = (number(start), number(end), number(step)) else {
@@ -287,7 +293,7 @@ impl Checker<'_> {
             );
             return None;
         }
-        let integers = d0.is_none() && matches!((&start.kind, &step.kind), (V::Int(_), V::Int(_)));
+        let integers = d0.is_none() && matches!((&start.kind, &step.kind), (ValueKind::Int(_), ValueKind::Int(_)));
         let unit = match d0 {
             _ if integers => RangeUnit::Int,
             None => RangeUnit::Float,
@@ -421,13 +427,13 @@ fn range_count(a: f64, b: f64, s: f64) -> f64 {
 /// too large on its own counts 1 here: its expansion reports it at its step.
 fn value_count(value: &Value) -> f64 {
     let number = |v: &Value| match v.kind {
-        V::Int(i) => Some(i as f64),
-        V::Float(f) | V::Quantity(_, f) => Some(f),
+        ValueKind::Int(i) => Some(i as f64),
+        ValueKind::Float(f) | ValueKind::Quantity(_, f) => Some(f),
         _ => None,
     };
     match &value.kind {
-        V::List(items) => items.len() as f64,
-        V::Range(start, end, Some(step)) => match (number(start), number(end), number(step)) {
+        ValueKind::List(items) => items.len() as f64,
+        ValueKind::Range(start, end, Some(step)) => match (number(start), number(end), number(step)) {
             (Some(a), Some(b), Some(s)) if s > 0.0 && a <= b => {
                 let count = range_count(a, b, s);
                 if count > MAX_TRIALS as f64 {

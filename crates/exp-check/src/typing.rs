@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
 use crate::registry::{Default, FnSchema, Ty};
-use crate::value::{display_quantity, Value, V};
+use crate::value::{display_quantity, Value, ValueKind};
 
 /// Inclusive bounds in base units.
 #[derive(Clone, Copy, Default)]
@@ -36,19 +36,19 @@ pub(crate) fn plan_key(name: &str, ty: &Ty) -> String {
 impl Checker<'_> {
     /// Checks `value` against `ty`; `what` names the property in messages.
     pub(crate) fn conform(&mut self, value: &Value, ty: &Ty, bounds: Bounds, what: &str) -> Option<Json> {
-        if matches!(value.kind, V::Error) {
+        if matches!(value.kind, ValueKind::Error) {
             return None;
         }
         match (ty, &value.kind) {
-            (Ty::Int, V::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(i)),
-            (Ty::Float, V::Int(i)) => self
+            (Ty::Int, ValueKind::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(i)),
+            (Ty::Float, ValueKind::Int(i)) => self
                 .bounded(value, *i as f64, None, bounds, what)
                 .then(|| json!(*i as f64)),
-            (Ty::Float, V::Float(f)) => self.bounded(value, *f, None, bounds, what).then(|| json!(f)),
-            (Ty::Bool, V::Bool(b)) => Some(json!(b)),
-            (Ty::Str, V::Str(s)) => Some(json!(s)),
-            (Ty::Path, V::Str(s)) => Some(json!(self.resolve_path(s, value.span))),
-            (Ty::Quantity(expected), V::Quantity(found, x)) if expected == found => {
+            (Ty::Float, ValueKind::Float(f)) => self.bounded(value, *f, None, bounds, what).then(|| json!(f)),
+            (Ty::Bool, ValueKind::Bool(b)) => Some(json!(b)),
+            (Ty::Str, ValueKind::Str(s)) => Some(json!(s)),
+            (Ty::Path, ValueKind::Str(s)) => Some(json!(self.resolve_path(s, value.span))),
+            (Ty::Quantity(expected), ValueKind::Quantity(found, x)) if expected == found => {
                 if !self.bounded(value, *x, Some(*expected), bounds, what) {
                     return None;
                 }
@@ -57,7 +57,7 @@ impl Checker<'_> {
                     Dimension::Rate | Dimension::Percent => json!(x),
                 })
             }
-            (Ty::Quantity(expected), V::Quantity(found, _)) => {
+            (Ty::Quantity(expected), ValueKind::Quantity(found, _)) => {
                 self.mismatch(
                     value,
                     Code::E0402,
@@ -67,7 +67,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Quantity(expected), V::Int(_) | V::Float(_)) => {
+            (Ty::Quantity(expected), ValueKind::Int(_) | ValueKind::Float(_)) => {
                 let text = self.sources.snippet(value.span).to_string();
                 let help = format!("write the unit, e.g. `{text}{}`", expected.example_unit());
                 self.mismatch(
@@ -79,7 +79,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Enum(members), V::Symbol(s)) => {
+            (Ty::Enum(members), ValueKind::Symbol(s)) => {
                 if members.contains(&s.as_str()) {
                     return Some(json!(s));
                 }
@@ -91,7 +91,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Enum(members), V::Str(s)) if members.contains(&s.as_str()) => {
+            (Ty::Enum(members), ValueKind::Str(s)) if members.contains(&s.as_str()) => {
                 self.mismatch(
                     value,
                     Code::E0401,
@@ -101,14 +101,14 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::List(inner), V::List(items)) => {
+            (Ty::List(inner), ValueKind::List(items)) => {
                 let lowered: Vec<Option<Json>> = items
                     .iter()
                     .map(|item| self.conform(item, inner, bounds, what))
                     .collect();
                 lowered.into_iter().collect::<Option<Vec<Json>>>().map(Json::Array)
             }
-            (Ty::List(_), _) if !matches!(value.kind, V::List(_)) => {
+            (Ty::List(_), _) if !matches!(value.kind, ValueKind::List(_)) => {
                 let text = self.sources.snippet(value.span).to_string();
                 self.mismatch(
                     value,
@@ -119,7 +119,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Dist(expected), V::Dist(dist, found)) => {
+            (Ty::Dist(expected), ValueKind::Dist(dist, found)) => {
                 if expected == found {
                     return serde_json::to_value(dist).ok();
                 }
@@ -142,7 +142,7 @@ impl Checker<'_> {
                 None
             }
             // A plain value where a distribution is expected means constant.
-            (Ty::Dist(expected), V::Quantity(..) | V::Int(_) | V::Float(_)) => {
+            (Ty::Dist(expected), ValueKind::Quantity(..) | ValueKind::Int(_) | ValueKind::Float(_)) => {
                 let quantity_ty = match expected {
                     Some(d) => Ty::Quantity(*d),
                     None => Ty::Float,
@@ -155,7 +155,7 @@ impl Checker<'_> {
                 })
                 .ok()
             }
-            (Ty::Ctor(expected), V::Ctor(found, args)) if expected == found => {
+            (Ty::Ctor(expected), ValueKind::Ctor(found, args)) if expected == found => {
                 let mut object = Map::new();
                 object.insert((*found).to_string(), Json::Object(args.clone()));
                 Some(Json::Object(object))
@@ -169,7 +169,7 @@ impl Checker<'_> {
                     None
                 }
             },
-            (Ty::Range(expected), V::Range(start, end, None)) => {
+            (Ty::Range(expected), ValueKind::Range(start, end, None)) => {
                 let start_ns = self.conform(start, &Ty::Quantity(*expected), bounds, what)?;
                 let end_ns = self.conform(end, &Ty::Quantity(*expected), bounds, what)?;
                 if start_ns.as_f64() >= end_ns.as_f64() {
@@ -194,7 +194,7 @@ impl Checker<'_> {
         let message = format!("{what} expects {expected}, found {}", value.describe());
         // `devices = 1e3`: a whole number written as a float.
         let help = match (ty, &value.kind) {
-            (Ty::Int, V::Float(x)) if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 => Some(format!(
+            (Ty::Int, ValueKind::Float(x)) if x.fract() == 0.0 && x.abs() < 9.007_199_254_740_992e15 => Some(format!(
                 "an integer is written without a decimal point or exponent: `{}`",
                 *x as i64
             )),
@@ -280,7 +280,7 @@ impl Checker<'_> {
             ok = self.check_paths(&lowered, span);
         }
         if ok {
-            Value::new(V::Ctor(schema.name, lowered), span)
+            Value::new(ValueKind::Ctor(schema.name, lowered), span)
         } else {
             Value::error(span)
         }
@@ -346,13 +346,13 @@ impl Checker<'_> {
 
 /// Whether a value's kind could belong to a type (which alternative of a
 /// `OneOf` to check it against).
-fn matches_kind(ty: &Ty, kind: &V) -> bool {
+fn matches_kind(ty: &Ty, kind: &ValueKind) -> bool {
     match (ty, kind) {
-        (Ty::Enum(_), V::Symbol(_)) => true,
-        (Ty::Ctor(name), V::Ctor(found, _)) => name == found,
-        (Ty::Dist(_), V::Dist(..) | V::Quantity(..)) => true,
-        (Ty::Int, V::Int(_)) | (Ty::Float, V::Int(_) | V::Float(_)) => true,
-        (Ty::Bool, V::Bool(_)) | (Ty::Str, V::Str(_)) => true,
+        (Ty::Enum(_), ValueKind::Symbol(_)) => true,
+        (Ty::Ctor(name), ValueKind::Ctor(found, _)) => name == found,
+        (Ty::Dist(_), ValueKind::Dist(..) | ValueKind::Quantity(..)) => true,
+        (Ty::Int, ValueKind::Int(_)) | (Ty::Float, ValueKind::Int(_) | ValueKind::Float(_)) => true,
+        (Ty::Bool, ValueKind::Bool(_)) | (Ty::Str, ValueKind::Str(_)) => true,
         _ => false,
     }
 }

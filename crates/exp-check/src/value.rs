@@ -7,7 +7,7 @@ use serde_json::{Map, Value as Json};
 
 #[derive(Debug, Clone)]
 pub(crate) struct Value {
-    pub kind: V,
+    pub kind: ValueKind,
     /// Where the value was written.
     pub span: Span,
     /// Where it was bound, when it reached its use through a `let`, an import
@@ -16,7 +16,7 @@ pub(crate) struct Value {
 }
 
 #[derive(Debug, Clone)]
-pub(crate) enum V {
+pub(crate) enum ValueKind {
     Int(i64),
     Float(f64),
     /// In base units (ns, bytes, bit/s, 1/s, ratio).
@@ -36,7 +36,7 @@ pub(crate) enum V {
 }
 
 impl Value {
-    pub fn new(kind: V, span: Span) -> Self {
+    pub fn new(kind: ValueKind, span: Span) -> Self {
         Value {
             kind,
             span,
@@ -45,34 +45,34 @@ impl Value {
     }
 
     pub fn error(span: Span) -> Self {
-        Value::new(V::Error, span)
+        Value::new(ValueKind::Error, span)
     }
 
     /// How the value's type reads in messages.
     pub fn describe(&self) -> String {
         match &self.kind {
-            V::Int(_) => "an integer".into(),
-            V::Float(_) => "a number".into(),
-            V::Quantity(d, _) => format!("a {}", d.name()),
-            V::Str(_) => "a string".into(),
-            V::Bool(_) => "a boolean".into(),
-            V::Symbol(s) => format!("the name `{s}`"),
-            V::List(_) => "a list".into(),
-            V::Record(_) => "a record".into(),
-            V::Dist(_, Some(d)) => format!("a distribution of {}s", d.name()),
-            V::Dist(_, None) => "a distribution of counts".into(),
-            V::Ctor(name, _) => format!("{name}(…)"),
-            V::Range(..) => "a range".into(),
-            V::Error => "an invalid value".into(),
+            ValueKind::Int(_) => "an integer".into(),
+            ValueKind::Float(_) => "a number".into(),
+            ValueKind::Quantity(d, _) => format!("a {}", d.name()),
+            ValueKind::Str(_) => "a string".into(),
+            ValueKind::Bool(_) => "a boolean".into(),
+            ValueKind::Symbol(s) => format!("the name `{s}`"),
+            ValueKind::List(_) => "a list".into(),
+            ValueKind::Record(_) => "a record".into(),
+            ValueKind::Dist(_, Some(d)) => format!("a distribution of {}s", d.name()),
+            ValueKind::Dist(_, None) => "a distribution of counts".into(),
+            ValueKind::Ctor(name, _) => format!("{name}(…)"),
+            ValueKind::Range(..) => "a range".into(),
+            ValueKind::Error => "an invalid value".into(),
         }
     }
 
     /// Whether a range occurs in the value (ranges exist only in source, never in plans).
     pub fn contains_range(&self) -> bool {
         match &self.kind {
-            V::Range(..) => true,
-            V::List(items) => items.iter().any(Value::contains_range),
-            V::Record(fields) => fields.iter().any(|(_, v)| v.contains_range()),
+            ValueKind::Range(..) => true,
+            ValueKind::List(items) => items.iter().any(Value::contains_range),
+            ValueKind::Record(fields) => fields.iter().any(|(_, v)| v.contains_range()),
             _ => false,
         }
     }
@@ -80,19 +80,19 @@ impl Value {
     /// The type name recorded for sweep parameters in the plan.
     pub fn type_name(&self) -> String {
         match &self.kind {
-            V::Int(_) => "int".into(),
-            V::Float(_) => "float".into(),
-            V::Quantity(d, _) => d.name().into(),
-            V::Str(_) => "string".into(),
-            V::Bool(_) => "bool".into(),
-            V::Symbol(_) => "symbol".into(),
-            V::List(_) => "list".into(),
-            V::Record(_) => "record".into(),
-            V::Dist(_, Some(d)) => format!("dist<{}>", d.name()),
-            V::Dist(_, None) => "dist<count>".into(),
-            V::Ctor(name, _) => (*name).into(),
-            V::Range(..) => "range".into(),
-            V::Error => "error".into(),
+            ValueKind::Int(_) => "int".into(),
+            ValueKind::Float(_) => "float".into(),
+            ValueKind::Quantity(d, _) => d.name().into(),
+            ValueKind::Str(_) => "string".into(),
+            ValueKind::Bool(_) => "bool".into(),
+            ValueKind::Symbol(_) => "symbol".into(),
+            ValueKind::List(_) => "list".into(),
+            ValueKind::Record(_) => "record".into(),
+            ValueKind::Dist(_, Some(d)) => format!("dist<{}>", d.name()),
+            ValueKind::Dist(_, None) => "dist<count>".into(),
+            ValueKind::Ctor(name, _) => (*name).into(),
+            ValueKind::Range(..) => "range".into(),
+            ValueKind::Error => "error".into(),
         }
     }
 }

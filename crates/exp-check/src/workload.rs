@@ -12,7 +12,7 @@ use crate::checker::{Checker, Scope};
 use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, Ty, TIMING};
 use crate::structure::allowed_props;
 use crate::typing::{plan_key, Bounds};
-use crate::value::{Value, V};
+use crate::value::{Value, ValueKind};
 
 /// Cache key of a lowered property value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -97,7 +97,7 @@ impl Checker<'_> {
             // with the members it may be.
             (Some(attr), _) if matches!(prop.ty, Ty::Enum(_)) && self.unbound_name(&attr.value, scope).is_some() => {
                 let name = self.unbound_name(&attr.value, scope).unwrap_or_default();
-                Value::new(V::Symbol(name), attr.value.span)
+                Value::new(ValueKind::Symbol(name), attr.value.span)
             }
             (Some(attr), _) => self.eval(&attr.value, scope),
             (None, Default::Value(text)) => self.default_value(text),
