@@ -97,7 +97,7 @@ pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, E
         }
     }
     if let Some(error) = failure {
-        return Err(ExecError::Failed(format!("anomaly `{}`: {error}", ctx.workload.name)));
+        return Err(ExecError::step("anomaly", &ctx.workload.name, "activation", error));
     }
     let mut summary = WorkloadSummary::default();
     if totals.core_wall_ns > 0 {

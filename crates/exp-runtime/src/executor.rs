@@ -48,6 +48,8 @@ pub struct WorkloadSummary {
     pub metrics: BTreeMap<String, f64>,
 }
 
+/// Why a workload (or the monitor) failed. The trial records it as the
+/// trial's error in the manifest; the terminal shows the same text.
 #[derive(Debug, thiserror::Error)]
 pub enum ExecError {
     #[error("{0}")]
@@ -56,8 +58,43 @@ pub enum ExecError {
     Results(#[from] exp_results::ResultsError),
     #[error("{0}")]
     Row(#[from] exp_results::RowError),
-    #[error("{0}")]
-    Failed(String),
+    /// One step of a workload failed: `fleet `sensors`: broker: …`.
+    #[error("{kind} `{workload}`: {step}: {reason}")]
+    Step {
+        kind: &'static str,
+        workload: String,
+        step: &'static str,
+        reason: BoxError,
+    },
+    /// The monitor could not sample the host.
+    #[error("monitor: {0}")]
+    Monitor(#[from] exp_host::HostError),
+    /// A thread or task of the runtime ended without its result.
+    #[error("the {what} ended abnormally: {detail}")]
+    Lost { what: &'static str, detail: String },
+}
+
+/// The cause of a failed step: the library's own error, or its message.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+impl ExecError {
+    /// Step `step` of workload `workload` (of `kind`) failed with `reason`.
+    pub fn step(kind: &'static str, workload: &str, step: &'static str, reason: impl Into<BoxError>) -> Self {
+        ExecError::Step {
+            kind,
+            workload: workload.to_string(),
+            step,
+            reason: reason.into(),
+        }
+    }
+
+    /// A thread or task that ended without its result: `what` it was.
+    pub fn lost(what: &'static str, detail: impl std::fmt::Display) -> Self {
+        ExecError::Lost {
+            what,
+            detail: detail.to_string(),
+        }
+    }
 }
 
 /// The table a workload of this kind writes a row to for everything it

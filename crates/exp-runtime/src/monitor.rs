@@ -92,5 +92,5 @@ fn schema(name: &str, columns: Vec<Column>) -> Schema {
 }
 
 fn host(error: exp_host::HostError) -> ExecError {
-    ExecError::Failed(format!("monitor: {error}"))
+    ExecError::Monitor(error)
 }

@@ -160,7 +160,7 @@ async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError>
     match context.workload.config.clone() {
         WorkloadConfig::Anomaly(a) => tokio::task::spawn_blocking(move || anomaly::run(context, &a))
             .await
-            .unwrap_or_else(|join| Err(ExecError::Failed(format!("the anomaly thread panicked: {join}")))),
+            .unwrap_or_else(|join| Err(ExecError::lost("anomaly thread", join))),
         WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
         WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
             let out = context
@@ -171,7 +171,7 @@ async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError>
             crate::xml::run(&context, &x, &out)
         })
         .await
-        .unwrap_or_else(|join| Err(ExecError::Failed(format!("the xml thread panicked: {join}")))),
+        .unwrap_or_else(|join| Err(ExecError::lost("xml thread", join))),
         WorkloadConfig::Traffic(t) => crate::traffic::run(context, *t).await,
     }
 }

@@ -84,7 +84,7 @@ fn config(xml: &Xml) -> Config {
 /// Runs on a blocking thread: every step is CPU or disk work.
 pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSummary, ExecError> {
     let name = &ctx.workload.name;
-    let failed = |what: &str, e: &dyn std::fmt::Display| ExecError::Failed(format!("xml `{name}`: {what}: {e}"));
+    let failed = |step: &'static str, e: &dyn std::fmt::Display| ExecError::step("xml", name, step, e.to_string());
     let threads = match xml.threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n as usize,

@@ -43,8 +43,8 @@ use crate::schedule::Interval;
 const MAX_DELIVERY_WAIT: Duration = Duration::from_secs(5);
 
 pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, ExecError> {
-    let failed = |what: &str, e: &dyn std::fmt::Display| {
-        ExecError::Failed(format!("fleet `{}`: {what}: {e}", ctx.workload.name))
+    let failed = |step: &'static str, e: &dyn std::fmt::Display| {
+        ExecError::step("fleet", &ctx.workload.name, step, e.to_string())
     };
     let endpoint = broker::endpoint(&fleet).await.map_err(|e| failed("broker", &e))?;
     let credentials = credentials(&fleet).map_err(|e| failed("credentials", &e))?;
@@ -92,7 +92,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
     }
     let written = tokio::task::spawn_blocking(move || messages.finish().and(connections.finish()))
         .await
-        .map_err(|e| ExecError::Failed(format!("table writer: {e}")))?;
+        .map_err(|e| ExecError::step("fleet", &ctx.workload.name, "table writer", e.to_string()))?;
     if let Some(e) = failure {
         return Err(e);
     }
@@ -160,7 +160,7 @@ async fn run_interval(
                 Duration::from_secs(10),
             )
             .await
-            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: subscriber: {e}")))?,
+            .map_err(|e| ExecError::step("fleet", name, "subscriber", e.to_string()))?,
         ),
         None => None,
     };
@@ -197,7 +197,7 @@ async fn run_interval(
         ..PacerConfig::default()
     };
     let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, sink, config)
-        .map_err(|e| ExecError::Failed(format!("fleet `{name}`: {e}")))?;
+        .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
 
     // Until the interval ends, the pacer runs out of messages, or the trial is stopped.
     loop {
@@ -222,8 +222,8 @@ async fn run_interval(
     // Joining ends the pacer thread, which drops its handles to the devices.
     tokio::task::spawn_blocking(move || pacer.join())
         .await
-        .map_err(|e| ExecError::Failed(format!("fleet `{name}`: pacer: {e}")))?
-        .map_err(|e| ExecError::Failed(format!("fleet `{name}`: {e}")))?;
+        .map_err(|e| ExecError::step("fleet", name, "pacer", e.to_string()))?
+        .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
     let grace = if ctx.cancel.level() == Level::Kill {
         Duration::ZERO
     } else {
@@ -240,16 +240,19 @@ async fn run_interval(
     drop(out_tx);
     let mut totals = collector
         .await
-        .map_err(|e| ExecError::Failed(format!("fleet `{name}`: collector: {e}")))?;
+        .map_err(|e| ExecError::step("fleet", name, "collector", e.to_string()))?;
     totals.rss_per_device = rss_per_device;
     if device_count > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
         let why = connections.first().map_or_else(
             || "none had connected when the interval ended or the trial stopped".to_string(),
             |c| c.status.clone(),
         );
-        return Err(ExecError::Failed(format!(
-            "fleet `{name}`: no device connected ({why})"
-        )));
+        return Err(ExecError::step(
+            "fleet",
+            name,
+            "connecting",
+            format!("no device connected ({why})"),
+        ));
     }
     Ok((totals, connections))
 }
@@ -292,7 +295,7 @@ async fn connect_devices(
     while let Some(mut task) = pending.next() {
         let index = slots.len() as u32;
         let (device, connection) = tokio::select! {
-            done = &mut task => done.map_err(|e| ExecError::Failed(format!("fleet `{name}`: a device task failed: {e}")))?,
+            done = &mut task => done.map_err(|e| ExecError::step("fleet", name, "a device task failed", e.to_string()))?,
             () = stopped(ctx, end) => {
                 task.abort();
                 pending.for_each(|t| t.abort());
@@ -301,7 +304,7 @@ async fn connect_devices(
         };
         let number = s.devices.start + index;
         let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(number)))
-            .map_err(|e| ExecError::Failed(format!("fleet `{name}`: payload: {e}")))?;
+            .map_err(|e| ExecError::step("fleet", name, "payload", e.to_string()))?;
         slots.push(Slot {
             device: device.map(Arc::new),
             topic: fill(&fleet.topic, name, Some(number)),

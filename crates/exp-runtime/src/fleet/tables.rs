@@ -141,7 +141,7 @@ impl Writer {
                 }
                 first_error.map_or(Ok(()), Err)
             })
-            .map_err(|e| ExecError::Failed(format!("cannot start a table writer thread: {e}")))?;
+            .map_err(|e| ExecError::lost("table writer thread", format!("it could not start: {e}")))?;
         Ok(Writer {
             tx: Some(tx),
             thread: Some(thread),
@@ -158,7 +158,7 @@ impl Writer {
         self.tx = None;
         match self.thread.take().map(JoinHandle::join) {
             Some(Ok(result)) => result,
-            Some(Err(_)) => Err(ExecError::Failed("a table writer thread panicked".into())),
+            Some(Err(_)) => Err(ExecError::lost("table writer thread", "it panicked")),
             None => Ok(()),
         }
     }

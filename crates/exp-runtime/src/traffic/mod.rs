@@ -40,7 +40,9 @@ const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSummary, ExecError> {
     // The compiler resolved the trace's path against the spec's directory.
-    let prepared = Prepared::load(&traffic, ctx.seed).map_err(|e| ExecError::Failed(e.to_string()))?;
+    let name = ctx.workload.name.as_str();
+    let failed = |step: &'static str| move |e: String| ExecError::step("traffic", name, step, e);
+    let prepared = Prepared::load(&traffic, ctx.seed).map_err(|e| failed("connection vectors")(e.to_string()))?;
     // The sides (namespaces included) exist only from the first window on:
     // the blocks of a trial that run one after another do not hold a
     // testbed each all trial long.
@@ -50,7 +52,7 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     }
     let network = Network::start(&traffic, ctx.seed, ctx.clock.now_ns())
         .await
-        .map_err(ExecError::Failed)?;
+        .map_err(failed("network"))?;
     let key = RowKey {
         workload: ctx.workload.name.clone(),
         structure: traffic.structure.clone(),
@@ -78,7 +80,7 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     let stopped = network.stop().await;
     let totals = replayed?;
     queue?;
-    stopped.map_err(ExecError::Failed)?;
+    stopped.map_err(failed("stopping the network"))?;
     Ok(totals.summary(prepared.skipped))
 }
 
@@ -133,15 +135,16 @@ async fn windows(
                         // Last resort: abandon the window, its connections end now.
                         let _ = stop.send(());
                         let _ = replay.await;
-                        return Err(ExecError::Failed(format!(
+                        let why = format!(
                             "window {index}: the replay did not stop within {CANCEL_GRACE:?} of the \
                              interrupt; its rows were lost"
-                        )));
+                        );
+                        return Err(ExecError::step("traffic", &ctx.workload.name, "replay", why));
                     }
                 }
             }
         }
-        .map_err(ExecError::Failed)?;
+        .map_err(|e| ExecError::step("traffic", &ctx.workload.name, "replay", e))?;
         let Some(mut result) = result else {
             break;
         };
