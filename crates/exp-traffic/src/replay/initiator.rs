@@ -298,7 +298,10 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
                         end_us: micros_since(origin, exchange.end),
                         request_bytes: exchange.request_bytes,
                         response_bytes: exchange.response_bytes,
-                        in_window: in_window(&config.measure, start_us),
+                        // An exchange counts with its connection, whose
+                        // planned start decides: a connection's exchanges
+                        // are never split by how late the host ran them.
+                        in_window: row.in_window,
                     });
                 }
             }
