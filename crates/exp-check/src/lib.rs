@@ -15,6 +15,7 @@ mod modules;
 mod overlap;
 mod plan;
 pub mod registry;
+mod repeat;
 mod structure;
 mod sweep;
 mod typing;
