@@ -123,7 +123,16 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         review(&mut outcomes)?;
     }
     let seconds = started.elapsed().as_secs_f64();
+    let passed = print_results(&outcomes, seconds);
+    if let Some(path) = &args.junit {
+        let xml = junit::junit_xml(&outcomes, details, seconds);
+        std::fs::write(path, xml).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+}
 
+/// Every failure in full, then the verdict; whether every spec passed.
+fn print_results(outcomes: &[SpecOutcome], seconds: f64) -> bool {
     let failed: Vec<&SpecOutcome> = outcomes.iter().filter(|o| !o.failures.is_empty()).collect();
     if !failed.is_empty() {
         outln!("\nfailures:");
@@ -145,15 +154,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if failed.iter().any(|o| matches!(o.snapshot, Snapshot::Differs { .. })) {
         outln!("New and changed plans: `expc test --accept` writes them as snapshots, `--review` asks about each.");
     }
-    if let Some(path) = &args.junit {
-        let xml = junit::junit_xml(&outcomes, details, seconds);
-        std::fs::write(path, xml).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(if failed.is_empty() {
-        ExitCode::SUCCESS
-    } else {
-        ExitCode::FAILURE
-    })
+    failed.is_empty()
 }
 
 fn shown(paths: &[PathBuf]) -> String {
