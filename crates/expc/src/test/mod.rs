@@ -90,9 +90,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 
     let started = Instant::now();
     let mut outcomes = Vec::new();
+    let mut interrupted = false;
     for spec in &library.specs {
         let mut outcome = test_spec(spec, &options);
-        let mut interrupted = false;
         if let (true, Some(plan)) = (args.run, &outcome.plan) {
             let run_started = Instant::now();
             if let Err(failure) = live::run_first_trial(spec, plan, time_scale) {
@@ -111,7 +111,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             break;
         }
     }
-    for snapshot in orphans(&library.snapshots, &outcomes) {
+    // Specs left untested after Ctrl-C would make their snapshots look orphaned.
+    let orphaned = if interrupted {
+        Vec::new()
+    } else {
+        orphans(&library.snapshots, &outcomes)
+    };
+    for snapshot in orphaned {
         let mut outcome = orphan_outcome(snapshot);
         if args.accept {
             accept(&mut outcome)?;
