@@ -9,7 +9,7 @@
 //! or a field. A property that changed the same way at every common point
 //! is one change, not one per point.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value as Json;
 
@@ -107,11 +107,7 @@ fn diff_plans(a: &Plan, b: &Plan, a_json: &Json, b_json: &Json) -> PlanDiff {
         .enumerate()
         .map(|(i, l)| (l.as_str(), i as u32))
         .collect();
-    let a_index: HashMap<&str, u32> = a_labels
-        .iter()
-        .enumerate()
-        .map(|(i, l)| (l.as_str(), i as u32))
-        .collect();
+    let a_set: HashSet<&str> = a_labels.iter().map(String::as_str).collect();
     let common: Vec<(u32, u32)> = a_labels
         .iter()
         .enumerate()
@@ -124,7 +120,7 @@ fn diff_plans(a: &Plan, b: &Plan, a_json: &Json, b_json: &Json) -> PlanDiff {
         .collect();
     let added: Vec<String> = b_labels
         .iter()
-        .filter(|l| !a_index.contains_key(l.as_str()))
+        .filter(|l| !a_set.contains(l.as_str()))
         .cloned()
         .collect();
     if !added.is_empty() || !removed.is_empty() {

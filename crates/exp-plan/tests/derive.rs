@@ -319,3 +319,62 @@ fn inconsistent_plans_are_refused_with_the_reason() {
         assert!(Plan::from_json(&json).is_err(), "{reason}");
     }
 }
+
+#[test]
+fn a_snapshot_reads_back_and_a_diff_says_what_changed_where() {
+    let snapshot = snapshot::to_snapshot(&plan());
+    assert!(snapshot.get("compiler").is_none() && snapshot.get("source").is_none());
+    assert!(!snapshot.to_string().contains("origin"), "{snapshot}");
+    assert_eq!(snapshot::from_snapshot(&snapshot).unwrap().trial_count(), 12);
+
+    // `swept` changes where b = 20 only, `fixed` everywhere; and the pause.
+    let mut new = plan();
+    new.workloads[0].variants[1] = hog("swept", 0.25, Some(7));
+    new.workloads[1].variants[0] = hog("fixed", 0.6, Some(6));
+    new.experiment.pause_ns = 5;
+    let diff = diff::diff_snapshots(&snapshot, &snapshot::to_snapshot(&new));
+    let property = |workload: &str| {
+        diff.changes
+            .iter()
+            .find_map(|c| match c {
+                diff::Change::Property {
+                    workload: w,
+                    property,
+                    old,
+                    new,
+                    points,
+                    ..
+                } if w == workload => Some((property.clone(), old.clone(), new.clone(), points.clone())),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let (path, old, new_value, points) = property("swept");
+    assert_eq!(path, "params.cpuoccupy.utilization_ratio");
+    assert_eq!((old, new_value), (Some(0.2.into()), Some(0.25.into())));
+    assert_eq!(
+        points,
+        diff::Points::Some(vec!["a=1, b=20".into(), "a=2, b=20".into(), "a=3, b=20".into()])
+    );
+    assert_eq!(property("fixed").3, diff::Points::Every);
+    assert!(diff.changes.contains(&diff::Change::Setting {
+        path: "experiment.pause_ns".into(),
+        old: Some(0.into()),
+        new: Some(5.into()),
+    }));
+    // A field's values are compared like a variant's, point by point: 0.5
+    // becomes 0.3 where a = 1 and 0.4 where a = 2 (a = 3 keeps 0.5).
+    let diff = diff::diff_snapshots(&snapshot::to_snapshot(&plan()), &snapshot::to_snapshot(&with_field()));
+    let fixed: Vec<(Option<serde_json::Value>, diff::Points)> = diff
+        .changes
+        .iter()
+        .filter_map(|c| match c {
+            diff::Change::Property {
+                workload, new, points, ..
+            } if workload == "fixed" => Some((new.clone(), points.clone())),
+            _ => None,
+        })
+        .collect();
+    let at = |a: i64| diff::Points::Some(vec![format!("a={a}, b=10"), format!("a={a}, b=20")]);
+    assert_eq!(fixed, [(Some(0.3.into()), at(1)), (Some(0.4.into()), at(2))]);
+}
