@@ -36,7 +36,7 @@ pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial, MESSAGES_
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};
-pub use store::{Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
+pub use store::{RowCounts, Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
 pub use summary::{summarize, ColumnSummary, RunSummary, TableSummary, TrialSummary, TIME_COLUMN};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};
 pub use traffic_report::{traffic_report, TrafficGroup, TrafficReport};

@@ -267,7 +267,7 @@ async fn drive(
 
     let RunContext { store, .. } = context;
     // Even when the store failed, the manifest lists the files that are there.
-    let closed = match Arc::try_unwrap(store) {
+    let closed = match sole_owner(store).await {
         Ok(store) => {
             let (summary, result) = store.close_with_summary();
             manifest.record_tables(&summary);
@@ -486,4 +486,21 @@ async fn pause(ctx: &RunContext<'_>) -> bool {
     ctx.cancel
         .sleep_until_async(Instant::now() + Duration::from_nanos(pause))
         .await
+}
+
+/// The store once the trials' tasks have let go of it: an aborted task
+/// drops its handle on the runtime's own time, so this waits a little
+/// (at most 5 s) rather than leave the store open behind a finished run.
+async fn sole_owner(mut store: Arc<Store>) -> Result<Store, Arc<Store>> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match Arc::try_unwrap(store) {
+            Ok(store) => return Ok(store),
+            Err(shared) if Instant::now() < deadline => {
+                store = shared;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(shared) => return Err(shared),
+        }
+    }
 }

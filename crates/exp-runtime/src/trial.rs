@@ -35,8 +35,10 @@ pub(crate) async fn run_trial(
     let trial_end_ns = ctx.plan.experiment.duration_ns.map(|d| scale(d, scale_factor));
     let clock = start;
     let stop = Cancel::new();
-    let forward = tokio::spawn(forward_cancel(ctx.cancel.clone(), stop.clone()));
-    let store_watch = tokio::spawn(stop_on_store_failure(ctx.store.clone(), stop.clone()));
+    // Background tasks end with the trial however it ends: they hold the
+    // store, which must be free to close when the run is done with it.
+    let _forward = AbortOnDrop(tokio::spawn(forward_cancel(ctx.cancel.clone(), stop.clone())));
+    let _store_watch = AbortOnDrop(tokio::spawn(stop_on_store_failure(ctx.store.clone(), stop.clone())));
     let tables = Tables {
         store: ctx.store.clone(),
         trial: trial.trial,
@@ -46,13 +48,13 @@ pub(crate) async fn run_trial(
             exp_results::Role::Shard(k) => k,
         },
     };
-    let progress = tokio::spawn(report_progress(
-        ctx.store.clone(),
+    let _progress = AbortOnDrop(tokio::spawn(report_progress(
+        ctx.store.row_counts(),
         ctx.events.clone(),
         trial.trial,
         clock,
         trial_end_ns,
-    ));
+    )));
     let processes = Processes::default();
     let sample_interval = Duration::from_nanos(point.monitor.as_ref().map_or(1_000_000_000, |m| m.interval_ns));
 
@@ -111,9 +113,6 @@ pub(crate) async fn run_trial(
             Err(join) => errors.push(format!("the monitor thread panicked: {join}")),
         }
     }
-    forward.abort();
-    store_watch.abort();
-    progress.abort();
     let end_ns = clock.now_ns();
 
     let status = if !errors.is_empty() {
@@ -197,9 +196,18 @@ async fn stop_on_store_failure(store: std::sync::Arc<exp_results::Store>, trial:
     }
 }
 
+/// Aborts its task when dropped (a dropped `JoinHandle` only detaches it).
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
 /// Sends [`Event::TrialProgress`] every second until aborted.
 async fn report_progress(
-    store: std::sync::Arc<exp_results::Store>,
+    rows: exp_results::RowCounts,
     events: crate::events::Events,
     trial: u32,
     clock: TrialClock,
@@ -213,7 +221,7 @@ async fn report_progress(
             trial,
             elapsed_ns: clock.now_ns(),
             planned_ns,
-            rows: store.trial_rows(trial),
+            rows: rows.trial(trial),
         });
     }
 }

@@ -237,7 +237,7 @@ pub fn seconds(ns: u64) -> String {
     if ns < 60_000_000_000 {
         return format!("{} s", trim(ns as f64 / 1e9));
     }
-    let total = (ns + 500_000_000) / 1_000_000_000;
+    let total = ns.saturating_add(500_000_000) / 1_000_000_000;
     let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
     let parts = [(h, "h"), (m, "min"), (s, "s")];
     let first = parts.iter().position(|(n, _)| *n > 0).unwrap_or(2);
@@ -277,5 +277,7 @@ mod tests {
         assert_eq!(seconds(10_470_000_000_000), "2 h 54 min 30 s");
         assert_eq!(seconds(7_200_000_000_000), "2 h");
         assert_eq!(seconds(3_601_000_000_000), "1 h 0 min 1 s");
+        // A hand-edited plan's longest trial.
+        assert_eq!(seconds(u64::MAX), "5124095 h 34 min 33 s");
     }
 }

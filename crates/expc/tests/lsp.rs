@@ -128,7 +128,7 @@ fn hover_shows_a_property_and_a_distribution() {
     let pareto = client.at("textDocument/hover", &uri, line, column);
     let text = pareto["contents"]["value"].as_str().unwrap();
     for expected in [
-        "pareto(shape, scale?, median?)",
+        "pareto(shape, scale?, median?, mean?)",
         "`shape`: number",
         "Tail index α",
         "`median`",

@@ -59,6 +59,30 @@ impl Default for StoreOptions {
     }
 }
 
+/// Rows the store has accepted per unfinished trial and table. Cloned
+/// handles share the counts.
+#[derive(Clone, Default)]
+pub struct RowCounts(Arc<std::sync::Mutex<BTreeMap<u32, BTreeMap<String, u64>>>>);
+
+impl RowCounts {
+    /// The rows of `trial` so far, per table.
+    pub fn trial(&self, trial: u32) -> BTreeMap<String, u64> {
+        lock(&self.0).get(&trial).cloned().unwrap_or_default()
+    }
+
+    fn add(&self, trial: u32, table: &str, rows: u64) {
+        *lock(&self.0)
+            .entry(trial)
+            .or_default()
+            .entry(table.to_string())
+            .or_default() += rows;
+    }
+
+    fn forget(&self, trial: u32) {
+        lock(&self.0).remove(&trial);
+    }
+}
+
 /// What the store wrote: finished files and their rows, per table.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreSummary {
@@ -138,7 +162,7 @@ impl Store {
                 return Err(ResultsError::StoreClosed);
             }
             gate.finished.insert(trial);
-            lock(&self.shared.accepted).remove(&trial);
+            self.shared.accepted.forget(trial);
             self.tx
                 .send(Msg::FinishTrial { trial, reply })
                 .map_err(|_| self.shared.gone())?;
@@ -149,7 +173,13 @@ impl Store {
     /// Rows accepted so far for `trial`, per table: what a progress line
     /// shows while the trial runs (forgotten when the trial is finished).
     pub fn trial_rows(&self, trial: u32) -> BTreeMap<String, u64> {
-        lock(&self.shared.accepted).get(&trial).cloned().unwrap_or_default()
+        self.shared.accepted.trial(trial)
+    }
+
+    /// The row counts alone, for a task that reports progress: it must not
+    /// keep the store itself alive, which closes when its last owner lets go.
+    pub fn row_counts(&self) -> RowCounts {
+        self.shared.accepted.clone()
     }
 
     /// The writer's failure, if it failed (disk full, I/O error): every
@@ -288,12 +318,7 @@ impl TableSink {
             batch,
         };
         self.tx.send(msg).map_err(|_| self.shared.gone())?;
-        let mut accepted = lock(&self.shared.accepted);
-        *accepted
-            .entry(self.trial)
-            .or_default()
-            .entry(table.clone())
-            .or_default() += rows;
+        self.shared.accepted.add(self.trial, table, rows);
         Ok(())
     }
 }

@@ -57,7 +57,7 @@ pub(super) struct Shared {
     /// The schema each table was first opened with.
     pub schemas: Mutex<BTreeMap<String, Arc<Schema>>>,
     /// Rows accepted so far per unfinished trial and table, for progress.
-    pub accepted: Mutex<BTreeMap<u32, BTreeMap<String, u64>>>,
+    pub accepted: super::RowCounts,
 }
 
 #[derive(Default)]
