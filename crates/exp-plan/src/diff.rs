@@ -206,7 +206,7 @@ type Leaf = (String, Option<Json>, Option<Json>);
 
 /// A block as it runs at a point: its kind and plan node, provenance left out.
 struct Block {
-    kind: String,
+    kind: &'static str,
     node: Json,
 }
 
@@ -221,18 +221,13 @@ fn blocks_at(plan: &Plan, point: u32) -> Vec<(String, Block)> {
                 map.remove("origin");
                 map.remove("name");
             }
-            let kind = node
-                .get("config")
-                .and_then(Json::as_object)
-                .and_then(|c| c.keys().next().cloned())
-                .unwrap_or_default();
+            let kind = w.config.kind();
             (w.name.clone(), Block { kind, node })
         })
         .collect();
     if let Some(monitor) = plan.monitor_at(point) {
         let node = serde_json::to_value(&*monitor).unwrap_or(Json::Null);
-        let kind = "monitor".to_string();
-        blocks.push(("monitor".into(), Block { kind, node }));
+        blocks.push(("monitor".into(), Block { kind: "monitor", node }));
     }
     blocks
 }
@@ -242,24 +237,16 @@ fn diff_blocks(a: &Plan, b: &Plan, common: &[(u32, u32)], a_labels: &[String], c
     // The blocks present in one plan only are found at the first point.
     let first = |plan: &Plan| blocks_at(plan, 0);
     let (a_first, b_first) = (first(a), first(b));
-    let kind_of =
-        |blocks: &[(String, Block)], name: &str| blocks.iter().find(|(n, _)| n == name).map(|(_, b)| b.kind.clone());
-    for (name, block) in &a_first {
-        if kind_of(&b_first, name) != Some(block.kind.clone()) {
-            changes.push(Change::Workload {
-                name: name.clone(),
-                kind: block.kind.clone(),
-                added: false,
-            });
-        }
-    }
-    for (name, block) in &b_first {
-        if kind_of(&a_first, name) != Some(block.kind.clone()) {
-            changes.push(Change::Workload {
-                name: name.clone(),
-                kind: block.kind.clone(),
-                added: true,
-            });
+    let kind_of = |blocks: &[(String, Block)], name: &str| blocks.iter().find(|(n, _)| n == name).map(|(_, b)| b.kind);
+    for (ours, theirs, added) in [(&a_first, &b_first, false), (&b_first, &a_first, true)] {
+        for (name, block) in ours {
+            if kind_of(theirs, name) != Some(block.kind) {
+                changes.push(Change::Workload {
+                    name: name.clone(),
+                    kind: block.kind.to_string(),
+                    added,
+                });
+            }
         }
     }
 
@@ -275,10 +262,15 @@ fn diff_blocks(a: &Plan, b: &Plan, common: &[(u32, u32)], a_labels: &[String], c
             let mut leaves = Vec::new();
             diff_leaves("", Some(&old.node), Some(&new.node), &mut leaves);
             for (path, before, after) in leaves {
-                let property = strip_kind(&path, &old.kind);
+                let property = strip_kind(&path, old.kind);
                 let key = (name.clone(), property.clone(), text(&before), text(&after));
                 let at = *index.entry(key).or_insert_with(|| {
-                    groups.push((name.clone(), old.kind.clone(), (property, before, after), Vec::new()));
+                    groups.push((
+                        name.clone(),
+                        old.kind.to_string(),
+                        (property, before, after),
+                        Vec::new(),
+                    ));
                     groups.len() - 1
                 });
                 groups[at].3.push(a_labels[pa as usize].clone());

@@ -85,7 +85,7 @@ fn bar(events: Incoming) {
                     .map_or(String::new(), |ns| {
                         format!(
                             " │ run: about {} left",
-                            seconds(ns.div_ceil(1_000_000_000) * 1_000_000_000)
+                            seconds(ns.div_ceil(1_000_000_000).saturating_mul(1_000_000_000))
                         )
                     });
                 let trial = trial_progress(elapsed_ns, planned_ns, &rows);

@@ -32,7 +32,9 @@ pub fn print_schedule(plan: &Plan, options: &RunOptions) {
         plan.trial_count()
     );
     if let Some(ns) = trial_ns {
-        let total = ns * count + pause_ns * count.saturating_sub(1);
+        let total = ns
+            .saturating_mul(count)
+            .saturating_add(pause_ns.saturating_mul(count.saturating_sub(1)));
         outln!(
             "  each trial {}, about {} in all{}",
             seconds(ns),

@@ -70,12 +70,17 @@ impl RowCounts {
         lock(&self.0).get(&trial).cloned().unwrap_or_default()
     }
 
+    /// Called on every write: allocates only for a table the trial has not
+    /// written yet.
     fn add(&self, trial: u32, table: &str, rows: u64) {
-        *lock(&self.0)
-            .entry(trial)
-            .or_default()
-            .entry(table.to_string())
-            .or_default() += rows;
+        let mut counts = lock(&self.0);
+        let tables = counts.entry(trial).or_default();
+        match tables.get_mut(table) {
+            Some(n) => *n += rows,
+            None => {
+                tables.insert(table.to_string(), rows);
+            }
+        }
     }
 
     fn forget(&self, trial: u32) {
