@@ -1,11 +1,12 @@
 //! Schedule density (E0606): periods and gaps the runtime can honour. A
 //! periodic window's intervals are expanded before a trial starts, and each
 //! starts its workload anew; a device's gap of 0 sends as fast as the CPU
-//! allows. The bounds are in `exp_diagnostics::limits`.
+//! allows. The bounds are in `exp_diagnostics::limits`. Also: a fleet's
+//! warm-up span must leave something of each interval to measure (E0501).
 
 use exp_diagnostics::limits::{group, MAX_INTERVALS, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS};
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{DistValue, Period};
+use exp_plan::{DistValue, Period, Warmup, Window};
 
 use crate::checker::Checker;
 use crate::value::display_quantity;
@@ -92,6 +93,34 @@ impl Checker<'_> {
             .primary(span, "gaps too short to honour")
             .note("at most 1,000 messages per second per device; a gap of 0 would send as fast as the CPU allows")
             .help("for more load, add devices rather than shortening their gap"),
+        );
+    }
+
+    /// Reports a warm-up span as long as the fleet's intervals (E0501 at
+    /// `span`): every message would be warm-up, and nothing measured.
+    pub(crate) fn check_warmup_span(&mut self, warmup: Warmup, window: &Window, trial_ns: Option<u64>, span: Span) {
+        let Warmup::Ns(warmup_ns) = warmup else { return };
+        let interval_ns = match &window.period {
+            Some(period) => Some(period.active_ns),
+            None => window
+                .end_ns
+                .or(trial_ns)
+                .map(|end| end.saturating_sub(window.start_ns)),
+        };
+        let Some(interval_ns) = interval_ns.filter(|i| warmup_ns >= *i) else {
+            return;
+        };
+        self.report(
+            Diagnostic::error(
+                Code::E0501,
+                format!(
+                    "`warmup` of {} covers the fleet's whole interval of {}",
+                    duration(warmup_ns as f64),
+                    duration(interval_ns as f64)
+                ),
+            )
+            .primary(span, "every message would be warm-up")
+            .help("shorten the warm-up, or give it as a share of each device's messages (`10%`)"),
         );
     }
 }

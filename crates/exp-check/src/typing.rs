@@ -18,18 +18,21 @@ pub(crate) struct Bounds {
 
 /// The plan key of a property: quantities carry their unit in the name.
 pub(crate) fn plan_key(name: &str, ty: &Ty) -> String {
-    let dimension = match ty {
-        Ty::Quantity(d) => Some(d),
-        Ty::List(Ty::Quantity(d)) => Some(d),
-        _ => None,
-    };
+    match ty {
+        Ty::Quantity(d) | Ty::List(Ty::Quantity(d)) => format!("{name}_{}", unit_key(*d)),
+        _ => name.to_string(),
+    }
+}
+
+/// The base unit a quantity's plan key ends with; also the tag of a
+/// quantity among a property's alternatives (`{"ns": …}`).
+fn unit_key(dimension: Dimension) -> &'static str {
     match dimension {
-        Some(Dimension::Duration) => format!("{name}_ns"),
-        Some(Dimension::Bytes) => format!("{name}_bytes"),
-        Some(Dimension::Bandwidth) => format!("{name}_bit_per_s"),
-        Some(Dimension::Rate) => format!("{name}_per_s"),
-        Some(Dimension::Percent) => format!("{name}_ratio"),
-        None => name.to_string(),
+        Dimension::Duration => "ns",
+        Dimension::Bytes => "bytes",
+        Dimension::Bandwidth => "bit_per_s",
+        Dimension::Rate => "per_s",
+        Dimension::Percent => "ratio",
     }
 }
 
@@ -49,6 +52,15 @@ impl Checker<'_> {
             (Ty::Str, ValueKind::Str(s)) => Some(json!(s)),
             (Ty::Path, ValueKind::Str(s)) => Some(json!(self.resolve_path(s, value.span))),
             (Ty::Quantity(expected), ValueKind::Quantity(found, x)) if expected == found => {
+                let unsigned = matches!(expected, Dimension::Duration | Dimension::Bytes | Dimension::Bandwidth);
+                // These lower to unsigned integers: below zero is out of range, not zero.
+                let bounds = match bounds.min {
+                    None if unsigned => Bounds {
+                        min: Some(0.0),
+                        ..bounds
+                    },
+                    _ => bounds,
+                };
                 if !self.bounded(value, *x, Some(*expected), bounds, what) {
                     return None;
                 }
@@ -160,10 +172,20 @@ impl Checker<'_> {
                 object.insert((*found).to_string(), Json::Object(args.clone()));
                 Some(Json::Object(object))
             }
-            (Ty::OneOf(options), _) => match options.iter().find(|option| matches_kind(option, &value.kind)) {
-                // Distributions among alternatives are tagged, like constructors.
-                Some(option @ Ty::Dist(_)) => self.conform(value, option, bounds, what).map(|d| json!({ "dist": d })),
-                Some(option) => self.conform(value, option, bounds, what),
+            (Ty::OneOf(options), _) => match options.iter().position(|option| matches_kind(option, &value.kind)) {
+                Some(index) => {
+                    let option = &options[index];
+                    // A property's bounds are those of its first alternative (a
+                    // count of repetitions, a share of messages), not of the others.
+                    let bounds = if index == 0 { bounds } else { Bounds::default() };
+                    let lowered = self.conform(value, option, bounds, what)?;
+                    // Distributions and quantities among alternatives are tagged, like constructors.
+                    Some(match option {
+                        Ty::Dist(_) => json!({ "dist": lowered }),
+                        Ty::Quantity(d) => json!({ unit_key(*d): lowered }),
+                        _ => lowered,
+                    })
+                }
                 None => {
                     self.type_mismatch(value, ty, what);
                     None
@@ -351,6 +373,7 @@ fn matches_kind(ty: &Ty, kind: &ValueKind) -> bool {
         (Ty::Enum(_), ValueKind::Symbol(_)) => true,
         (Ty::Ctor(name), ValueKind::Ctor(found, _)) => name == found,
         (Ty::Dist(_), ValueKind::Dist(..) | ValueKind::Quantity(..)) => true,
+        (Ty::Quantity(expected), ValueKind::Quantity(found, _)) => expected == found,
         (Ty::Int, ValueKind::Int(_)) | (Ty::Float, ValueKind::Int(_) | ValueKind::Float(_)) => true,
         (Ty::Bool, ValueKind::Bool(_)) | (Ty::Str, ValueKind::Str(_)) => true,
         _ => false,

@@ -192,8 +192,9 @@ impl Checker<'_> {
             }
         };
         if let WorkloadConfig::Fleet(fleet) = &config {
-            let span = attributes(block).get("gap").map_or(block.kind.span, |a| a.value.span);
-            self.check_device_gap(&fleet.gap, span);
+            let span_of = |name: &str| attributes(block).get(name).map_or(block.kind.span, |a| a.value.span);
+            self.check_device_gap(&fleet.gap, span_of("gap"));
+            self.check_warmup_span(fleet.warmup, &window, trial_ns, span_of("warmup"));
         }
         Some(Workload {
             name,

@@ -344,7 +344,8 @@ over 100 %, zero devices, or a QoS level of 3. The shape parameters of
 outside that range the distribution underflows or overflows (`pareto(shape =
 1e-300, median = 1ms)` would have a scale of 0). `synthetic(connections = …)`
 makes at most 10,000,000 connections: the replay holds each one's vector in
-memory before the trial starts.
+memory before the trial starts. A fleet's `warmup` given as a duration must
+be shorter than each of its intervals, or no message would be measured.
 
 Example:
 

@@ -42,8 +42,10 @@ pub use workload::*;
 /// Version 2: parameters carry their values, workloads their variants;
 /// points and trials are derived, no longer listed. Version 3: properties
 /// that vary on their own are fields of the variants. Version 4: a
-/// parameter swept over a range stores the range, not its values.
-pub const PLAN_VERSION: u32 = 4;
+/// parameter swept over a range stores the range, not its values. Version
+/// 5: a fleet's `warmup` is a share or a duration (`{"ratio": …}` or
+/// `{"ns": …}`), no longer `warmup_ratio`.
+pub const PLAN_VERSION: u32 = 5;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;

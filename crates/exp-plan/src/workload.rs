@@ -85,11 +85,22 @@ pub struct Fleet {
     pub payload: Payload,
     pub messages: Option<u64>,
     pub connect_rate_per_s: f64,
-    pub warmup_ratio: f64,
+    pub warmup: Warmup,
     pub subscribe: bool,
     pub ack_timeout_ns: u64,
     pub lateness_bound_ns: u64,
     pub broker: Broker,
+}
+
+/// Which of a fleet's messages are warm-up: kept in the table, marked, and
+/// left out of its statistics.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Warmup {
+    /// A share of the messages each device is expected to send in an interval.
+    Ratio(f64),
+    /// Every message scheduled in the first nanoseconds of each interval.
+    Ns(u64),
 }
 
 /// When each device sends its first message.

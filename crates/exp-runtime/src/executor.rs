@@ -25,6 +25,9 @@ pub struct WorkloadContext {
     pub intervals: Vec<Interval>,
     /// The trial's end (scaled), when it has one.
     pub trial_end_ns: Option<u64>,
+    /// The run's `--time-scale`, for spans inside an interval (a traffic
+    /// measure window, a fleet's warm-up).
+    pub time_scale: f64,
     /// Raised at the end of the trial and by Ctrl-C.
     pub cancel: Cancel,
     pub tables: Tables,

@@ -8,7 +8,7 @@ use exp_diagnostics::limits::{
     group, MAX_INTERVALS, MAX_PLAN_INTEGER, MAX_SYNTHETIC_CONNECTIONS, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS,
 };
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Fleet, Period, Plan, Traffic, Vectors, Workload, WorkloadConfig, Xml};
+use exp_plan::{Fleet, Period, Plan, Traffic, Vectors, Warmup, Workload, WorkloadConfig, Xml};
 
 /// The problems of the plan's own times: the experiment's `duration` and
 /// `pause`, each monitor's `interval` (a duration of 2^64 − 1 ns waited
@@ -161,7 +161,10 @@ fn fleet_numbers(fleet: &Fleet) -> [(&'static str, f64, (f64, f64)); 7] {
     [
         ("devices", f64::from(fleet.devices), (1.0, 1e6)),
         ("connect_rate_per_s", fleet.connect_rate_per_s, (0.001, f64::MAX)),
-        ("warmup_ratio", fleet.warmup_ratio, (0.0, 0.99)),
+        match fleet.warmup {
+            Warmup::Ratio(ratio) => ("warmup.ratio", ratio, (0.0, 0.99)),
+            Warmup::Ns(span) => ("warmup.ns", ns(span), (0.0, MAX_PLAN_INTEGER)),
+        },
         ("keep_alive_ns", ns(fleet.keep_alive_ns), (1e9, 65535e9)),
         ("ack_timeout_ns", ns(fleet.ack_timeout_ns), (1e6, MAX_PLAN_INTEGER)),
         ("max_inflight", f64::from(fleet.broker.max_inflight), (1.0, 65535.0)),

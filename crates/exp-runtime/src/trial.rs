@@ -70,6 +70,7 @@ pub(crate) async fn run_trial(
             clock,
             intervals: intervals(&workload.window, trial_end_ns, scale_factor),
             trial_end_ns,
+            time_scale: scale_factor,
             cancel: stop.clone(),
             tables: tables.clone(),
             processes: processes.clone(),

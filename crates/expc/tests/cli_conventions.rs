@@ -111,7 +111,14 @@ fn a_plan_written_as_yaml_runs_like_the_json_plan() {
     };
     assert_eq!(dry(&yaml), dry(&json));
     // A YAML plan is checked like a JSON one.
-    std::fs::write(&yaml, yaml_text.replace("\"plan_version\": 4", "\"plan_version\": 3")).unwrap();
+    std::fs::write(
+        &yaml,
+        yaml_text.replace(
+            &format!("\"plan_version\": {}", exp_plan::PLAN_VERSION),
+            "\"plan_version\": 3",
+        ),
+    )
+    .unwrap();
     let old = expc().arg("run").arg(&yaml).arg("--dry-run").output().unwrap();
     assert_eq!(old.status.code(), Some(1));
     assert!(

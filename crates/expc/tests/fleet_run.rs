@@ -130,3 +130,67 @@ fn unusable_brokers_are_refused_before_anything_starts() {
     assert!(stderr.contains("EXPC_TEST_SURELY_UNSET_USER"), "{stderr}");
     assert!(!out.exists());
 }
+
+/// `warmup = 500ms` under `--time-scale 2`: exactly the messages scheduled
+/// in the trial's first second are warm-up, and the summary leaves them out.
+#[test]
+fn a_warmup_span_marks_the_messages_scheduled_in_it() {
+    let scratch = Scratch::new("warmup-span");
+    let spec = scratch.0.join("spec.exp");
+    std::fs::write(
+        &spec,
+        r#"
+experiment "warmup-span" {
+  duration = 1500ms
+  fleet "plant" {
+    devices = 4
+    gap     = constant(50ms)
+    warmup  = 500ms
+  }
+}
+"#,
+    )
+    .unwrap();
+    let out = scratch.0.join("runs");
+    let output = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .args(["run", "--time-scale", "2", "--out"])
+        .arg(&out)
+        .arg(&spec)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", common::text(&output));
+    let dir = common::run_dir(&out).unwrap();
+    let frames = common::trial_frames(&dir, "mqtt_messages", 0);
+    let scheduled = common::u64_values(&frames, "scheduled_ns");
+    let warmup: Vec<bool> = frames
+        .iter()
+        .flat_map(|f| f.column("warmup").unwrap().bool().unwrap().iter().collect::<Vec<_>>())
+        .map(Option::unwrap)
+        .collect();
+    assert_eq!(scheduled.len(), warmup.len());
+    let marked = |before: bool| {
+        scheduled
+            .iter()
+            .zip(&warmup)
+            .filter(move |(s, _)| (**s < 1_000_000_000) == before)
+    };
+    assert!(marked(true).count() > 0 && marked(false).count() > 0, "{scheduled:?}");
+    assert!(
+        marked(true).all(|(_, w)| *w),
+        "a message of the first second not marked"
+    );
+    assert!(
+        marked(false).all(|(_, w)| !*w),
+        "a message after the first second marked"
+    );
+
+    let report = Command::new(env!("CARGO_BIN_EXE_expc"))
+        .args(["report", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
+    let fleet = &report["mqtt"]["trials"][0]["fleets"][0];
+    assert_eq!(fleet["warmup"]["scheduled"], marked(true).count(), "{fleet}");
+    assert_eq!(fleet["counts"]["scheduled"], marked(false).count(), "{fleet}");
+}

@@ -34,8 +34,13 @@ pub const FLEET: BlockSchema = BlockSchema {
         ),
         Prop::optional("messages", Ty::Int, "Messages per device; without it devices publish until the window ends.").at_least(1.0),
         Prop::with_default("connect_rate", Ty::Quantity(Rate), "400/s", "Connection ramp, devices per second.").at_least(0.001),
-        Prop::with_default("warmup", Ty::Quantity(Percent), "0%", "Share of each device's first messages excluded from statistics (kept in the table, marked).")
-            .range(0.0, 0.99),
+        Prop::with_default(
+            "warmup",
+            Ty::OneOf(&[Ty::Quantity(Percent), Ty::Quantity(Duration)]),
+            "0%",
+            "Messages left out of statistics (kept in the table, marked): a share of each device's first messages, or those scheduled in a span at the start of each interval (shorter than the interval).",
+        )
+        .range(0.0, 0.99),
         Prop::with_default("subscribe", Ty::Bool, "false", "Also subscribe to the fleet's topics and record delivery."),
         Prop::with_default("ack_timeout", Ty::Quantity(Duration), "10s", "A message not acknowledged by then is marked `timeout`.").at_least(1e6),
         Prop::with_default("lateness_bound", Ty::Quantity(Duration), "1ms", "A trial whose send-lateness p99 exceeds this is marked `contended`.").at_least(0.0),
@@ -48,8 +53,8 @@ pub const FLEET: BlockSchema = BlockSchema {
 /// derived from two of them together: a sweep over them is stored as plan
 /// fields (`exp_plan::Field`) instead of multiplying the fleet's variants.
 /// Left out: `topic` (the payload's room in a packet), `first_send` (drawn
-/// from the gap), `messages` (whether the fleet ends by itself), the timing
-/// and the broker.
+/// from the gap), `messages` (whether the fleet ends by itself), `warmup`
+/// (a span must be shorter than the window), the timing and the broker.
 pub const INDEPENDENT: &[&str] = &[
     "devices",
     "gap",
@@ -59,7 +64,6 @@ pub const INDEPENDENT: &[&str] = &[
     "clean_session",
     "payload",
     "connect_rate",
-    "warmup",
     "subscribe",
     "ack_timeout",
     "lateness_bound",

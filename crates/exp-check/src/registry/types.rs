@@ -63,7 +63,8 @@ pub struct Prop {
     pub name: &'static str,
     pub ty: Ty,
     pub default: Default,
-    /// Inclusive bounds in base units (ns, bytes, bit/s, 1/s, ratio).
+    /// Inclusive bounds in base units (ns, bytes, bit/s, 1/s, ratio); of
+    /// a `OneOf`, they bound its first alternative only.
     pub min: Option<f64>,
     pub max: Option<f64>,
     pub doc: &'static str,
@@ -119,6 +120,7 @@ impl Prop {
     pub fn range_text(&self) -> String {
         let show = |x: f64| match self.ty {
             Ty::Quantity(d) | Ty::List(&Ty::Quantity(d)) => crate::value::display_quantity(d, x),
+            Ty::OneOf([Ty::Quantity(d), ..]) => crate::value::display_quantity(*d, x),
             _ => format!("{x}"),
         };
         match (self.min, self.max) {

@@ -181,7 +181,7 @@ mod tests {
             "qos": 1, "keep_alive_ns": 60_000_000_000u64, "clean_session": true,
             "gap": {"unit": "ns", "family": "constant", "value": 50_000_000.0}, "first_send": "uniform",
             "payload": {"json": {"size_bytes": 256, "fields": ["temperature"]}},
-            "messages": null, "connect_rate_per_s": 400.0, "warmup_ratio": 0.0, "subscribe": false,
+            "messages": null, "connect_rate_per_s": 400.0, "warmup": {"ratio": 0.0}, "subscribe": false,
             "ack_timeout_ns": 10_000_000_000u64, "lateness_bound_ns": 1_000_000,
             "broker": {"url": null, "port": null, "ca_file": null, "client_cert": null, "client_key": null,
                        "username_env": null, "password_env": null, "max_inflight": 100, "max_packet_bytes": 262144}

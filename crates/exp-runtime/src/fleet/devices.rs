@@ -71,6 +71,24 @@ pub struct Slot {
     pub dseq: u64,
 }
 
+/// Which messages are warm-up, in the pacer's terms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WarmupRule {
+    /// Each device's messages with a lower pacer `seq`.
+    FirstMessages(u64),
+    /// Messages scheduled before this time on the trial clock.
+    ScheduledBefore(u64),
+}
+
+impl WarmupRule {
+    fn covers(self, seq: u64, scheduled_ns: u64) -> bool {
+        match self {
+            WarmupRule::FirstMessages(n) => seq < n,
+            WarmupRule::ScheduledBefore(end_ns) => scheduled_ns < end_ns,
+        }
+    }
+}
+
 /// The pacer's sink: builds each due message, announces it to the collector
 /// and publishes it, on the pacer thread.
 pub struct Publishers {
@@ -79,8 +97,7 @@ pub struct Publishers {
     pub clock: TrialClock,
     /// The schedule's start on the trial clock: pacer deadlines are relative to it.
     pub offset_ns: u64,
-    /// Messages with a lower pacer `seq` are warm-up.
-    pub warmup_messages: u64,
+    pub warmup: WarmupRule,
     pub out: mpsc::UnboundedSender<Msg>,
     pub buffer: Vec<u8>,
 }
@@ -102,7 +119,7 @@ impl FireSink for Publishers {
             bytes: 0,
             status: Status::Dropped,
             reason: Some("not_connected"),
-            warmup: fire.seq < self.warmup_messages,
+            warmup: self.warmup.covers(fire.seq, scheduled_ns),
         };
         let Some(device) = &s.device else {
             let _ = self.out.send(Msg::Unsent(row));

@@ -24,19 +24,19 @@ use std::time::{Duration, Instant};
 use exp_mqtt::{
     Device, DeviceEvent, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber,
 };
-use exp_plan::Fleet;
+use exp_plan::{Fleet, Warmup};
 use exp_stats::Sampler;
 use tokio::sync::{mpsc, oneshot};
 
 pub use broker::size_for_plan;
 pub use check::{check, FleetChecks};
 use collector::{Collector, Inputs, Msg, Totals};
-use devices::{Connection, DeviceJob, Publishers, Slot};
+use devices::{Connection, DeviceJob, Publishers, Slot, WarmupRule};
 use tables::{device_row, devices_schema, messages_schema, Writer};
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::schedule::Interval;
+use crate::schedule::{scale, Interval};
 
 /// Deliveries still missing after this long (or `ack_timeout`, if shorter)
 /// are recorded as not delivered, so pending rows cannot pile up.
@@ -180,7 +180,7 @@ async fn run_interval(
         qos: fleet.qos,
         clock: ctx.clock,
         offset_ns,
-        warmup_messages: warmup_messages(fleet, length_ns),
+        warmup: warmup_rule(fleet, interval.start_ns, length_ns, ctx.time_scale),
         out: out_tx.clone(),
         buffer: Vec::new(),
     };
@@ -316,15 +316,23 @@ async fn connect_devices(
     Ok((slots, connections))
 }
 
-/// Warm-up is a share of the messages a device is expected to send in the interval.
-fn warmup_messages(fleet: &Fleet, length_ns: Option<u64>) -> u64 {
+/// A warm-up share is of the messages a device is expected to send in the
+/// interval; a warm-up span starts with the interval (connecting included)
+/// and is scaled like it.
+fn warmup_rule(fleet: &Fleet, interval_start_ns: u64, length_ns: Option<u64>, time_scale: f64) -> WarmupRule {
+    let ratio = match fleet.warmup {
+        Warmup::Ns(span) => {
+            return WarmupRule::ScheduledBefore(interval_start_ns.saturating_add(scale(span, time_scale)));
+        }
+        Warmup::Ratio(ratio) => ratio,
+    };
     let gap_mean = Sampler::new(&fleet.gap).ok().and_then(|g| g.mean());
     let expected = match (fleet.messages, length_ns, gap_mean) {
         (Some(m), _, _) => m as f64,
         (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
         _ => 0.0,
     };
-    (expected * fleet.warmup_ratio).ceil() as u64
+    WarmupRule::FirstMessages((expected * ratio).ceil() as u64)
 }
 
 /// Resolves when the trial is stopped or the interval's end passes.

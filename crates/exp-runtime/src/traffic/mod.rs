@@ -93,7 +93,6 @@ async fn windows(
     key: &RowKey,
 ) -> Result<metrics::Totals, ExecError> {
     let mut totals = metrics::Totals::default();
-    let time_scale = time_scale(ctx);
     for (index, interval) in ctx.intervals.iter().enumerate() {
         if !ctx.cancel.sleep_until_async(ctx.clock.at(interval.start_ns)).await {
             break;
@@ -114,8 +113,8 @@ async fn windows(
         config.interval = Duration::from_nanos(traffic.interval_ns.max(1));
         config.connection_timeout = length;
         config.measure = traffic.measure.as_ref().map(|m| {
-            Duration::from_nanos(crate::schedule::scale(m.start_ns, time_scale))
-                ..Duration::from_nanos(crate::schedule::scale(m.end_ns, time_scale))
+            Duration::from_nanos(crate::schedule::scale(m.start_ns, ctx.time_scale))
+                ..Duration::from_nanos(crate::schedule::scale(m.end_ns, ctx.time_scale))
         });
         // The window's end (and Ctrl-C, below) stop the replay, which then
         // returns what it measured: no row of the window is lost.
@@ -180,28 +179,6 @@ fn window_length(interval: &Interval, trial_end_ns: Option<u64>) -> Option<Durat
         .end_ns
         .or(trial_end_ns)
         .map(|end| Duration::from_nanos(end.saturating_sub(interval.start_ns)))
-}
-
-/// The run's `--time-scale`, recovered from the scaled intervals and the
-/// planned window (the context does not carry it); 1 when it cannot tell.
-fn time_scale(ctx: &WorkloadContext) -> f64 {
-    let window = &ctx.workload.window;
-    let Some(first) = ctx.intervals.first() else {
-        return 1.0;
-    };
-    let ratio = |scaled: u64, planned: u64| (planned > 0).then(|| scaled as f64 / planned as f64);
-    ratio(first.start_ns, window.start_ns)
-        .or_else(|| {
-            let period = window.period.as_ref()?;
-            ratio(first.end_ns?.saturating_sub(first.start_ns), period.active_ns)
-        })
-        .or_else(|| {
-            ratio(
-                first.end_ns?.saturating_sub(first.start_ns),
-                window.end_ns?.saturating_sub(window.start_ns),
-            )
-        })
-        .unwrap_or(1.0)
 }
 
 /// Help for a path or address that cannot be used.

@@ -105,25 +105,36 @@ fn old_to_new(path: &str, old: &Option<Json>, new: &Option<Json>) -> String {
 }
 
 /// A plan value in the unit its key names: `duration_ns: 30000000000` is
-/// `30s`, `size_bytes: 1024` is `1KiB`, a `_ratio` a percentage.
+/// `30s`, `size_bytes: 1024` is `1KiB`, a `_ratio` a percentage; a
+/// quantity among alternatives is tagged with its unit (`{"ns": …}`).
 fn value(path: &str, value: &Option<Json>) -> String {
     let Some(value) = value else {
         return "(none)".into();
     };
     let key = path.rsplit('.').next().unwrap_or(path);
-    let unit = [
-        ("_ns", RangeUnit::Duration),
-        ("_bytes", RangeUnit::Size),
-        ("_bit_per_s", RangeUnit::Bandwidth),
-        ("_per_s", RangeUnit::Rate),
-        ("_ratio", RangeUnit::Percent),
-    ]
-    .into_iter()
-    .find(|(suffix, _)| key.ends_with(suffix));
-    match (unit, value.as_f64()) {
-        (Some((_, unit)), Some(number)) => display_quantity(unit, number),
+    let tagged = value.as_object().filter(|o| o.len() == 1).and_then(|o| o.iter().next());
+    let (unit, number) = match tagged {
+        Some((tag, number)) if unit_named(tag).is_some() => (unit_named(tag), number.as_f64()),
+        _ => (unit_named(key), value.as_f64()),
+    };
+    match (unit, number) {
+        (Some(unit), Some(number)) => display_quantity(unit, number),
         _ => dist(value).unwrap_or_else(|| value.to_string()),
     }
+}
+
+/// The unit a plan key ends with (`duration_ns`), or is (a tag: `ns`).
+fn unit_named(key: &str) -> Option<RangeUnit> {
+    [
+        ("ns", RangeUnit::Duration),
+        ("bytes", RangeUnit::Size),
+        ("bit_per_s", RangeUnit::Bandwidth),
+        ("per_s", RangeUnit::Rate),
+        ("ratio", RangeUnit::Percent),
+    ]
+    .into_iter()
+    .find(|(unit, _)| key == *unit || key.strip_suffix(unit).is_some_and(|name| name.ends_with('_')))
+    .map(|(_, unit)| unit)
 }
 
 /// A distribution's plan node as the spec writes one:
@@ -132,14 +143,7 @@ fn value(path: &str, value: &Option<Json>) -> String {
 fn dist(value: &Json) -> Option<String> {
     let node = value.as_object()?;
     let family = node.get("family")?.as_str()?;
-    let unit = match node.get("unit")?.as_str()? {
-        "ns" => Some(RangeUnit::Duration),
-        "bytes" => Some(RangeUnit::Size),
-        "bit_per_s" => Some(RangeUnit::Bandwidth),
-        "per_s" => Some(RangeUnit::Rate),
-        "ratio" => Some(RangeUnit::Percent),
-        _ => None,
-    };
+    let unit = unit_named(node.get("unit")?.as_str()?);
     // Shapes and probabilities are plain numbers whatever the unit.
     let plain = ["shape", "probability", "p", "weights", "k"];
     let parameters: Vec<String> = node
@@ -171,6 +175,9 @@ mod tests {
         assert_eq!(value("experiment.duration_ns", &Some(json!(30_000_000_000u64))), "30s");
         assert_eq!(value("payload.json.size_bytes", &Some(json!(1024))), "1KiB");
         assert_eq!(value("warmup_ratio", &Some(json!(0.1))), "10%");
+        assert_eq!(value("warmup", &Some(json!({"ns": 30_000_000_000u64}))), "30s");
+        assert_eq!(value("warmup.ratio", &Some(json!(0.25))), "25%");
+        assert_eq!(value("devices", &Some(json!(4))), "4");
         assert_eq!(value("qos", &Some(json!(1))), "1");
         assert_eq!(value("broker.url", &None), "(none)");
         let gap = json!({"unit": "ns", "family": "pareto", "shape": 2.0, "scale": 5e6});
