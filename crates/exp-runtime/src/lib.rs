@@ -12,6 +12,7 @@ mod executor;
 mod fleet;
 mod monitor;
 mod plan_limits;
+mod points;
 pub mod preflight;
 mod repeat;
 pub mod resume;

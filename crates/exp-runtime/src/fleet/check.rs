@@ -5,29 +5,22 @@ use exp_diagnostics::{Code, Diagnostic};
 use exp_mqtt::MqttError;
 use exp_plan::Fleet;
 
+use crate::preflight::{Finding, Host};
+
 /// The most devices the embedded broker (rumqttd) is trusted with: it drops
 /// connections when many arrive in bursts, and ~4,000 devices connecting at
 /// 400/s were the most it held on the 2-core reference machine.
 pub const EMBEDDED_BROKER_MAX_DEVICES: u32 = 4000;
 
-/// Which of a fleet's checks to make.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FleetChecks {
-    /// Everything, the broker included.
-    All,
-    /// What a plan field can change: the broker is never a field, so the
-    /// values of a field need not reach it again (a million values would
-    /// otherwise connect a million times).
-    WithoutBroker,
-}
-
 /// The broker a fleet names must be usable: a URL this build can connect to
 /// (with usable TLS files for `mqtts://`), credentials that are set, and a
-/// fleet the embedded broker can hold.
-pub fn check(name: &str, fleet: &Fleet, checks: FleetChecks) -> Vec<(String, Diagnostic)> {
+/// fleet the embedded broker can hold. The broker is never a plan field,
+/// so it is reached on a variant's first look only (a field of a million
+/// values would otherwise connect a million times).
+pub(crate) fn preflight(name: &str, fleet: &Fleet, host: &Host) -> Vec<Finding> {
     let mut found = Vec::new();
     match &fleet.broker.url {
-        Some(_) if checks == FleetChecks::WithoutBroker => {}
+        Some(_) if !host.first_look => {}
         // Builds the endpoint as a trial would, TLS configuration included, so a
         // missing or unusable certificate or key is reported here, naming the file.
         Some(url) => match super::broker::external(url, &fleet.broker) {
@@ -71,7 +64,7 @@ pub fn check(name: &str, fleet: &Fleet, checks: FleetChecks) -> Vec<(String, Dia
     for var in [&fleet.broker.username_env, &fleet.broker.password_env]
         .into_iter()
         .flatten()
-        .filter(|_| checks == FleetChecks::All)
+        .filter(|_| host.first_look)
     {
         if std::env::var_os(var).is_none() {
             // The name only: the value is a secret and never printed.
@@ -175,6 +168,17 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
+    static ONLINE: std::collections::BTreeSet<u32> = std::collections::BTreeSet::new();
+
+    /// A variant's first look (`true`), or a field's value set into a copy.
+    fn host(first_look: bool) -> Host<'static> {
+        Host {
+            online_cpus: &ONLINE,
+            spec_dir: std::path::Path::new("."),
+            first_look,
+        }
+    }
+
     fn fleet(url: Option<&str>, devices: u32) -> Fleet {
         let mut f: Fleet = serde_json::from_value(serde_json::json!({
             "devices": devices, "client_id": "{fleet}-{index}", "topic": "{fleet}/{device}/t",
@@ -193,28 +197,28 @@ mod tests {
 
     #[test]
     fn brokers_are_checked() {
-        assert!(check("f", &fleet(None, 100), FleetChecks::All).is_empty());
+        assert!(preflight("f", &fleet(None, 100), &host(true)).is_empty());
         // Something listens: reachable (preflight speaks no MQTT to it).
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("mqtt://127.0.0.1:{}", listener.local_addr().unwrap().port());
-        assert!(check("f", &fleet(Some(&url), 100_000), FleetChecks::All).is_empty());
+        assert!(preflight("f", &fleet(Some(&url), 100_000), &host(true)).is_empty());
         drop(listener);
-        let found = check("f", &fleet(Some(&url), 10), FleetChecks::All);
+        let found = preflight("f", &fleet(Some(&url), 10), &host(true));
         assert_eq!(found.len(), 1, "nobody listens any more");
         assert!(found[0].1.message.contains(&url), "{}", found[0].1.message);
         // A field's values are checked without reaching the broker again,
         // but a fleet too big for the embedded broker is still one.
-        assert!(check("f", &fleet(Some(&url), 10), FleetChecks::WithoutBroker).is_empty());
+        assert!(preflight("f", &fleet(Some(&url), 10), &host(false)).is_empty());
         let big = fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1);
-        assert_eq!(check("f", &big, FleetChecks::WithoutBroker).len(), 1);
+        assert_eq!(preflight("f", &big, &host(false)).len(), 1);
         assert_eq!(
-            check("f", &fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1), FleetChecks::All).len(),
+            preflight("f", &fleet(None, EMBEDDED_BROKER_MAX_DEVICES + 1), &host(true)).len(),
             1
         );
-        assert_eq!(check("f", &fleet(Some("http://h"), 10), FleetChecks::All).len(), 1);
+        assert_eq!(preflight("f", &fleet(Some("http://h"), 10), &host(true)).len(), 1);
         let mut f = fleet(None, 10);
         f.broker.password_env = Some("EXPC_UNIT_TEST_UNSET_PASSWORD".into());
-        let found = check("f", &f, FleetChecks::All);
+        let found = preflight("f", &f, &host(true));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.code, Code::E1006);
     }
@@ -224,20 +228,20 @@ mod tests {
         let missing = std::env::temp_dir().join("expc-unit-test-no-such-dir/missing-ca.pem");
         let mut f = fleet(Some("mqtts://127.0.0.1:8883"), 10);
         f.broker.ca_file = Some(missing.display().to_string());
-        let found = check("f", &f, FleetChecks::All);
+        let found = preflight("f", &f, &host(true));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].1.code, Code::E1006);
         assert!(found[0].1.message.contains("missing-ca.pem"), "{}", found[0].1.message);
         // Only one half of a client identity.
         let mut f = fleet(Some("mqtts://127.0.0.1:8883"), 10);
         f.broker.client_key = Some("key.pem".into());
-        assert!(check("f", &f, FleetChecks::All)[0].1.message.contains("client_cert"));
+        assert!(preflight("f", &f, &host(true))[0].1.message.contains("client_cert"));
         // TLS files where no TLS is spoken.
         let mut f = fleet(Some("mqtt://127.0.0.1:1883"), 10);
         f.broker.ca_file = Some("ca.pem".into());
-        assert_eq!(check("f", &f, FleetChecks::All).len(), 1);
+        assert_eq!(preflight("f", &f, &host(true)).len(), 1);
         let mut f = fleet(None, 10);
         f.broker.ca_file = Some("ca.pem".into());
-        assert_eq!(check("f", &f, FleetChecks::All).len(), 1);
+        assert_eq!(preflight("f", &f, &host(true)).len(), 1);
     }
 }

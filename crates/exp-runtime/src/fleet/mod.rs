@@ -29,7 +29,7 @@ use exp_stats::Sampler;
 use tokio::sync::{mpsc, oneshot};
 
 pub use broker::size_for_plan;
-pub use check::{check, FleetChecks};
+pub(crate) use check::preflight;
 use collector::{Collector, Inputs, Msg, Totals};
 use devices::{Connection, DeviceJob, Publishers, Slot, WarmupRule};
 use tables::{device_row, devices_schema, messages_schema, Writer};

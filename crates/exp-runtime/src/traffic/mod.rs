@@ -22,11 +22,12 @@ mod vectors;
 use std::path::Path;
 use std::time::Duration;
 
-use exp_diagnostics::Code;
+use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::Traffic;
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
+use crate::preflight::{Finding, Host};
 use crate::schedule::Interval;
 use network::Network;
 use tables::RowKey;
@@ -187,10 +188,20 @@ const PATH_HELP: &str = "paths in a spec are relative to the spec's own director
 const PRIVILEGES_HELP: &str =
     "run as root (RTT emulation, bottlenecks and loss need namespaces), or use `rtt = none` and `network = loopback`";
 
-/// Problems preflight reports for a traffic workload: the code, the
-/// problem and a help line. A trace that is not a file or a server that
-/// does not resolve is E1004; RTT emulation without root or TUN is E1005.
-pub fn check(traffic: &Traffic) -> Vec<(Code, String, &'static str)> {
+/// A traffic workload's preflight. A trace that is not a file or a server
+/// that does not resolve is E1004; RTT emulation without root or TUN is E1005.
+pub(crate) fn preflight(name: &str, traffic: &Traffic, _host: &Host) -> Vec<Finding> {
+    problems(traffic)
+        .into_iter()
+        .map(|(code, problem, help)| {
+            let diagnostic = Diagnostic::error(code, format!("traffic `{name}`: {problem}")).help(help);
+            (format!("traffic {name} {problem}"), diagnostic)
+        })
+        .collect()
+}
+
+/// Each problem's code, text and help line.
+fn problems(traffic: &Traffic) -> Vec<(Code, String, &'static str)> {
     let mut problems = Vec::new();
     if let exp_plan::Vectors::Trace { file, .. } = &traffic.vectors {
         if !Path::new(file).is_file() {

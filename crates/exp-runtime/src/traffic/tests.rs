@@ -26,7 +26,7 @@ fn traffic(file: &str) -> Traffic {
 
 #[test]
 fn a_missing_trace_is_e1004() {
-    let problems = check(&traffic("/nonexistent/no-such-trace.cvec"));
+    let problems = problems(&traffic("/nonexistent/no-such-trace.cvec"));
     assert_eq!(problems.len(), 1);
     assert_eq!(problems[0].0, Code::E1004);
     assert!(problems[0].1.contains("/nonexistent/no-such-trace.cvec"));
@@ -38,7 +38,7 @@ fn a_server_with_rtt_emulation_is_refused() {
     t.server = Some("127.0.0.1:9".into());
     t.rtt = Rtt::Mean;
     assert!(!needs_namespaces(&t), "the acceptor is elsewhere");
-    let codes: Vec<Code> = check(&t).into_iter().map(|p| p.0).collect();
+    let codes: Vec<Code> = problems(&t).into_iter().map(|p| p.0).collect();
     assert_eq!(codes, [Code::E1004, Code::E1005]);
 }
 
