@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 use exp_mqtt::{parse_header, DeviceEvent, DeviceEventKind, LostReason, SubscriberEvent};
 use tokio::sync::{mpsc, oneshot};
 
-use super::tables::{MessageRow, Rows, Status};
+use super::rows::{DeviceTally, MessageRow, Status};
+use super::tables::Rows;
 
 /// Rows per batch handed to the writer thread.
 const BATCH_ROWS: usize = 4096;
@@ -94,6 +95,16 @@ pub struct DeviceCounts {
     pub outage: Duration,
     connected_once: bool,
     down_since: Option<Instant>,
+}
+
+impl DeviceCounts {
+    pub fn tally(&self) -> DeviceTally {
+        DeviceTally {
+            disconnects: self.disconnects,
+            reconnects: self.reconnects,
+            errors: self.errors,
+        }
+    }
 }
 
 pub struct Collector {

@@ -17,7 +17,7 @@ use exp_mqtt::{PayloadGenerator, SendOutcome};
 use tokio::sync::mpsc;
 
 use super::collector::Msg;
-use super::tables::{MessageRow, Status};
+use super::rows::{Connection, MessageRow, Status};
 use crate::clock::TrialClock;
 
 /// How long one device waits for its CONNACK.
@@ -31,15 +31,6 @@ pub struct DeviceJob {
     /// When to start connecting (the connect ramp).
     pub connect_at: Instant,
     pub clock: TrialClock,
-}
-
-/// How one device's connection went, for the `mqtt_devices` table.
-pub struct Connection {
-    pub device: u32,
-    pub client_id: String,
-    pub connect_start_ns: u64,
-    pub connected_ns: Option<u64>,
-    pub status: String,
 }
 
 /// Connects one device at its place in the ramp.

@@ -16,6 +16,7 @@ mod collector;
 mod cpu;
 mod devices;
 mod metrics;
+mod rows;
 mod tables;
 
 use std::sync::Arc;
@@ -31,8 +32,9 @@ use tokio::sync::{mpsc, oneshot};
 pub use broker::size_for_plan;
 pub(crate) use check::preflight;
 use collector::{Collector, Inputs, Msg, Totals};
-use devices::{Connection, DeviceJob, Publishers, Slot, WarmupRule};
-use tables::{device_row, devices_schema, messages_schema, Writer};
+use devices::{DeviceJob, Publishers, Slot, WarmupRule};
+use rows::{device_row, Connection};
+use tables::{devices_schema, messages_schema, Writer};
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
@@ -78,9 +80,10 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         };
         match run_interval(&setup, interval, &messages).await {
             Ok((t, conns)) => {
-                let rows = conns
-                    .into_iter()
-                    .map(|c| device_row(&ctx.workload.name, devices.start, c, &t));
+                let rows = conns.into_iter().map(|c| {
+                    let tally = t.devices.get(&c.device).map(|d| d.tally()).unwrap_or_default();
+                    device_row(&ctx.workload.name, devices.start, c, tally)
+                });
                 connections.rows().send(rows.collect());
                 metrics::merge(&mut totals, t);
             }

@@ -8,75 +8,8 @@ use std::thread::JoinHandle;
 pub use exp_results::mqtt_report::{devices_schema, messages_schema};
 use exp_results::{Batch, Cell, Schema, TableSink};
 
-use super::collector::Totals;
-use super::devices::Connection;
+use super::rows::MessageRow;
 use crate::executor::ExecError;
-
-/// What became of a message, in the four words the report groups by; the
-/// `reason` column says why for everything but `ok`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Status {
-    /// Announced to the collector, outcome not known yet (never written).
-    Pending,
-    /// Acknowledged (QoS 1/2) or written to the socket (QoS 0).
-    Ok,
-    /// No acknowledgement within `ack_timeout` (late acks keep their times).
-    Timeout,
-    /// Sent, but the broker lost it (a session that did not survive a reconnect).
-    Error,
-    /// Never sent: the device was not connected, or its client refused the message.
-    Dropped,
-}
-
-impl Status {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Status::Pending => "pending",
-            Status::Ok => "ok",
-            Status::Timeout => "timeout",
-            Status::Error => "error",
-            Status::Dropped => "dropped",
-        }
-    }
-}
-
-/// One message, ready for the `mqtt_messages` table. Times are on the trial clock.
-#[derive(Debug, Clone)]
-pub struct MessageRow {
-    pub device: u32,
-    pub seq: u64,
-    pub scheduled_ns: u64,
-    pub sent_ns: Option<u64>,
-    pub lateness_ns: u64,
-    pub ack_latency_ns: Option<u64>,
-    pub delivery_latency_ns: Option<u64>,
-    pub bytes: u64,
-    pub status: Status,
-    pub reason: Option<&'static str>,
-    pub warmup: bool,
-}
-
-impl MessageRow {
-    fn cells(self, fleet: &str, first_device: u32) -> Vec<Cell> {
-        let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
-        vec![
-            fleet.into(),
-            u64::from(first_device + self.device).into(),
-            self.seq.into(),
-            self.scheduled_ns.into(),
-            self.sent_ns.into(),
-            after_send(self.ack_latency_ns).into(),
-            after_send(self.delivery_latency_ns).into(),
-            self.lateness_ns.into(),
-            self.ack_latency_ns.into(),
-            self.delivery_latency_ns.into(),
-            self.bytes.into(),
-            self.status.as_str().into(),
-            self.reason.into(),
-            self.warmup.into(),
-        ]
-    }
-}
 
 /// Where rows go: the channel to a [`Writer`]'s thread. Message rows number
 /// devices from `first_device` (a split run's part runs a block of them).
@@ -98,23 +31,6 @@ impl Rows {
     pub fn send_messages(&self, fleet: &str, rows: Vec<MessageRow>) {
         self.send(rows.into_iter().map(|r| r.cells(fleet, self.1)).collect());
     }
-}
-
-/// The `mqtt_devices` row of one device in one interval.
-pub fn device_row(fleet: &str, first_device: u32, c: Connection, totals: &Totals) -> Vec<exp_results::Cell> {
-    let counts = totals.devices.get(&c.device).copied().unwrap_or_default();
-    vec![
-        fleet.into(),
-        u64::from(first_device + c.device).into(),
-        c.client_id.into(),
-        c.connect_start_ns.into(),
-        c.connected_ns.into(),
-        c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
-        counts.disconnects.into(),
-        counts.reconnects.into(),
-        counts.errors.into(),
-        c.status.into(),
-    ]
 }
 
 /// A writer thread for one table: rows go in over a channel in batches.

@@ -1,0 +1,107 @@
+//! The rows the fleet's tasks hand each other and the tables: a message's
+//! fate, a device's connection, and how they become table cells. Shared by
+//! the pacer's sink (devices.rs), the collector and the writer threads
+//! (tables.rs), and depending on none of them.
+
+use exp_results::Cell;
+
+/// What became of a message, in the four words the report groups by; the
+/// `reason` column says why for everything but `ok`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Announced to the collector, outcome not known yet (never written).
+    Pending,
+    /// Acknowledged (QoS 1/2) or written to the socket (QoS 0).
+    Ok,
+    /// No acknowledgement within `ack_timeout` (late acks keep their times).
+    Timeout,
+    /// Sent, but the broker lost it (a session that did not survive a reconnect).
+    Error,
+    /// Never sent: the device was not connected, or its client refused the message.
+    Dropped,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Pending => "pending",
+            Status::Ok => "ok",
+            Status::Timeout => "timeout",
+            Status::Error => "error",
+            Status::Dropped => "dropped",
+        }
+    }
+}
+
+/// One message, ready for the `mqtt_messages` table. Times are on the trial clock.
+#[derive(Debug, Clone)]
+pub struct MessageRow {
+    pub device: u32,
+    pub seq: u64,
+    pub scheduled_ns: u64,
+    pub sent_ns: Option<u64>,
+    pub lateness_ns: u64,
+    pub ack_latency_ns: Option<u64>,
+    pub delivery_latency_ns: Option<u64>,
+    pub bytes: u64,
+    pub status: Status,
+    pub reason: Option<&'static str>,
+    pub warmup: bool,
+}
+
+impl MessageRow {
+    pub(super) fn cells(self, fleet: &str, first_device: u32) -> Vec<Cell> {
+        let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
+        vec![
+            fleet.into(),
+            u64::from(first_device + self.device).into(),
+            self.seq.into(),
+            self.scheduled_ns.into(),
+            self.sent_ns.into(),
+            after_send(self.ack_latency_ns).into(),
+            after_send(self.delivery_latency_ns).into(),
+            self.lateness_ns.into(),
+            self.ack_latency_ns.into(),
+            self.delivery_latency_ns.into(),
+            self.bytes.into(),
+            self.status.as_str().into(),
+            self.reason.into(),
+            self.warmup.into(),
+        ]
+    }
+}
+
+/// How one device's connection went, for the `mqtt_devices` table.
+pub struct Connection {
+    pub device: u32,
+    pub client_id: String,
+    pub connect_start_ns: u64,
+    pub connected_ns: Option<u64>,
+    pub status: String,
+}
+
+/// A device's troubles in one interval, for its `mqtt_devices` row.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct DeviceTally {
+    pub disconnects: u64,
+    /// Connections after the first.
+    pub reconnects: u64,
+    /// Messages whose status is not `ok`, warm-up included.
+    pub errors: u64,
+}
+
+/// The `mqtt_devices` row of one device in one interval.
+pub fn device_row(fleet: &str, first_device: u32, c: Connection, counts: DeviceTally) -> Vec<Cell> {
+    vec![
+        fleet.into(),
+        u64::from(first_device + c.device).into(),
+        c.client_id.into(),
+        c.connect_start_ns.into(),
+        c.connected_ns.into(),
+        c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
+        counts.disconnects.into(),
+        counts.reconnects.into(),
+        counts.errors.into(),
+        c.status.into(),
+    ]
+}
