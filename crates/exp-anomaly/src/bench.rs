@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::counters::KernelCounters;
 use crate::ffi::{self, Ctx};
-use crate::kernels::kernel_error;
+use crate::job::kernel_error;
 use crate::AnomalyError;
 
 /// One run of the copy loop.

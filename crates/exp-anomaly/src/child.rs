@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use crate::config::{self, InstanceConfig};
 use crate::counters::{EndReason, Report};
-use crate::kernels::{self, Workers};
+use crate::job::kernel_error;
+use crate::kernels::Workers;
+use crate::plan::plan;
 use crate::{error_chain, ffi, AnomalyError, PARENT_PID_ENV};
 
 const REPORT_EVERY: Duration = Duration::from_millis(100);
@@ -87,13 +89,13 @@ fn run(
     // The whole child stays on the anomaly's cores (threads inherit this), so
     // its own bookkeeping does not disturb the other cores.
     if !config.anomaly.cores.is_empty() {
-        ffi::pin_current_thread(&config.anomaly.cores).map_err(kernels::kernel_error(
+        ffi::pin_current_thread(&config.anomaly.cores).map_err(kernel_error(
             "child",
             format!("pinning to cores {:?}", config.anomaly.cores),
         ))?;
     }
     let work_dir = config::work_dir(&config.anomaly, &config.scratch_dir, std::process::id());
-    let jobs = kernels::plan(&config.anomaly, work_dir.as_deref())?;
+    let jobs = plan(&config.anomaly, work_dir.as_deref())?;
     let (done, ended) = mpsc::channel();
     let mut workers = Workers::start(jobs, stop, deadline_ns, config.seed, &done)?;
     drop(done);

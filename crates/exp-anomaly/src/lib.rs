@@ -23,10 +23,12 @@ mod config;
 mod counters;
 mod ffi;
 mod instance;
+mod job;
 #[cfg(test)]
 mod kernel_tests;
 mod kernels;
 mod net;
+mod plan;
 mod proc;
 mod sizes;
 

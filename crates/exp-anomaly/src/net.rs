@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 
 use crate::config;
 use crate::ffi::Ctx;
-use crate::kernels::{kernel_error, Job};
+use crate::job::{kernel_error, Job};
 use crate::AnomalyError;
 
 const POLL: Duration = Duration::from_millis(100);
