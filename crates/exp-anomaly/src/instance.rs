@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use crate::cleanup::clean_up;
 use crate::config::{self, InstanceConfig, Launcher};
 use crate::counters::{Counters, EndReason, Report};
-use crate::ffi::{self, Reaped, Signal, WaitStatus};
+use crate::exit::{classify, ExitKind};
+use crate::ffi::{self, Reaped, Signal};
 use crate::{proc, AnomalyError, PARENT_PID_ENV};
 
 /// What a running instance looks like now.
@@ -33,18 +34,6 @@ pub struct Outcome {
     /// CPU time of the whole child, all threads, from the kernel's accounting (ns).
     pub cpu_time_ns: u64,
     pub status: ExitKind,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExitKind {
-    /// Ran until its `run_for` was over and exited by itself.
-    Finished,
-    /// Ended cleanly after [`Instance::stop`]'s SIGTERM.
-    Stopped,
-    /// Killed with SIGKILL by [`Instance::kill`], or by `stop` after the grace period.
-    Killed,
-    /// Failed: what it wrote on stderr, or how it died.
-    Failed(String),
 }
 
 /// Most stderr text kept from a child; the rest is read and dropped so the child never blocks on it.
@@ -316,82 +305,5 @@ impl Drop for Instance {
         if !self.reaped {
             let _ = self.end(Signal::Kill, Duration::ZERO);
         }
-    }
-}
-
-/// How the child ended, from its wait status, the signal we sent it, and the
-/// reason its last report gave.
-fn classify(status: WaitStatus, sent: Option<Signal>, end: Option<EndReason>, stderr: &str) -> ExitKind {
-    let said = stderr.trim();
-    let with_stderr = |what: String| {
-        if said.is_empty() {
-            what
-        } else {
-            format!("{what}: {said}")
-        }
-    };
-    match status {
-        WaitStatus::Exited(0) => match (sent, end) {
-            (_, Some(EndReason::Deadline)) | (None, _) => ExitKind::Finished,
-            (Some(_), _) => ExitKind::Stopped,
-        },
-        WaitStatus::Exited(code) => ExitKind::Failed(if said.is_empty() {
-            format!("exited with status {code}")
-        } else {
-            said.to_string()
-        }),
-        WaitStatus::Signaled(libc::SIGKILL) if sent == Some(Signal::Kill) => ExitKind::Killed,
-        // SIGTERM before the child had installed its handler ends it by default: still our stop.
-        WaitStatus::Signaled(libc::SIGTERM) if sent.is_some() => ExitKind::Stopped,
-        WaitStatus::Signaled(libc::SIGKILL) => ExitKind::Failed(with_stderr(
-            "killed by SIGKILL from elsewhere (the out-of-memory killer?)".into(),
-        )),
-        WaitStatus::Signaled(signal) => ExitKind::Failed(with_stderr(format!("killed by signal {signal}"))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn classifies_endings() {
-        let deadline = Some(EndReason::Deadline);
-        let signal = Some(EndReason::Signal);
-        assert_eq!(classify(WaitStatus::Exited(0), None, deadline, ""), ExitKind::Finished);
-        assert_eq!(
-            classify(WaitStatus::Exited(0), Some(Signal::Term), signal, ""),
-            ExitKind::Stopped
-        );
-        // Reached its deadline just before our SIGTERM: it finished.
-        assert_eq!(
-            classify(WaitStatus::Exited(0), Some(Signal::Term), deadline, ""),
-            ExitKind::Finished
-        );
-        assert_eq!(
-            classify(WaitStatus::Signaled(libc::SIGTERM), Some(Signal::Term), None, ""),
-            ExitKind::Stopped
-        );
-        assert_eq!(
-            classify(WaitStatus::Signaled(libc::SIGKILL), Some(Signal::Kill), None, ""),
-            ExitKind::Killed
-        );
-        assert_eq!(
-            classify(
-                WaitStatus::Exited(1),
-                None,
-                Some(EndReason::Failed),
-                "memleak: no memory\n"
-            ),
-            ExitKind::Failed("memleak: no memory".into())
-        );
-        assert_eq!(
-            classify(WaitStatus::Exited(2), None, None, ""),
-            ExitKind::Failed("exited with status 2".into())
-        );
-        let ExitKind::Failed(text) = classify(WaitStatus::Signaled(libc::SIGKILL), None, None, "") else {
-            panic!("an unexpected SIGKILL is a failure")
-        };
-        assert!(text.contains("out-of-memory"), "{text}");
     }
 }

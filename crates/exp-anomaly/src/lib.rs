@@ -21,6 +21,7 @@ mod child;
 mod cleanup;
 mod config;
 mod counters;
+mod exit;
 mod ffi;
 mod instance;
 mod job;
@@ -39,7 +40,8 @@ use std::path::PathBuf;
 pub use child::child_main;
 pub use config::{validate, InstanceConfig, Launcher};
 pub use counters::Counters;
-pub use instance::{spawn, ExitKind, Instance, Outcome, Sample};
+pub use exit::{ChildFailure, ExitKind};
+pub use instance::{spawn, Instance, Outcome, Sample};
 pub use sizes::{configured_growth_bytes_per_s, disk_need_bytes, memory_need_bytes};
 
 /// Environment variable through which [`spawn`] tells the child its parent's

@@ -238,7 +238,7 @@ fn status(outcome: &Outcome) -> (&'static str, Option<String>) {
         ExitKind::Finished => ("finished", None),
         ExitKind::Stopped => ("stopped", None),
         ExitKind::Killed => ("killed", None),
-        ExitKind::Failed(message) => ("failed", Some(message.clone())),
+        ExitKind::Failed(failure) => ("failed", Some(failure.to_string())),
     }
 }
 

@@ -523,7 +523,7 @@ fn endings_finished_killed_failed() {
         sleep(Duration::from_millis(20));
     };
     match outcome.status {
-        ExitKind::Failed(why) => assert!(why.contains("pinning to cores [4000]"), "{why}"),
+        ExitKind::Failed(why) => assert!(why.to_string().contains("pinning to cores [4000]"), "{why}"),
         other => panic!("expected a failure, got {other:?}"),
     }
 }
