@@ -40,77 +40,10 @@ pub(crate) fn check_times(plan: &Plan) -> Vec<(String, Diagnostic)> {
 /// The problems of one workload variant, each with a key that is the same
 /// for every variant sharing it.
 pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic)> {
-    let mut problems = Vec::new();
     let name = &workload.name;
-    if let Some(period) = &workload.window.period {
-        let end = match (workload.window.end_ns, plan.experiment.duration_ns) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        if let Some(problem) = period_problem(period, workload.window.start_ns, end) {
-            problems.push((
-                format!("period {name}"),
-                Diagnostic::error(Code::E0606, format!("workload `{name}`: {problem}"))
-                    .help("a compiled plan never has this: compile the spec again, or fix `window.period` in the plan"),
-            ));
-        }
-    }
-    let outside = |code, kind: &str, property: &str, value: f64, (min, max): (f64, f64)| {
-        (
-            format!("{property} {name}"),
-            Diagnostic::error(
-                code,
-                format!("{kind} `{name}`: `{property}` is {value}, outside {min} to {max}"),
-            )
-            .help(COMPILED_ONLY),
-        )
-    };
-    let within = |value: f64, (min, max): (f64, f64)| value >= min && value <= max;
-    let window = &workload.window;
-    for (property, time) in [
-        ("window start_ns", Some(window.start_ns)),
-        ("window end_ns", window.end_ns),
-    ] {
-        let time = time.map_or(0.0, |t| t as f64);
-        if !within(time, (0.0, MAX_PLAN_INTEGER)) {
-            problems.push(outside(
-                Code::E1005,
-                "workload",
-                property,
-                time,
-                (0.0, MAX_PLAN_INTEGER),
-            ));
-        }
-    }
+    let mut problems = window_problems(plan, workload);
     match &workload.config {
-        WorkloadConfig::Fleet(fleet) => {
-            if fleet.qos > 2 {
-                problems.push((
-                    format!("qos {name}"),
-                    Diagnostic::error(
-                        Code::E1006,
-                        format!("fleet `{name}`: QoS {} is not an MQTT level (0, 1 or 2)", fleet.qos),
-                    ),
-                ));
-            }
-            for (property, value, bounds) in fleet_numbers(fleet) {
-                if !within(value, bounds) {
-                    problems.push(outside(Code::E1007, "fleet", property, value, bounds));
-                }
-            }
-            // A gap that cannot be sampled is reported by the fleet's own check.
-            let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
-            if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
-                problems.push((
-                    format!("gap {name}"),
-                    Diagnostic::error(
-                        Code::E0606,
-                        format!("fleet `{name}`: a device's mean gap is {mean:.0} ns, less than {MIN_MEAN_GAP_NS} ns"),
-                    )
-                    .help("for more load, add devices rather than shortening their gap"),
-                ));
-            }
-        }
+        WorkloadConfig::Fleet(fleet) => problems.extend(fleet_problems(name, fleet)),
         // The rules the anomaly's child applies before it runs a kernel.
         WorkloadConfig::Anomaly(anomaly) => {
             if let Err(problem) = exp_anomaly::validate(anomaly) {
@@ -121,11 +54,7 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
             }
         }
         WorkloadConfig::Traffic(traffic) => {
-            for (property, value, bounds) in traffic_numbers(traffic) {
-                if !within(value, bounds) {
-                    problems.push(outside(Code::E1005, "traffic", property, value, bounds));
-                }
-            }
+            problems.extend(out_of_bounds(Code::E1005, "traffic", name, traffic_numbers(traffic)));
             if !matches!(traffic.network.as_str(), "loopback" | "namespaces") {
                 problems.push((
                     format!("network {name}"),
@@ -140,15 +69,89 @@ pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic
                 ));
             }
         }
-        WorkloadConfig::Xml(xml) => {
-            for (property, value, bounds) in xml_numbers(xml) {
-                if !within(value, bounds) {
-                    problems.push(outside(Code::E1005, "xml", property, value, bounds));
-                }
-            }
-        }
+        WorkloadConfig::Xml(xml) => problems.extend(out_of_bounds(Code::E1005, "xml", name, xml_numbers(xml))),
     }
     problems
+}
+
+/// A window the runtime cannot honour: a period too dense, times past what
+/// a plan holds.
+fn window_problems(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic)> {
+    let (name, window) = (&workload.name, &workload.window);
+    let mut problems = Vec::new();
+    if let Some(period) = &window.period {
+        let end = match (window.end_ns, plan.experiment.duration_ns) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        if let Some(problem) = period_problem(period, window.start_ns, end) {
+            problems.push((
+                format!("period {name}"),
+                Diagnostic::error(Code::E0606, format!("workload `{name}`: {problem}"))
+                    .help("a compiled plan never has this: compile the spec again, or fix `window.period` in the plan"),
+            ));
+        }
+    }
+    let times = [
+        ("window start_ns", window.start_ns as f64, (0.0, MAX_PLAN_INTEGER)),
+        (
+            "window end_ns",
+            window.end_ns.map_or(0.0, |t| t as f64),
+            (0.0, MAX_PLAN_INTEGER),
+        ),
+    ];
+    problems.extend(out_of_bounds(Code::E1005, "workload", name, times));
+    problems
+}
+
+/// A fleet's QoS, numbers and gap.
+fn fleet_problems(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
+    let mut problems = Vec::new();
+    if fleet.qos > 2 {
+        problems.push((
+            format!("qos {name}"),
+            Diagnostic::error(
+                Code::E1006,
+                format!("fleet `{name}`: QoS {} is not an MQTT level (0, 1 or 2)", fleet.qos),
+            ),
+        ));
+    }
+    problems.extend(out_of_bounds(Code::E1007, "fleet", name, fleet_numbers(fleet)));
+    // A gap that cannot be sampled is reported by the fleet's own check.
+    let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
+    if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
+        problems.push((
+            format!("gap {name}"),
+            Diagnostic::error(
+                Code::E0606,
+                format!("fleet `{name}`: a device's mean gap is {mean:.0} ns, less than {MIN_MEAN_GAP_NS} ns"),
+            )
+            .help("for more load, add devices rather than shortening their gap"),
+        ));
+    }
+    problems
+}
+
+/// Each number outside its inclusive bounds (NaN included).
+fn out_of_bounds<'a>(
+    code: Code,
+    kind: &'a str,
+    name: &'a str,
+    numbers: impl IntoIterator<Item = (&'static str, f64, (f64, f64))> + 'a,
+) -> impl Iterator<Item = (String, Diagnostic)> + 'a {
+    numbers
+        .into_iter()
+        .filter(|(_, value, (min, max))| !(*value >= *min && *value <= *max))
+        .map(move |(property, value, (min, max))| {
+            (
+                format!("{property} {name}"),
+                Diagnostic::error(
+                    code,
+                    format!("{kind} `{name}`: `{property}` is {value}, outside {min} to {max}"),
+                )
+                .help(COMPILED_ONLY),
+            )
+        })
 }
 
 const COMPILED_ONLY: &str = "a compiled plan never has this: compile the spec again, or fix the plan";

@@ -80,27 +80,9 @@ pub(crate) async fn run_trial(
             run_dir: ctx.run_dir.path().to_path_buf(),
             split: ctx.options.split,
         };
-        let name = workload.name.clone();
-        let stop = stop.clone();
-        workloads.push(tokio::spawn(async move {
-            let result = execute(context).await;
-            if result.is_err() {
-                // One failed workload ends its trial: the others stop too.
-                stop.raise(Level::Stop);
-            }
-            (name, result)
-        }));
+        workloads.push(spawn_workload(context, stop.clone()));
     }
-
-    let mut errors = Vec::new();
-    let mut summaries: Vec<(String, WorkloadSummary)> = Vec::new();
-    for handle in workloads {
-        match handle.await {
-            Ok((name, Ok(summary))) => summaries.push((name, summary)),
-            Ok((name, Err(error))) => errors.push(format!("{name}: {error}")),
-            Err(join) => errors.push(format!("a workload thread panicked: {join}")),
-        }
-    }
+    let (summaries, mut errors) = join_workloads(workloads).await;
     // The trial lasts its full length even when workloads end earlier (the
     // healthy tail of an anomaly dataset is data too).
     if let (Some(end), true) = (trial_end_ns, errors.is_empty()) {
@@ -108,42 +90,30 @@ pub(crate) async fn run_trial(
     }
     stop.raise(Level::Stop);
     if let Some(handle) = monitor {
-        match handle.await {
-            Ok(Ok(())) => {}
-            Ok(Err(error)) => errors.push(format!("monitor: {error}")),
-            Err(join) => errors.push(format!("the monitor thread panicked: {join}")),
-        }
+        errors.extend(join_monitor(handle).await);
     }
     let end_ns = clock.now_ns();
 
-    let status = if !errors.is_empty() {
-        TrialStatus::Failed
-    } else if ctx.cancel.is_cancelled() {
-        TrialStatus::Interrupted
-    } else {
-        TrialStatus::Complete
+    let status = match (errors.is_empty(), ctx.cancel.is_cancelled()) {
+        (false, _) => TrialStatus::Failed,
+        (true, true) => TrialStatus::Interrupted,
+        (true, false) => TrialStatus::Complete,
     };
     let error = (!errors.is_empty()).then(|| errors.join("; "));
     let contended = summaries
         .iter()
         .any(|(_, s)| s.metrics.get("contended").is_some_and(|v| *v > 0.0));
-    let row = ctx.trials_table.row(
-        ctx.plan,
-        &TrialRow {
-            point: point.index,
-            repetition: trial.repetition,
-            seed: trial.seed,
-            start_unix_ns: clock.start_unix_ns,
-            end_unix_ns: clock.unix_ns_at(end_ns),
-            status: status.as_str(),
-            contended,
-            error: error.as_deref(),
-        },
-    );
-    let mut batch = ctx.trials_table.schema().batch();
-    batch.push_row(row)?;
-    tables.sink(ctx.trials_table.schema()).write(batch)?;
-    ctx.store.finish_trial(trial.trial)?;
+    let row = TrialRow {
+        point: point.index,
+        repetition: trial.repetition,
+        seed: trial.seed,
+        start_unix_ns: clock.start_unix_ns,
+        end_unix_ns: clock.unix_ns_at(end_ns),
+        status: status.as_str(),
+        contended,
+        error: error.as_deref(),
+    };
+    record_trial(ctx, &tables, trial.trial, &row)?;
 
     Ok(TrialResult {
         status,
@@ -152,6 +122,57 @@ pub(crate) async fn run_trial(
         start_unix_ns: clock.start_unix_ns,
         end_unix_ns: unix_ns(SystemTime::now()),
     })
+}
+
+/// Starts one workload on its own task; one that fails stops its trial
+/// (the others stop too).
+fn spawn_workload(
+    context: WorkloadContext,
+    stop: Cancel,
+) -> tokio::task::JoinHandle<(String, Result<WorkloadSummary, ExecError>)> {
+    let name = context.workload.name.clone();
+    tokio::spawn(async move {
+        let result = execute(context).await;
+        if result.is_err() {
+            stop.raise(Level::Stop);
+        }
+        (name, result)
+    })
+}
+
+/// Waits for every workload: the summaries of those that ended well, and
+/// what went wrong with the others.
+async fn join_workloads(
+    workloads: Vec<tokio::task::JoinHandle<(String, Result<WorkloadSummary, ExecError>)>>,
+) -> (Vec<(String, WorkloadSummary)>, Vec<String>) {
+    let mut summaries = Vec::new();
+    let mut errors = Vec::new();
+    for handle in workloads {
+        match handle.await {
+            Ok((name, Ok(summary))) => summaries.push((name, summary)),
+            Ok((name, Err(error))) => errors.push(format!("{name}: {error}")),
+            Err(join) => errors.push(format!("a workload thread panicked: {join}")),
+        }
+    }
+    (summaries, errors)
+}
+
+/// What went wrong with the monitor, if anything.
+async fn join_monitor(handle: tokio::task::JoinHandle<Result<(), ExecError>>) -> Option<String> {
+    match handle.await {
+        Ok(Ok(())) => None,
+        Ok(Err(error)) => Some(format!("monitor: {error}")),
+        Err(join) => Some(format!("the monitor thread panicked: {join}")),
+    }
+}
+
+/// Writes the trial's row of the `trials` table and closes its files.
+fn record_trial(ctx: &RunContext<'_>, tables: &Tables, trial: u32, row: &TrialRow) -> Result<(), ResultsError> {
+    let schema = ctx.trials_table.schema();
+    let mut batch = schema.batch();
+    batch.push_row(ctx.trials_table.row(ctx.plan, row))?;
+    tables.sink(schema).write(batch)?;
+    ctx.store.finish_trial(trial)
 }
 
 /// Runs one workload with its kind's executor: anomalies supervise a child

@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use exp_mqtt::{
     Device, DeviceEvent, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber,
+    SubscriberEvent,
 };
 use exp_plan::{Fleet, Warmup};
 use exp_stats::Sampler;
@@ -154,17 +155,7 @@ async fn run_interval(
     let collector = tokio::spawn(collector.run(inputs, messages.rows().with_first_device(s.devices.start)));
 
     let subscriber = match sub_tx {
-        Some(tx) => Some(
-            Subscriber::connect(
-                s.endpoint,
-                s.device_options(format!("{name}-subscriber")),
-                vec![fill(&fleet.topic, name, None)],
-                tx,
-                Duration::from_secs(10),
-            )
-            .await
-            .map_err(|e| ExecError::step("fleet", name, "subscriber", e.to_string()))?,
-        ),
+        Some(tx) => Some(subscribe(s, tx).await?),
         None => None,
     };
     let ramp_start = ctx.clock.at(interval.start_ns.max(ctx.clock.now_ns()));
@@ -202,37 +193,21 @@ async fn run_interval(
     let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, sink, config)
         .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
 
-    // Until the interval ends, the pacer runs out of messages, or the trial is stopped.
-    loop {
-        let now = Instant::now();
-        if pacer.is_finished() || end.is_some_and(|e| now >= e) {
-            break;
-        }
-        let next = end.map_or(now + Duration::from_millis(50), |e| {
-            e.min(now + Duration::from_millis(50))
-        });
-        if !ctx.cancel.sleep_until_async(next).await {
-            break;
-        }
-    }
+    sending(ctx, &pacer, end).await;
     pacer.stop();
     // Measured while every device is still connected, before any closes.
     let device_count = s.devices.len() as u32;
-    let rss_per_device = rss_before
-        .zip(cpu::rss_bytes())
-        .filter(|_| device_count > 0)
-        .map(|(before, now)| now.saturating_sub(before) as f64 / f64::from(device_count));
+    let rss_per_device = rss_before.zip(cpu::rss_bytes()).and_then(|(before, now)| {
+        (device_count > 0).then(|| now.saturating_sub(before) as f64 / f64::from(device_count))
+    });
     // Joining ends the pacer thread, which drops its handles to the devices.
     tokio::task::spawn_blocking(move || pacer.join())
         .await
         .map_err(|e| ExecError::step("fleet", name, "pacer", e.to_string()))?
         .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
-    let grace = if ctx.cancel.level() == Level::Kill {
-        Duration::ZERO
-    } else {
-        ack_timeout
-    };
-    devices::close_all(devices, grace).await;
+    // Acks still on their way get their time, unless the user insists.
+    let grace = (ctx.cancel.level() != Level::Kill).then_some(ack_timeout);
+    devices::close_all(devices, grace.unwrap_or_default()).await;
     // Deliveries may trail the acks: wait for them, but not forever.
     let (done_tx, done_rx) = oneshot::channel();
     let _ = out_tx.send(Msg::DevicesDone(done_tx));
@@ -246,18 +221,48 @@ async fn run_interval(
         .map_err(|e| ExecError::step("fleet", name, "collector", e.to_string()))?;
     totals.rss_per_device = rss_per_device;
     if device_count > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
-        let why = connections.first().map_or_else(
-            || "none had connected when the interval ended or the trial stopped".to_string(),
-            |c| c.status.clone(),
-        );
-        return Err(ExecError::step(
-            "fleet",
-            name,
-            "connecting",
-            format!("no device connected ({why})"),
-        ));
+        return Err(none_connected(name, &connections));
     }
     Ok((totals, connections))
+}
+
+/// Until the interval ends, the pacer runs out of messages, or the trial is stopped.
+async fn sending(ctx: &WorkloadContext, pacer: &Pacer, end: Option<Instant>) {
+    loop {
+        let now = Instant::now();
+        if pacer.is_finished() || end.is_some_and(|e| now >= e) {
+            return;
+        }
+        let next = end.map_or(now + Duration::from_millis(50), |e| {
+            e.min(now + Duration::from_millis(50))
+        });
+        if !ctx.cancel.sleep_until_async(next).await {
+            return;
+        }
+    }
+}
+
+/// The interval's error when not one device connected, with the first one's reason.
+fn none_connected(name: &str, connections: &[Connection]) -> ExecError {
+    let why = connections.first().map_or_else(
+        || "none had connected when the interval ended or the trial stopped".to_string(),
+        |c| c.status.clone(),
+    );
+    ExecError::step("fleet", name, "connecting", format!("no device connected ({why})"))
+}
+
+/// The fleet's subscriber, on every device's topic, for delivery latency.
+async fn subscribe(s: &Setup<'_>, events: mpsc::UnboundedSender<SubscriberEvent>) -> Result<Subscriber, ExecError> {
+    let name = &s.ctx.workload.name;
+    Subscriber::connect(
+        s.endpoint,
+        s.device_options(format!("{name}-subscriber")),
+        vec![fill(&s.fleet.topic, name, None)],
+        events,
+        Duration::from_secs(10),
+    )
+    .await
+    .map_err(|e| ExecError::step("fleet", name, "subscriber", e.to_string()))
 }
 
 /// Connect phase: devices connect along the ramp; nothing is sent until
