@@ -101,7 +101,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     }
     let schedules = (0..args.devices).map(|d| fleet.device(d)).collect();
     let config = PacerConfig {
-        spin_ns: args.spin_us * 1000,
+        spin_margin_ns: args.spin_us * 1000,
         end_ns: Some(end_ns),
         nice: args.nice,
         cpu_wake_latency_zero: args.wake_latency_zero,
@@ -141,7 +141,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         stats.scheduling.short_slice,
         stats.scheduling.nice,
         stats.scheduling.cpu_wake_latency_zero,
-        stats.spin_ns as f64 / 1e9,
+        stats.spun_ns as f64 / 1e9,
         stats.sleeps,
         stats.max_oversleep_ns as f64 / 1e3,
         stats.late_wakes,

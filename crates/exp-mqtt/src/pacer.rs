@@ -3,12 +3,12 @@
 //! Why not one sleeping task per device: tokio's timer wheel has 1 ms
 //! resolution and every task wakes independently, which measured p99
 //! lateness of 9 ms (560 ms with a busy neighbour). Here one thread owns a
-//! min-heap of (deadline, device), sleeps coarsely until `spin_ns` before the
+//! min-heap of (deadline, device), sleeps coarsely until `spin_margin_ns` before the
 //! next deadline (the kernel's sleep overshoot, ~50–100 µs with the default
 //! timer slack, stays inside that margin) and spins for the final stretch, so
 //! the deadline is hit to within a microsecond or so while the thread only
-//! burns CPU for the last `spin_ns` of each wait. At high fleet rates the
-//! deadlines are closer together than `spin_ns` and the thread would spin
+//! burns CPU for the last `spin_margin_ns` of each wait. At high fleet rates the
+//! deadlines are closer together than `spin_margin_ns` and the thread would spin
 //! all the time, taking a core from the system under test; spinning is
 //! therefore capped at `spin_share` of a core (a token bucket, so it never
 //! spins for more than a millisecond at a time), and beyond that the thread
@@ -118,7 +118,7 @@ pub struct PacerConfig {
     /// 200 µs covers Linux's sleep overshoot with the default 50 µs timer
     /// slack under moderate load (see `PacerStats::max_oversleep_ns`); 0
     /// sleeps all the way (no spinning: less CPU, ~60–100 µs lateness).
-    pub spin_ns: u64,
+    pub spin_margin_ns: u64,
     /// The most CPU spinning may take, as a share of one core, earned
     /// continuously; without budget the pacer sleeps all the way.
     pub spin_share: f64,
@@ -143,7 +143,7 @@ pub struct PacerConfig {
 impl Default for PacerConfig {
     fn default() -> Self {
         PacerConfig {
-            spin_ns: 200_000,
+            spin_margin_ns: 200_000,
             spin_share: 0.05,
             end_ns: None,
             messages: None,
@@ -168,12 +168,12 @@ pub struct PacerStats {
     pub total_lateness_ns: u64,
     pub sleeps: u64,
     /// The most a coarse sleep overshot its planned wake-up: if it nears
-    /// `spin_ns`, the margin is too small for this machine.
+    /// `spin_margin_ns`, the margin is too small for this machine.
     pub max_oversleep_ns: u64,
     /// Sleeps that woke after the deadline they slept for.
     pub late_wakes: u64,
     /// Time spent spinning.
-    pub spin_ns: u64,
+    pub spun_ns: u64,
     /// CPU time of the pacer thread (Linux: /proc/thread-self/schedstat).
     pub thread_cpu_ns: Option<u64>,
     /// What the kernel granted the pacer thread (see [`Scheduling`]).
@@ -319,7 +319,7 @@ fn run<S: FireSink>(
         let target = start + Duration::from_nanos(deadline);
         let now = Instant::now();
         let remaining = target.saturating_duration_since(now);
-        let spin = budget.allowed(now, Duration::from_nanos(config.spin_ns));
+        let spin = budget.allowed(now, Duration::from_nanos(config.spin_margin_ns));
         if remaining > spin {
             // Coarse phase: park (not sleep) so `Pacer::stop` can wake us at once.
             let planned = (remaining - spin).min(max_sleep);
@@ -341,7 +341,7 @@ fn run<S: FireSink>(
             }
             let spun = now.elapsed();
             budget.spend(spun);
-            stats.spin_ns += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
+            stats.spun_ns += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
         }
         fire_due(
             start,
