@@ -22,187 +22,20 @@ pub(crate) fn unit_of(dimension: Option<Dimension>) -> Unit {
 
 impl Checker<'_> {
     pub(crate) fn distribution(&mut self, schema: &FnSchema, args: Vec<Option<Value>>, span: Span) -> Value {
-        // The distribution's dimension is the one its value parameters share.
-        let mut dimension: Option<(Option<Dimension>, Span)> = None;
-        let mut numbers: Vec<Option<f64>> = Vec::with_capacity(args.len());
-        let mut ok = true;
-        for (param, arg) in schema.params.iter().zip(&args) {
-            let Some(arg) = arg else {
-                numbers.push(None);
-                continue;
-            };
-            let (value_dimension, x) = match (&arg.kind, param.ty) {
-                (ValueKind::Error, _) => {
-                    ok = false;
-                    numbers.push(None);
-                    continue;
-                }
-                (ValueKind::Quantity(d, x), VALUE) => (Some(*d), *x),
-                (ValueKind::Int(i), VALUE) => (None, *i as f64),
-                (ValueKind::Float(f), VALUE) => (None, *f),
-                (ValueKind::Int(_) | ValueKind::Float(_), Ty::Float) => {
-                    let x = match arg.kind {
-                        ValueKind::Int(i) => i as f64,
-                        ValueKind::Float(f) => f,
-                        _ => f64::NAN,
-                    };
-                    if !self.in_param_range(schema, param, arg, x) {
-                        ok = false;
-                    }
-                    numbers.push(Some(x));
-                    continue;
-                }
-                (ValueKind::Str(_), Ty::Path) => {
-                    numbers.push(None);
-                    continue;
-                }
-                _ => {
-                    let expected = if param.ty == VALUE {
-                        "a number or quantity".to_string()
-                    } else {
-                        param.ty.describe()
-                    };
-                    self.report(
-                        Diagnostic::error(
-                            Code::E0401,
-                            format!(
-                                "argument `{}` of `{}` expects {expected}, found {}",
-                                param.name,
-                                schema.name,
-                                arg.describe()
-                            ),
-                        )
-                        .primary(arg.span, format!("expected {expected}")),
-                    );
-                    ok = false;
-                    numbers.push(None);
-                    continue;
-                }
-            };
-            match dimension {
-                Some((d, first)) if d != value_dimension => {
-                    let name = |d: Option<Dimension>| d.map_or("plain number", Dimension::name);
-                    self.report(
-                        Diagnostic::error(
-                            Code::E0404,
-                            format!(
-                                "`{}` mixes units: a {} and a {}",
-                                schema.name,
-                                name(d),
-                                name(value_dimension)
-                            ),
-                        )
-                        .primary(arg.span, format!("a {}", name(value_dimension)))
-                        .secondary(first, format!("a {}", name(d)))
-                        .help("give every value parameter of a distribution the same kind of unit"),
-                    );
-                    ok = false;
-                }
-                None => dimension = Some((value_dimension, arg.span)),
-                _ => {}
-            }
-            numbers.push(Some(x));
-        }
-        if !ok {
+        let Some((numbers, dimension)) = self.dist_numbers(schema, &args) else {
             return Value::error(span);
-        }
-        let dimension = dimension.and_then(|(d, _)| d);
-        let get = |name: &str| {
-            schema
-                .params
-                .iter()
-                .position(|p| p.name == name)
-                .and_then(|i| numbers[i])
         };
-        let arg_span = |name: &str| {
-            schema
-                .params
-                .iter()
-                .position(|p| p.name == name)
-                .and_then(|i| args[i].as_ref().map(|a| a.span))
-                .unwrap_or(span)
+        let given = Given {
+            schema,
+            numbers,
+            args: &args,
+            span,
         };
-        let required = |name: &str| get(name).unwrap_or(f64::NAN);
         let dist = match schema.name {
-            "constant" => Dist::Constant {
-                value: required("value"),
+            "pareto" => match self.pareto(&given) {
+                Some(dist) => dist,
+                None => return Value::error(span),
             },
-            "uniform" => Dist::Uniform {
-                min: required("min"),
-                max: required("max"),
-            },
-            "normal" => Dist::Normal {
-                mean: required("mean"),
-                sd: required("sd"),
-            },
-            "lognormal" => Dist::Lognormal {
-                shape: required("shape"),
-                scale: required("scale"),
-                location: get("location").unwrap_or(0.0),
-            },
-            "exponential" => Dist::Exponential { mean: required("mean") },
-            "pareto" => {
-                let shape = required("shape");
-                let given: Vec<&str> = ["scale", "median", "mean"]
-                    .into_iter()
-                    .filter(|n| get(n).is_some())
-                    .collect();
-                match given.as_slice() {
-                    ["scale"] => Dist::Pareto {
-                        shape,
-                        scale: required("scale"),
-                    },
-                    ["median"] => Dist::Pareto {
-                        shape,
-                        scale: required("median") / 2f64.powf(1.0 / shape),
-                    },
-                    ["mean"] if shape > 1.0 => Dist::Pareto {
-                        shape,
-                        scale: required("mean") * (shape - 1.0) / shape,
-                    },
-                    [_] => {
-                        self.report(
-                            Diagnostic::error(Code::E0503, "a Pareto distribution with `shape` ≤ 1 has no mean")
-                                .primary(arg_span("shape"), "the mean is infinite for this shape")
-                                .secondary(arg_span("mean"), "mean given")
-                                .help("use a shape above 1, or give `median` or `scale` instead"),
-                        );
-                        return Value::error(span);
-                    }
-                    [first, second, ..] => {
-                        self.report(
-                            Diagnostic::error(
-                                Code::E0503,
-                                format!(
-                                    "`pareto` takes one of `scale`, `median` or `mean`, not `{first}` and `{second}`"
-                                ),
-                            )
-                            .primary(arg_span(second), format!("{second} given"))
-                            .secondary(arg_span(first), format!("{first} given"))
-                            .help("each sets the scale; keep one of them"),
-                        );
-                        return Value::error(span);
-                    }
-                    [] => {
-                        self.report(
-                            Diagnostic::error(Code::E0406, "`pareto` needs `scale`, `median` or `mean`")
-                                .primary(span, "none given")
-                                .help("e.g. `pareto(shape = 3, median = 100ms)`"),
-                        );
-                        return Value::error(span);
-                    }
-                }
-            }
-            "weibull" => Dist::Weibull {
-                shape: required("shape"),
-                scale: required("scale"),
-            },
-            "gamma" => Dist::Gamma {
-                shape: required("shape"),
-                scale: required("scale"),
-            },
-            "poisson" => Dist::Poisson { mean: required("mean") },
-            "geometric" => Dist::Geometric { p: required("p") },
             "empirical" => {
                 let file = match &args[0] {
                     Some(Value {
@@ -214,7 +47,7 @@ impl Checker<'_> {
                 };
                 return self.empirical(&file.0, file.1, span);
             }
-            other => unreachable!("registry: `{other}` is not a distribution"),
+            name => plain_dist(name, &given),
         };
         if let Some(problem) = invalid_parameters(&dist) {
             self.report(
@@ -227,6 +60,169 @@ impl Checker<'_> {
             return Value::error(span);
         }
         dist_value(dist, dimension, span)
+    }
+
+    /// The arguments of a distribution call as numbers, one per parameter,
+    /// and the dimension its value parameters share; `None` once any
+    /// argument is reported (every argument is checked first).
+    fn dist_numbers(
+        &mut self,
+        schema: &FnSchema,
+        args: &[Option<Value>],
+    ) -> Option<(Vec<Option<f64>>, Option<Dimension>)> {
+        // The distribution's dimension is the one its value parameters share.
+        let mut dimension: Option<(Option<Dimension>, Span)> = None;
+        let mut numbers: Vec<Option<f64>> = Vec::with_capacity(args.len());
+        let mut ok = true;
+        for (param, arg) in schema.params.iter().zip(args) {
+            let number = match arg {
+                None => None,
+                Some(arg) => match self.dist_number(schema, param, arg, &mut dimension) {
+                    Ok(number) => number,
+                    Err(()) => {
+                        ok = false;
+                        None
+                    }
+                },
+            };
+            numbers.push(number);
+        }
+        ok.then(|| (numbers, dimension.and_then(|(d, _)| d)))
+    }
+
+    /// One argument of a distribution call as a number (`None` for a path),
+    /// a value parameter's unit checked against the first one's
+    /// (`dimension`); `Err` when it is an error or reported.
+    fn dist_number(
+        &mut self,
+        schema: &FnSchema,
+        param: &Prop,
+        arg: &Value,
+        dimension: &mut Option<(Option<Dimension>, Span)>,
+    ) -> Result<Option<f64>, ()> {
+        let (value_dimension, x) = match (&arg.kind, param.ty) {
+            (ValueKind::Error, _) => return Err(()),
+            (ValueKind::Quantity(d, x), VALUE) => (Some(*d), *x),
+            (ValueKind::Int(i), VALUE) => (None, *i as f64),
+            (ValueKind::Float(f), VALUE) => (None, *f),
+            (ValueKind::Int(_) | ValueKind::Float(_), Ty::Float) => {
+                let x = match arg.kind {
+                    ValueKind::Int(i) => i as f64,
+                    ValueKind::Float(f) => f,
+                    _ => f64::NAN,
+                };
+                return match self.in_param_range(schema, param, arg, x) {
+                    true => Ok(Some(x)),
+                    false => Err(()),
+                };
+            }
+            (ValueKind::Str(_), Ty::Path) => return Ok(None),
+            _ => {
+                self.dist_arg_mismatch(schema, param, arg);
+                return Err(());
+            }
+        };
+        match *dimension {
+            Some((d, first)) if d != value_dimension => {
+                self.mixed_units(schema, arg, (d, first), value_dimension);
+                return Err(());
+            }
+            None => *dimension = Some((value_dimension, arg.span)),
+            _ => {}
+        }
+        Ok(Some(x))
+    }
+
+    /// E0401: a distribution's argument is of another kind than its parameter.
+    fn dist_arg_mismatch(&mut self, schema: &FnSchema, param: &Prop, arg: &Value) {
+        let expected = if param.ty == VALUE {
+            "a number or quantity".to_string()
+        } else {
+            param.ty.describe()
+        };
+        self.report(
+            Diagnostic::error(
+                Code::E0401,
+                format!(
+                    "argument `{}` of `{}` expects {expected}, found {}",
+                    param.name,
+                    schema.name,
+                    arg.describe()
+                ),
+            )
+            .primary(arg.span, format!("expected {expected}")),
+        );
+    }
+
+    /// E0404: a value parameter's unit differs from the first one's (`first`).
+    fn mixed_units(
+        &mut self,
+        schema: &FnSchema,
+        arg: &Value,
+        (d, first): (Option<Dimension>, Span),
+        value_dimension: Option<Dimension>,
+    ) {
+        let name = |d: Option<Dimension>| d.map_or("plain number", Dimension::name);
+        self.report(
+            Diagnostic::error(
+                Code::E0404,
+                format!(
+                    "`{}` mixes units: a {} and a {}",
+                    schema.name,
+                    name(d),
+                    name(value_dimension)
+                ),
+            )
+            .primary(arg.span, format!("a {}", name(value_dimension)))
+            .secondary(first, format!("a {}", name(d)))
+            .help("give every value parameter of a distribution the same kind of unit"),
+        );
+    }
+
+    /// A Pareto distribution, whose scale may be given three ways (one of
+    /// them); `None` once reported.
+    fn pareto(&mut self, given: &Given) -> Option<Dist> {
+        let shape = given.required("shape");
+        let named: Vec<&str> = ["scale", "median", "mean"]
+            .into_iter()
+            .filter(|n| given.get(n).is_some())
+            .collect();
+        let diagnostic = match named.as_slice() {
+            ["scale"] => {
+                return Some(Dist::Pareto {
+                    shape,
+                    scale: given.required("scale"),
+                })
+            }
+            ["median"] => {
+                return Some(Dist::Pareto {
+                    shape,
+                    scale: given.required("median") / 2f64.powf(1.0 / shape),
+                })
+            }
+            ["mean"] if shape > 1.0 => {
+                return Some(Dist::Pareto {
+                    shape,
+                    scale: given.required("mean") * (shape - 1.0) / shape,
+                })
+            }
+            [_] => Diagnostic::error(Code::E0503, "a Pareto distribution with `shape` ≤ 1 has no mean")
+                .primary(given.span_of("shape"), "the mean is infinite for this shape")
+                .secondary(given.span_of("mean"), "mean given")
+                .help("use a shape above 1, or give `median` or `scale` instead"),
+            [first, second, ..] => Diagnostic::error(
+                Code::E0503,
+                format!("`pareto` takes one of `scale`, `median` or `mean`, not `{first}` and `{second}`"),
+            )
+            .primary(given.span_of(second), format!("{second} given"))
+            .secondary(given.span_of(first), format!("{first} given"))
+            .help("each sets the scale; keep one of them"),
+            [] => Diagnostic::error(Code::E0406, "`pareto` needs `scale`, `median` or `mean`")
+                .primary(given.span, "none given")
+                .help("e.g. `pareto(shape = 3, median = 100ms)`"),
+        };
+        self.report(diagnostic);
+        None
     }
 
     /// Reports a plain parameter outside its registry range (E0501 at the
@@ -317,6 +313,73 @@ impl Checker<'_> {
             values,
         };
         dist_value(dist, dimension, span)
+    }
+}
+
+/// The numbers a distribution call was given, looked up by parameter name.
+struct Given<'a> {
+    schema: &'a FnSchema,
+    numbers: Vec<Option<f64>>,
+    args: &'a [Option<Value>],
+    /// The whole call's.
+    span: Span,
+}
+
+impl Given<'_> {
+    /// The number given for `name`, if any.
+    fn get(&self, name: &str) -> Option<f64> {
+        self.index(name).and_then(|i| self.numbers[i])
+    }
+
+    /// The number given for a required parameter, NaN if there is none.
+    fn required(&self, name: &str) -> f64 {
+        self.get(name).unwrap_or(f64::NAN)
+    }
+
+    /// Where `name` was given, or the call's span.
+    fn span_of(&self, name: &str) -> Span {
+        self.index(name)
+            .and_then(|i| self.args[i].as_ref().map(|a| a.span))
+            .unwrap_or(self.span)
+    }
+
+    fn index(&self, name: &str) -> Option<usize> {
+        self.schema.params.iter().position(|p| p.name == name)
+    }
+}
+
+/// The distributions whose parameters map one to one onto the plan's.
+fn plain_dist(name: &str, given: &Given) -> Dist {
+    let required = |name: &str| given.required(name);
+    match name {
+        "constant" => Dist::Constant {
+            value: required("value"),
+        },
+        "uniform" => Dist::Uniform {
+            min: required("min"),
+            max: required("max"),
+        },
+        "normal" => Dist::Normal {
+            mean: required("mean"),
+            sd: required("sd"),
+        },
+        "lognormal" => Dist::Lognormal {
+            shape: required("shape"),
+            scale: required("scale"),
+            location: given.get("location").unwrap_or(0.0),
+        },
+        "exponential" => Dist::Exponential { mean: required("mean") },
+        "weibull" => Dist::Weibull {
+            shape: required("shape"),
+            scale: required("scale"),
+        },
+        "gamma" => Dist::Gamma {
+            shape: required("shape"),
+            scale: required("scale"),
+        },
+        "poisson" => Dist::Poisson { mean: required("mean") },
+        "geometric" => Dist::Geometric { p: required("p") },
+        other => unreachable!("registry: `{other}` is not a distribution"),
     }
 }
 
