@@ -189,6 +189,20 @@ pub(crate) fn style() -> RenderStyle {
     }
 }
 
+/// Compiles the experiment of `file` and prints its diagnostics.
+pub(crate) fn compile_spec(file: &std::path::Path, seed: Option<u64>) -> exp_check::Compilation {
+    let options = Options {
+        seed,
+        require_experiment: true,
+    };
+    let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
+    err!(
+        "{}",
+        render_all(&compilation.diagnostics, &compilation.sources, style())
+    );
+    compilation
+}
+
 fn run(command: Command) -> Result<ExitCode, String> {
     match command {
         Command::Check { files, message_format } => {
@@ -218,16 +232,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
             seed,
             output,
         } => {
-            let options = Options {
-                seed,
-                require_experiment: true,
-            };
-            let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
-            err!(
-                "{}",
-                render_all(&compilation.diagnostics, &compilation.sources, style())
-            );
-            let Some(plan) = compilation.plan else {
+            let Some(plan) = compile_spec(&file, seed).plan else {
                 return Ok(ExitCode::FAILURE);
             };
             // JSON straight from the plan (the same bytes as through a

@@ -3,7 +3,6 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use exp_check::{compile, FsLoader, Options};
 use exp_diagnostics::{render_all, SourceMap};
 use exp_plan::Plan;
 use exp_results::manifest::RunStatus;
@@ -262,15 +261,7 @@ pub(crate) fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, Sourc
         let plan = Plan::from_json(&bytes).map_err(|e| format!("{}: {e}", file.display()))?;
         return Ok(Some((plan, SourceMap::new())));
     }
-    let options = Options {
-        seed,
-        require_experiment: true,
-    };
-    let compilation = compile(&file.to_string_lossy(), &FsLoader, &options);
-    err!(
-        "{}",
-        render_all(&compilation.diagnostics, &compilation.sources, style())
-    );
+    let compilation = crate::compile_spec(file, seed);
     Ok(compilation.plan.map(|plan| (plan, compilation.sources)))
 }
 

@@ -5,8 +5,6 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use exp_check::{compile, FsLoader, Options};
-use exp_diagnostics::render_all;
 use exp_plan::{Vectors, WorkloadConfig};
 use exp_traffic::cvec::{self, Format, Structure};
 
@@ -111,16 +109,7 @@ fn synth(
     to: &str,
     output: &PathBuf,
 ) -> Result<ExitCode, String> {
-    let options = Options {
-        seed,
-        require_experiment: true,
-    };
-    let compilation = compile(&spec.to_string_lossy(), &FsLoader, &options);
-    err!(
-        "{}",
-        render_all(&compilation.diagnostics, &compilation.sources, crate::style())
-    );
-    let Some(plan) = compilation.plan else {
+    let Some(plan) = crate::compile_spec(spec, seed).plan else {
         return Ok(ExitCode::FAILURE);
     };
     let candidates: Vec<_> = plan
