@@ -14,6 +14,10 @@
 //! stdin (the [`InstanceConfig`] as JSON) and stdout (one JSON line of
 //! [`Counters`] about every 100 ms, and a final one).
 //!
+//! [`calibrate`] measures, from the OS, how faithfully the kernels reach their
+//! targets on this machine (`expc calibrate` shows the results); [`bench`]
+//! holds its STREAM copy loop.
+//!
 //! Nothing here prints, except [`child_main`], whose stdout and stderr are
 //! the protocol with the parent.
 
@@ -34,6 +38,7 @@ mod proc;
 mod sizes;
 
 pub mod bench;
+pub mod calibrate;
 
 use std::path::PathBuf;
 
