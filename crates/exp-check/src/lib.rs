@@ -6,6 +6,7 @@
 //! only when there are no errors.
 
 mod checker;
+mod ctor;
 mod density;
 mod dist;
 pub mod docs;

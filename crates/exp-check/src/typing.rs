@@ -6,7 +6,7 @@ use exp_syntax::units::Dimension;
 use serde_json::{json, Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
-use crate::registry::{Default, FnSchema, Ty};
+use crate::registry::Ty;
 use crate::value::{display_quantity, Value, ValueKind};
 
 /// Inclusive bounds in base units.
@@ -43,6 +43,30 @@ impl Checker<'_> {
             return None;
         }
         match (ty, &value.kind) {
+            (Ty::Int | Ty::Float | Ty::Bool | Ty::Str | Ty::Path, _) => self.conform_scalar(value, ty, bounds, what),
+            (Ty::Quantity(expected), _) => self.conform_quantity(value, *expected, bounds, what),
+            (Ty::Enum(members), _) => self.conform_enum(value, members, what),
+            (Ty::List(inner), _) => self.conform_list(value, ty, inner, bounds, what),
+            (Ty::Dist(expected), _) => self.conform_dist(value, *expected, what),
+            (Ty::Ctor(expected), ValueKind::Ctor(found, args)) if expected == found => {
+                let mut object = Map::new();
+                object.insert((*found).to_string(), Json::Object(args.clone()));
+                Some(Json::Object(object))
+            }
+            (Ty::OneOf(options), _) => self.conform_one_of(value, ty, options, bounds, what),
+            (Ty::Range(expected), ValueKind::Range(start, end, None)) => {
+                self.conform_range(value, (start, end), *expected, bounds, what)
+            }
+            _ => {
+                self.type_mismatch(value, ty, what);
+                None
+            }
+        }
+    }
+
+    /// [`Self::conform`] for integers, numbers, booleans, strings and paths.
+    fn conform_scalar(&mut self, value: &Value, ty: &Ty, bounds: Bounds, what: &str) -> Option<Json> {
+        match (ty, &value.kind) {
             (Ty::Int, ValueKind::Int(i)) => self.bounded(value, *i as f64, None, bounds, what).then(|| json!(i)),
             (Ty::Float, ValueKind::Int(i)) => self
                 .bounded(value, *i as f64, None, bounds, what)
@@ -51,7 +75,18 @@ impl Checker<'_> {
             (Ty::Bool, ValueKind::Bool(b)) => Some(json!(b)),
             (Ty::Str, ValueKind::Str(s)) => Some(json!(s)),
             (Ty::Path, ValueKind::Str(s)) => Some(json!(self.resolve_path(s, value.span))),
-            (Ty::Quantity(expected), ValueKind::Quantity(found, x)) if expected == found => {
+            _ => {
+                self.type_mismatch(value, ty, what);
+                None
+            }
+        }
+    }
+
+    /// [`Self::conform`] for a quantity of `expected`'s dimension, lowered
+    /// in its base unit.
+    fn conform_quantity(&mut self, value: &Value, expected: Dimension, bounds: Bounds, what: &str) -> Option<Json> {
+        match &value.kind {
+            ValueKind::Quantity(found, x) if expected == *found => {
                 let unsigned = matches!(expected, Dimension::Duration | Dimension::Bytes | Dimension::Bandwidth);
                 // These lower to unsigned integers: below zero is out of range, not zero.
                 let bounds = match bounds.min {
@@ -61,7 +96,7 @@ impl Checker<'_> {
                     },
                     _ => bounds,
                 };
-                if !self.bounded(value, *x, Some(*expected), bounds, what) {
+                if !self.bounded(value, *x, Some(expected), bounds, what) {
                     return None;
                 }
                 Some(match expected {
@@ -69,7 +104,7 @@ impl Checker<'_> {
                     Dimension::Rate | Dimension::Percent => json!(x),
                 })
             }
-            (Ty::Quantity(expected), ValueKind::Quantity(found, _)) => {
+            ValueKind::Quantity(found, _) => {
                 self.mismatch(
                     value,
                     Code::E0402,
@@ -79,7 +114,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Quantity(expected), ValueKind::Int(_) | ValueKind::Float(_)) => {
+            ValueKind::Int(_) | ValueKind::Float(_) => {
                 let text = self.sources.snippet(value.span).to_string();
                 let help = format!("write the unit, e.g. `{text}{}`", expected.example_unit());
                 self.mismatch(
@@ -91,7 +126,17 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Enum(members), ValueKind::Symbol(s)) => {
+            _ => {
+                self.type_mismatch(value, &Ty::Quantity(expected), what);
+                None
+            }
+        }
+    }
+
+    /// [`Self::conform`] for one of the names `members`.
+    fn conform_enum(&mut self, value: &Value, members: &'static [&'static str], what: &str) -> Option<Json> {
+        match &value.kind {
+            ValueKind::Symbol(s) => {
                 if members.contains(&s.as_str()) {
                     return Some(json!(s));
                 }
@@ -103,7 +148,7 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::Enum(members), ValueKind::Str(s)) if members.contains(&s.as_str()) => {
+            ValueKind::Str(s) if members.contains(&s.as_str()) => {
                 self.mismatch(
                     value,
                     Code::E0401,
@@ -113,26 +158,39 @@ impl Checker<'_> {
                 );
                 None
             }
-            (Ty::List(inner), ValueKind::List(items)) => {
-                let lowered: Vec<Option<Json>> = items
-                    .iter()
-                    .map(|item| self.conform(item, inner, bounds, what))
-                    .collect();
-                lowered.into_iter().collect::<Option<Vec<Json>>>().map(Json::Array)
-            }
-            (Ty::List(_), _) if !matches!(value.kind, ValueKind::List(_)) => {
-                let text = self.sources.snippet(value.span).to_string();
-                self.mismatch(
-                    value,
-                    Code::E0401,
-                    &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
-                    "expected a list".into(),
-                    Some(format!("write a list: `[{text}]`")),
-                );
+            _ => {
+                self.type_mismatch(value, &Ty::Enum(members), what);
                 None
             }
-            (Ty::Dist(expected), ValueKind::Dist(dist, found)) => {
-                if expected == found {
+        }
+    }
+
+    /// [`Self::conform`] for a list (`ty`) of `inner`, each item against it.
+    fn conform_list(&mut self, value: &Value, ty: &Ty, inner: &Ty, bounds: Bounds, what: &str) -> Option<Json> {
+        if let ValueKind::List(items) = &value.kind {
+            let lowered: Vec<Option<Json>> = items
+                .iter()
+                .map(|item| self.conform(item, inner, bounds, what))
+                .collect();
+            return lowered.into_iter().collect::<Option<Vec<Json>>>().map(Json::Array);
+        }
+        let text = self.sources.snippet(value.span).to_string();
+        self.mismatch(
+            value,
+            Code::E0401,
+            &format!("{what} expects {}, found {}", ty.describe(), value.describe()),
+            "expected a list".into(),
+            Some(format!("write a list: `[{text}]`")),
+        );
+        None
+    }
+
+    /// [`Self::conform`] for a distribution of `expected`'s dimension (or
+    /// of counts); a plain value is a constant one.
+    fn conform_dist(&mut self, value: &Value, expected: Option<Dimension>, what: &str) -> Option<Json> {
+        match &value.kind {
+            ValueKind::Dist(dist, found) => {
+                if expected == *found {
                     return serde_json::to_value(dist).ok();
                 }
                 let help = match found {
@@ -145,7 +203,7 @@ impl Checker<'_> {
                     Code::E0404,
                     &format!(
                         "{what} expects a distribution of {}, found one of {}",
-                        words(expected),
+                        words(&expected),
                         words(found)
                     ),
                     format!("a distribution of {}", words(found)),
@@ -154,60 +212,66 @@ impl Checker<'_> {
                 None
             }
             // A plain value where a distribution is expected means constant.
-            (Ty::Dist(expected), ValueKind::Quantity(..) | ValueKind::Int(_) | ValueKind::Float(_)) => {
+            ValueKind::Quantity(..) | ValueKind::Int(_) | ValueKind::Float(_) => {
                 let quantity_ty = match expected {
-                    Some(d) => Ty::Quantity(*d),
+                    Some(d) => Ty::Quantity(d),
                     None => Ty::Float,
                 };
                 let x = self.conform(value, &quantity_ty, Bounds::default(), what)?.as_f64()?;
-                let unit = crate::dist::unit_of(*expected);
+                let unit = crate::dist::unit_of(expected);
                 serde_json::to_value(exp_plan::DistValue {
                     unit,
                     dist: exp_plan::Dist::Constant { value: x },
                 })
                 .ok()
             }
-            (Ty::Ctor(expected), ValueKind::Ctor(found, args)) if expected == found => {
-                let mut object = Map::new();
-                object.insert((*found).to_string(), Json::Object(args.clone()));
-                Some(Json::Object(object))
-            }
-            (Ty::OneOf(options), _) => match options.iter().position(|option| matches_kind(option, &value.kind)) {
-                Some(index) => {
-                    let option = &options[index];
-                    // A property's bounds are those of its first alternative (a
-                    // count of repetitions, a share of messages), not of the others.
-                    let bounds = if index == 0 { bounds } else { Bounds::default() };
-                    let lowered = self.conform(value, option, bounds, what)?;
-                    // Distributions and quantities among alternatives are tagged, like constructors.
-                    Some(match option {
-                        Ty::Dist(_) => json!({ "dist": lowered }),
-                        Ty::Quantity(d) => json!({ unit_key(*d): lowered }),
-                        _ => lowered,
-                    })
-                }
-                None => {
-                    self.type_mismatch(value, ty, what);
-                    None
-                }
-            },
-            (Ty::Range(expected), ValueKind::Range(start, end, None)) => {
-                let start_ns = self.conform(start, &Ty::Quantity(*expected), bounds, what)?;
-                let end_ns = self.conform(end, &Ty::Quantity(*expected), bounds, what)?;
-                if start_ns.as_f64() >= end_ns.as_f64() {
-                    self.report(
-                        Diagnostic::error(Code::E0504, format!("{what}: the range is empty"))
-                            .primary(value.span, "start is not before end"),
-                    );
-                    return None;
-                }
-                Some(json!({ "start_ns": start_ns, "end_ns": end_ns }))
-            }
             _ => {
-                self.type_mismatch(value, ty, what);
+                self.type_mismatch(value, &Ty::Dist(expected), what);
                 None
             }
         }
+    }
+
+    /// [`Self::conform`] for the first of `options` (of `ty`) the value's
+    /// kind could belong to, tagged when it is a distribution or quantity.
+    fn conform_one_of(&mut self, value: &Value, ty: &Ty, options: &[Ty], bounds: Bounds, what: &str) -> Option<Json> {
+        let Some(index) = options.iter().position(|option| matches_kind(option, &value.kind)) else {
+            self.type_mismatch(value, ty, what);
+            return None;
+        };
+        let option = &options[index];
+        // A property's bounds are those of its first alternative (a
+        // count of repetitions, a share of messages), not of the others.
+        let bounds = if index == 0 { bounds } else { Bounds::default() };
+        let lowered = self.conform(value, option, bounds, what)?;
+        // Distributions and quantities among alternatives are tagged, like constructors.
+        Some(match option {
+            Ty::Dist(_) => json!({ "dist": lowered }),
+            Ty::Quantity(d) => json!({ unit_key(*d): lowered }),
+            _ => lowered,
+        })
+    }
+
+    /// [`Self::conform`] for a range `start..end` of quantities of
+    /// `expected`'s dimension, which must not be empty.
+    fn conform_range(
+        &mut self,
+        value: &Value,
+        (start, end): (&Value, &Value),
+        expected: Dimension,
+        bounds: Bounds,
+        what: &str,
+    ) -> Option<Json> {
+        let start_ns = self.conform(start, &Ty::Quantity(expected), bounds, what)?;
+        let end_ns = self.conform(end, &Ty::Quantity(expected), bounds, what)?;
+        if start_ns.as_f64() >= end_ns.as_f64() {
+            self.report(
+                Diagnostic::error(Code::E0504, format!("{what}: the range is empty"))
+                    .primary(value.span, "start is not before end"),
+            );
+            return None;
+        }
+        Some(json!({ "start_ns": start_ns, "end_ns": end_ns }))
     }
 
     /// E0401: the value is of another kind than the type.
@@ -272,69 +336,6 @@ impl Checker<'_> {
         crate::modules::normalize(&dir.join(path))
             .to_string_lossy()
             .into_owned()
-    }
-
-    pub(crate) fn constructor(&mut self, schema: &'static FnSchema, args: Vec<Option<Value>>, span: Span) -> Value {
-        let mut lowered = Map::new();
-        let mut ok = true;
-        for (param, arg) in schema.params.iter().zip(args) {
-            let arg = match (arg, param.default) {
-                (Some(arg), _) => arg,
-                (None, Default::Value(text)) => self.default_value(text),
-                (None, _) => {
-                    lowered.insert(plan_key(param.name, &param.ty), Json::Null);
-                    continue;
-                }
-            };
-            let what = format!("argument `{}` of `{}`", param.name, schema.name);
-            let bounds = Bounds {
-                min: param.min,
-                max: param.max,
-            };
-            match self.conform(&arg, &param.ty, bounds, &what) {
-                Some(json) => {
-                    lowered.insert(plan_key(param.name, &param.ty), json);
-                }
-                None => ok = false,
-            }
-        }
-        if ok && schema.name == "paths" {
-            ok = self.check_paths(&lowered, span);
-        }
-        if ok {
-            Value::new(ValueKind::Ctor(schema.name, lowered), span)
-        } else {
-            Value::error(span)
-        }
-    }
-
-    /// E0503: `paths` takes its RTTs from one source, `count` of them.
-    fn check_paths(&mut self, args: &Map<String, Json>, span: Span) -> bool {
-        let count = args.get("count").and_then(Json::as_u64).unwrap_or(0);
-        let given = args.get("rtts_ns").and_then(Json::as_array).map_or(0, Vec::len) as u64;
-        let drawn = args.get("distribution").is_some_and(|d| !d.is_null());
-        let problem = if given > 0 && drawn {
-            Some((
-                "`paths` takes `rtts` or `distribution`, not both".to_string(),
-                "keep the list of RTTs or the distribution to draw them from".to_string(),
-            ))
-        } else if given > 0 && given != count {
-            Some((
-                format!("`paths` has `count = {count}` but `rtts` lists {given} RTTs"),
-                "give one RTT per path".to_string(),
-            ))
-        } else {
-            None
-        };
-        let Some((message, help)) = problem else {
-            return true;
-        };
-        self.report(
-            Diagnostic::error(Code::E0503, message)
-                .primary(span, "conflicting arguments")
-                .help(help),
-        );
-        false
     }
 
     /// Evaluates a registry default (exp source text), parsing it once.
