@@ -10,7 +10,7 @@ use exp_plan::{
     Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS, PLAN_VERSION,
 };
 use exp_syntax::ast::{Attribute, Block, Member};
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 
 use crate::checker::{Checker, Scope};
@@ -33,47 +33,17 @@ impl Checker<'_> {
         };
         let settings: Vec<_> = schema.props.iter().filter(|p| p.name != "repeat").copied().collect();
         let settings = self.lower_props(experiment, &settings, scope);
-        let children = |kind: &str| -> Vec<&Block> {
-            experiment
-                .members
-                .iter()
-                .filter_map(|m| match m {
-                    Member::Block(b) if b.kind.name == kind => Some(b),
-                    _ => None,
-                })
-                .collect()
-        };
-        let workloads: Vec<WorkloadBlock> = experiment
-            .members
-            .iter()
-            .filter_map(|m| match m {
-                Member::Block(b) => registry::block(&b.kind.name)
-                    .filter(|s| matches!(s.role, Role::Workload { .. }))
-                    .map(|s| (b, s)),
-                _ => None,
-            })
-            .collect();
-        let metrics: Vec<&str> = workloads
-            .iter()
-            .flat_map(|(_, s)| match s.role {
-                Role::Workload { metrics, .. } => metrics.to_vec(),
-                _ => Vec::new(),
-            })
-            .collect();
-        let repeat_attr = experiment.members.iter().find_map(|m| match m {
-            Member::Attribute(a) if a.key.name == "repeat" => Some(a),
-            _ => None,
-        });
-        let repeat = self.repeat(repeat_attr, &metrics);
+        let workloads = workload_blocks(experiment);
+        let repeat = self.repeat(attribute(experiment, "repeat"), &workload_metrics(&workloads));
         let repetitions = repeat.as_ref().map_or(1, |r| r.max);
-        let params = match self.sweep_params(children("sweep").first().copied(), repetitions) {
+        let params = match self.sweep_params(first_child(experiment, "sweep"), repetitions) {
             Ok(params) => params,
             Err(trials) => {
                 self.too_many_trials(experiment, &sweep::count_text(trials));
                 return None;
             }
         };
-        let monitor = children("monitor").first().copied();
+        let monitor = first_child(experiment, "monitor");
         // Workloads are checked even when a setting is wrong (reported), so
         // that one pass shows every mistake; without a known `duration`,
         // "never ends" would only guess.
@@ -82,43 +52,14 @@ impl Checker<'_> {
             .and_then(|s| s.get("duration_ns"))
             .and_then(Json::as_u64);
         self.experiment_damaged = experiment.recovered || settings.is_none();
-        // Counted from the value counts before anything is expanded: the
-        // product alone can be huge (10^12 trials used to ask for terabytes).
-        let trial_count = sweep::trial_count(&params, repetitions).unwrap_or(u64::MAX);
-        if trial_count > MAX_TRIALS {
-            let count = match trial_count {
-                u64::MAX => format!("more than {}", group(u64::MAX - 1)),
-                n => group(n),
-            };
-            self.too_many_trials(experiment, &count);
+        if !self.trial_count_fits(experiment, &params, repetitions) {
             return None;
         }
-
-        // Each block lowered once per combination of the values of the
-        // parameters it names outside its fields, each field once per
-        // combination of its own; diagnostics are deduplicated across them.
-        let mut lowered: Vec<Variants<Option<Workload>>> = Vec::with_capacity(workloads.len());
-        for (block, schema) in &workloads {
-            let fields = field::field_attributes(block, schema, &params);
-            let field_attrs: Vec<&Attribute> = fields.iter().map(|(a, _)| *a).collect();
-            let mut variants = self.lower_variants(block, &params, &field_attrs, |checker, scope| {
-                checker.lower_workload(block, schema, scope, trial_ns)
-            });
-            variants.fields = self.lower_fields(schema, &fields, &params);
-            lowered.push(variants);
-        }
-        let monitor_props = registry::block("monitor").map(|s| s.props);
-        let monitor = match (monitor, monitor_props) {
-            (Some(block), Some(props)) => Some(self.lower_variants(block, &params, &[], |checker, scope| {
-                checker
-                    .lower_props(block, props, scope)
-                    .and_then(|m| serde_json::from_value::<Monitor>(Json::Object(m)).ok())
-            })),
-            _ => None,
-        };
+        let lowered = self.lower_workloads(&workloads, &params, trial_ns);
+        let lowered_monitor = monitor.and_then(|block| self.lower_monitor(block, &params));
         self.check_overlaps(&workloads, &lowered, &params);
         let mut blocks: Vec<&Block> = workloads.iter().map(|(b, _)| *b).collect();
-        blocks.extend(children("monitor").first().copied());
+        blocks.extend(monitor);
         self.report_unused_sweep(&params, &blocks);
         if self.error_count() > 0 {
             return None;
@@ -127,30 +68,67 @@ impl Checker<'_> {
         let workloads: Vec<Variants<Workload>> = lowered.into_iter().map(complete).collect::<Option<_>>()?;
         // A monitor that does not lower everywhere (its errors are reported
         // with the properties) is dropped: the trials run without one.
-        let monitor = monitor.and_then(complete);
-        let master = options
-            .seed
-            .unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
+        let monitor = lowered_monitor.and_then(complete);
         Some(Plan {
             plan_version: PLAN_VERSION,
             compiler: format!("expc {}", env!("CARGO_PKG_VERSION")),
             source: self.source_info(),
-            experiment: Experiment {
-                name: experiment.label.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
-                description: settings
-                    .get("description")
-                    .and_then(Json::as_str)
-                    .unwrap_or_default()
-                    .to_string(),
-                seed: master,
-                duration_ns: trial_ns,
-                pause_ns: settings.get("pause_ns").and_then(Json::as_u64).unwrap_or(0),
-            },
+            experiment: experiment_settings(experiment, &settings, options, trial_ns),
             repeat,
             parameters: self.plan_parameters(&params)?,
             workloads,
             monitor,
         })
+    }
+
+    /// E0704 unless the trials number at most [`MAX_TRIALS`]; returns
+    /// whether they do.
+    fn trial_count_fits(&mut self, experiment: &Block, params: &[SweepParam], repetitions: u32) -> bool {
+        // Counted from the value counts before anything is expanded: the
+        // product alone can be huge (10^12 trials used to ask for terabytes).
+        let trial_count = sweep::trial_count(params, repetitions).unwrap_or(u64::MAX);
+        if trial_count <= MAX_TRIALS {
+            return true;
+        }
+        let count = match trial_count {
+            u64::MAX => format!("more than {}", group(u64::MAX - 1)),
+            n => group(n),
+        };
+        self.too_many_trials(experiment, &count);
+        false
+    }
+
+    /// Each workload's variants, its fields set.
+    fn lower_workloads(
+        &mut self,
+        workloads: &[WorkloadBlock],
+        params: &[SweepParam],
+        trial_ns: Option<u64>,
+    ) -> Vec<Variants<Option<Workload>>> {
+        // Each block lowered once per combination of the values of the
+        // parameters it names outside its fields, each field once per
+        // combination of its own; diagnostics are deduplicated across them.
+        let mut lowered: Vec<Variants<Option<Workload>>> = Vec::with_capacity(workloads.len());
+        for (block, schema) in workloads {
+            let fields = field::field_attributes(block, schema, params);
+            let field_attrs: Vec<&Attribute> = fields.iter().map(|(a, _)| *a).collect();
+            let mut variants = self.lower_variants(block, params, &field_attrs, |checker, scope| {
+                checker.lower_workload(block, schema, scope, trial_ns)
+            });
+            variants.fields = self.lower_fields(schema, &fields, params);
+            lowered.push(variants);
+        }
+        lowered
+    }
+
+    /// The monitor block's variants (`None` if the registry has no monitor).
+    fn lower_monitor(&mut self, block: &Block, params: &[SweepParam]) -> Option<Variants<Option<Monitor>>> {
+        let props = registry::block("monitor")?.props;
+        Some(self.lower_variants(block, params, &[], |checker, scope| {
+            checker
+                .lower_props(block, props, scope)
+                .and_then(|m| serde_json::from_value::<Monitor>(Json::Object(m)).ok())
+        }))
     }
 
     /// E0704: the sweep's points times the repetitions exceed [`MAX_TRIALS`].
@@ -337,6 +315,71 @@ impl Checker<'_> {
             sha256: format!("{:x}", all.finalize()),
             files,
         }
+    }
+}
+
+/// The experiment's blocks that are workloads, with their schemas.
+fn workload_blocks(experiment: &Block) -> Vec<WorkloadBlock<'_>> {
+    experiment
+        .members
+        .iter()
+        .filter_map(|m| match m {
+            Member::Block(b) => registry::block(&b.kind.name)
+                .filter(|s| matches!(s.role, Role::Workload { .. }))
+                .map(|s| (b, s)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The metrics the workloads report (what `repeat`'s stopping rule may name).
+fn workload_metrics(workloads: &[WorkloadBlock]) -> Vec<&'static str> {
+    workloads
+        .iter()
+        .flat_map(|(_, s)| match s.role {
+            Role::Workload { metrics, .. } => metrics.to_vec(),
+            _ => Vec::new(),
+        })
+        .collect()
+}
+
+/// The experiment's first `kind` block (`sweep`, `monitor`).
+fn first_child<'b>(experiment: &'b Block, kind: &str) -> Option<&'b Block> {
+    experiment.members.iter().find_map(|m| match m {
+        Member::Block(b) if b.kind.name == kind => Some(b),
+        _ => None,
+    })
+}
+
+/// The experiment's attribute `key`, if written.
+fn attribute<'b>(experiment: &'b Block, key: &str) -> Option<&'b Attribute> {
+    experiment.members.iter().find_map(|m| match m {
+        Member::Attribute(a) if a.key.name == key => Some(a),
+        _ => None,
+    })
+}
+
+/// The plan's experiment section from the lowered settings; `--seed`
+/// (`options`) overrides the spec's.
+fn experiment_settings(
+    experiment: &Block,
+    settings: &Map<String, Json>,
+    options: &Options,
+    trial_ns: Option<u64>,
+) -> Experiment {
+    let master = options
+        .seed
+        .unwrap_or_else(|| settings.get("seed").and_then(Json::as_u64).unwrap_or(1));
+    Experiment {
+        name: experiment.label.as_ref().map(|l| l.value.clone()).unwrap_or_default(),
+        description: settings
+            .get("description")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+            .to_string(),
+        seed: master,
+        duration_ns: trial_ns,
+        pause_ns: settings.get("pause_ns").and_then(Json::as_u64).unwrap_or(0),
     }
 }
 
