@@ -47,38 +47,9 @@ pub(crate) const DUTY_PERIOD_NS: u64 = 10_000_000;
 /// Checks everything that can be checked without running: the child then
 /// fails only on what the machine refuses (a missing core, memory, disk).
 pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
-    let invalid = |what: String| Err(AnomalyError::Config(what));
-    let ratio = |name: &str, value: f64| {
-        if (0.0..=1.0).contains(&value) {
-            Ok(())
-        } else {
-            invalid(format!("{name} must be between 0 and 1, not {value}"))
-        }
-    };
-    let positive = |name: &str, value: u64| {
-        if value > 0 {
-            Ok(())
-        } else {
-            invalid(format!("{name} must be positive"))
-        }
-    };
-    let tasks = |ntasks: u32| {
-        if (1..=MAX_TASKS).contains(&ntasks) {
-            Ok(())
-        } else {
-            invalid(format!("ntasks must be between 1 and {MAX_TASKS}, not {ntasks}"))
-        }
-    };
-    let per_core = || {
-        if anomaly.cores.is_empty() {
-            invalid("this anomaly runs one thread per listed core, and `cores` is empty".into())
-        } else {
-            Ok(())
-        }
-    };
     match &anomaly.params {
         AnomalyParams::Cpuoccupy { utilization_ratio } => {
-            per_core()?;
+            per_core(&anomaly.cores)?;
             ratio("utilization", *utilization_ratio)
         }
         AnomalyParams::Cachecopy {
@@ -86,7 +57,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             multiplier,
             rate_ratio,
         } => {
-            per_core()?;
+            per_core(&anomaly.cores)?;
             cache_level(cache)?;
             if !(multiplier.is_finite() && *multiplier > 0.0) {
                 return invalid(format!("multiplier must be positive, not {multiplier}"));
@@ -97,7 +68,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             buffer_bytes,
             rate_ratio,
         } => {
-            per_core()?;
+            per_core(&anomaly.cores)?;
             let share = buffer_bytes / anomaly.cores.len() as u64;
             if share < 4096 {
                 return invalid(format!(
@@ -123,9 +94,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             if *size_bytes < 8 {
                 return invalid(format!("size must be at least 8 bytes, not {size_bytes}"));
             }
-            if !(rate_per_s.is_finite() && *rate_per_s > 0.0) {
-                return invalid(format!("rate must be positive, not {rate_per_s}"));
-            }
+            positive_rate(*rate_per_s)?;
             positive("limit", *limit_bytes)
         }
         AnomalyParams::Netoccupy {
@@ -151,9 +120,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
         } => {
             tasks(*ntasks)?;
             if let Some(rate) = rate_per_s {
-                if !(rate.is_finite() && *rate > 0.0) {
-                    return invalid(format!("rate must be positive, not {rate}"));
-                }
+                positive_rate(*rate)?;
             }
             check_dir(dir.as_deref())
         }
@@ -170,6 +137,50 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             }
             check_dir(dir.as_deref())
         }
+    }
+}
+
+fn per_core(cores: &[u32]) -> Result<(), AnomalyError> {
+    if cores.is_empty() {
+        invalid("this anomaly runs one thread per listed core, and `cores` is empty".into())
+    } else {
+        Ok(())
+    }
+}
+
+fn invalid(what: String) -> Result<(), AnomalyError> {
+    Err(AnomalyError::Config(what))
+}
+
+fn ratio(name: &str, value: f64) -> Result<(), AnomalyError> {
+    if (0.0..=1.0).contains(&value) {
+        Ok(())
+    } else {
+        invalid(format!("{name} must be between 0 and 1, not {value}"))
+    }
+}
+
+fn positive(name: &str, value: u64) -> Result<(), AnomalyError> {
+    if value > 0 {
+        Ok(())
+    } else {
+        invalid(format!("{name} must be positive"))
+    }
+}
+
+fn positive_rate(rate: f64) -> Result<(), AnomalyError> {
+    if rate.is_finite() && rate > 0.0 {
+        Ok(())
+    } else {
+        invalid(format!("rate must be positive, not {rate}"))
+    }
+}
+
+fn tasks(ntasks: u32) -> Result<(), AnomalyError> {
+    if (1..=MAX_TASKS).contains(&ntasks) {
+        Ok(())
+    } else {
+        invalid(format!("ntasks must be between 1 and {MAX_TASKS}, not {ntasks}"))
     }
 }
 
