@@ -1,7 +1,7 @@
-//! Opening tags: attributes parsed, resolved and sorted; and the document
-//! token list as a [`Sink`].
+//! The attributes of an opening tag: parsed, references resolved (never
+//! expanded), sorted by name and checked for duplicates.
 
-use super::{trimmed, Document, RawTag, Sink, Span, Token};
+use super::Span;
 use crate::unescape;
 
 /// Parses the raw attributes of an opening tag `<name raw>`: strings go to
@@ -110,42 +110,4 @@ fn push_attribute_value(text: &mut String, raw: &[u8]) -> Span {
         text.push_str(&String::from_utf8_lossy(raw));
     }
     Span { start, end: text.len() }
-}
-
-impl Sink for Document {
-    fn begin(&mut self) {
-        self.clear();
-    }
-
-    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
-        let from = self.attrs.len();
-        let result = tag
-            .name()
-            .and_then(|name| parse_attributes(name, tag.attrs(), &mut self.text, &mut self.attrs).map(|()| name));
-        // A malformed tag still opens an element, for the close that follows.
-        let name = self.push_str(result.as_deref().unwrap_or("?"));
-        let attrs = (from, self.attrs.len());
-        self.tokens.push(Token::Open { name, attrs });
-        result.map(|_| ())
-    }
-
-    fn text(&mut self, piece: &str) {
-        if self.text_start.is_none() {
-            self.text_start = Some(self.text.len());
-        }
-        self.text.push_str(piece);
-    }
-
-    fn end_text(&mut self, truncated: bool) {
-        let Some(start) = self.text_start.take() else { return };
-        let (start, end) = trimmed(&self.text, start, self.text.len());
-        if start < end {
-            let value = Span { start, end };
-            self.tokens.push(Token::Text { value, truncated });
-        }
-    }
-
-    fn close(&mut self) {
-        self.tokens.push(Token::Close);
-    }
 }
