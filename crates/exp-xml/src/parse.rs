@@ -17,7 +17,7 @@
 //!
 //! The parts:
 //! - this file: the [`Sink`] interface, the limits, opening tags as written
-//!   ([`RawTag`]) and ranges of an arena's text;
+//!   ([`RawTag`]) and ranges of an arena's text ([`TextRange`]);
 //! - `scanner.rs`: the [`Scanner`], which splits an input into documents and
 //!   checks that each is well-formed (with the stack of open element names
 //!   in `scanner/names.rs` and the text between tags in `scanner/text.rs`);
@@ -92,15 +92,17 @@ impl<'a> RawTag<'a> {
     }
 }
 
-/// Byte range of a string in [`Document::text`] (or another arena).
+/// Byte range of a string in a [`Document`]'s text buffer (or another
+/// arena of strings). Where a string lies in memory, not in the input: not
+/// to be confused with `exp_diagnostics::Span`, a source location.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Span {
+pub struct TextRange {
     start: usize,
     end: usize,
 }
 
-impl Span {
-    /// The string this span covers in `text`.
+impl TextRange {
+    /// The string this range covers in `text`.
     pub fn of(self, text: &str) -> &str {
         text.get(self.start..self.end).unwrap_or_default()
     }

@@ -12,7 +12,7 @@ use super::freq::FreqTable;
 use super::histogram::{Bins, Counter};
 use crate::error::Skipped;
 use crate::hash::FastMap;
-use crate::parse::{DocReader, Document, Span, Token, MAX_VALUE_LEN};
+use crate::parse::{DocReader, Document, TextRange, Token, MAX_VALUE_LEN};
 use crate::paths::{md5_of, PathTable};
 use crate::policy::{Decider, NamesTrie};
 use crate::skeleton::{push_tag, Skeleton};
@@ -122,7 +122,7 @@ pub(crate) struct CorpusStats<'c> {
 struct OpenElement {
     path_node: usize,
     names_node: usize,
-    name: Span,
+    name: TextRange,
     children: u64,
 }
 
@@ -168,7 +168,7 @@ impl<'c> CorpusStats<'c> {
         self.skeleton.clear();
         self.canonical.clear();
         self.stack.clear();
-        let mut pending: Option<(Span, bool)> = None;
+        let mut pending: Option<(TextRange, bool)> = None;
         for &token in &doc.tokens {
             match token {
                 Token::Open { name, attrs } => {
@@ -207,8 +207,8 @@ impl<'c> CorpusStats<'c> {
         *self.documents_by_hash.entry(md5_of(&self.canonical)).or_insert(0) += 1;
     }
 
-    fn open(&mut self, doc: &Document, name_span: Span, attrs: &[(Span, Span)]) {
-        let name = doc.str(name_span);
+    fn open(&mut self, doc: &Document, name_range: TextRange, attrs: &[(TextRange, TextRange)]) {
+        let name = doc.str(name_range);
         self.tags.add(name, 1);
         // Canonical form: every attribute with its value (already sorted by
         // name by the reader), whatever the policy.
@@ -245,7 +245,7 @@ impl<'c> CorpusStats<'c> {
         self.stack.push(OpenElement {
             path_node: node,
             names_node,
-            name: name_span,
+            name: name_range,
             children: 0,
         });
         for (&(key, value), &kept) in attrs.iter().zip(&keep) {

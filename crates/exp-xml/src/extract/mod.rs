@@ -23,7 +23,7 @@ mod raw_tags;
 mod skeletons;
 
 use crate::error::Skipped;
-use crate::parse::{parse_attributes, trimmed, RawTag, Scanner, Sink, Span, MAX_VALUE_LEN};
+use crate::parse::{parse_attributes, trimmed, RawTag, Scanner, Sink, TextRange, MAX_VALUE_LEN};
 use crate::paths::PathTable;
 use crate::policy::{AttributeCensus, NamesTrie};
 use crate::skeleton::push_tag;
@@ -52,7 +52,7 @@ pub struct Extractor {
     after: After,
     // Scratch reused across elements.
     attr_text: String,
-    attr_spans: Vec<(Span, Span)>,
+    attr_ranges: Vec<(TextRange, TextRange)>,
     keep: Vec<bool>,
     tag: String,
 }
@@ -153,7 +153,7 @@ impl Extractor {
             stack: Vec::new(),
             after: After::Opened(PathTable::ROOT),
             attr_text: String::new(),
-            attr_spans: Vec::new(),
+            attr_ranges: Vec::new(),
             keep: Vec::new(),
             tag: String::new(),
         }
@@ -195,9 +195,9 @@ impl Extractor {
         }
     }
 
-    /// Opens an element from its parsed attributes (sorted by name, spans
+    /// Opens an element from its parsed attributes (sorted by name, ranges
     /// of `text`); `raw` is the whole tag as written, to cache.
-    fn open_parsed(&mut self, name: &str, raw: Option<&[u8]>, text: &str, attrs: &[(Span, Span)]) {
+    fn open_parsed(&mut self, name: &str, raw: Option<&[u8]>, text: &str, attrs: &[(TextRange, TextRange)]) {
         let parent = self.stack.last().map(|p| p.found);
         let parent_node = parent.map_or(PathTable::ROOT, |p| p.node);
         let mut keep = std::mem::take(&mut self.keep);
@@ -332,14 +332,14 @@ impl Sink for Extractor {
             return Ok(());
         }
         let mut text = std::mem::take(&mut self.attr_text);
-        let mut spans = std::mem::take(&mut self.attr_spans);
+        let mut ranges = std::mem::take(&mut self.attr_ranges);
         text.clear();
-        spans.clear();
+        ranges.clear();
         let result = tag
             .name()
-            .and_then(|name| parse_attributes(name, tag.attrs(), &mut text, &mut spans).map(|()| name));
+            .and_then(|name| parse_attributes(name, tag.attrs(), &mut text, &mut ranges).map(|()| name));
         match result {
-            Ok(name) => self.open_parsed(name, Some(tag.bytes), &text, &spans),
+            Ok(name) => self.open_parsed(name, Some(tag.bytes), &text, &ranges),
             // The document is skipped; keep the element count for its close.
             Err(_) => self.push_open(Found {
                 node: PathTable::ROOT,
@@ -347,7 +347,7 @@ impl Sink for Extractor {
             }),
         }
         self.attr_text = text;
-        self.attr_spans = spans;
+        self.attr_ranges = ranges;
         result.map(|_| ())
     }
 

@@ -1,11 +1,11 @@
 //! The attributes of an opening tag: parsed, references resolved (never
 //! expanded), sorted by name and checked for duplicates.
 
-use super::Span;
+use super::TextRange;
 use crate::unescape;
 
 /// Parses the raw attributes of an opening tag `<name raw>`: strings go to
-/// the arena `text`, their spans to `out`, sorted by name. Values have
+/// the arena `text`, their ranges to `out`, sorted by name. Values have
 /// references resolved, or are kept raw (lossy UTF-8) when they hold an
 /// unknown entity or a broken reference — never expanded. On `Err`, `out`
 /// is as it was.
@@ -13,7 +13,7 @@ pub(crate) fn parse_attributes(
     name: &str,
     raw: &[u8],
     text: &mut String,
-    out: &mut Vec<(Span, Span)>,
+    out: &mut Vec<(TextRange, TextRange)>,
 ) -> Result<(), String> {
     let from = out.len();
     let result = push_attributes(name, raw, text, out);
@@ -23,10 +23,15 @@ pub(crate) fn parse_attributes(
     result
 }
 
-fn push_attributes(name: &str, raw: &[u8], text: &mut String, out: &mut Vec<(Span, Span)>) -> Result<(), String> {
+fn push_attributes(
+    name: &str,
+    raw: &[u8],
+    text: &mut String,
+    out: &mut Vec<(TextRange, TextRange)>,
+) -> Result<(), String> {
     let from = out.len();
     // Usually the attribute text is UTF-8 without references: it is then
-    // copied (and checked) once, and names and values are spans of that
+    // copied (and checked) once, and names and values are ranges of that
     // copy instead of being checked and copied one by one.
     let copied = match std::str::from_utf8(raw) {
         Ok(raw_text) if memchr::memchr(b'&', raw).is_none() => {
@@ -65,13 +70,13 @@ fn push_attributes(name: &str, raw: &[u8], text: &mut String, out: &mut Vec<(Spa
         if key.is_empty() {
             return Err(bad("empty name"));
         }
-        let spans = match copied {
+        let ranges = match copied {
             Some(base) => (
-                Span {
+                TextRange {
                     start: base + key_at,
                     end: base + key_at + key.len(),
                 },
-                Span {
+                TextRange {
                     start: base + value_at,
                     end: base + value_at + value.len(),
                 },
@@ -81,10 +86,10 @@ fn push_attributes(name: &str, raw: &[u8], text: &mut String, out: &mut Vec<(Spa
                 (push_str(text, key), push_attribute_value(text, value))
             }
         };
-        out.push(spans);
+        out.push(ranges);
     }
     if let Some(list) = out.get_mut(from..) {
-        let key = |span: Span| text.get(span.start..span.end);
+        let key = |range: TextRange| text.get(range.start..range.end);
         if list.len() > 1 {
             list.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
             if list.windows(2).any(|w| key(w[0].0) == key(w[1].0)) {
@@ -95,19 +100,19 @@ fn push_attributes(name: &str, raw: &[u8], text: &mut String, out: &mut Vec<(Spa
     Ok(())
 }
 
-fn push_str(text: &mut String, s: &str) -> Span {
+fn push_str(text: &mut String, s: &str) -> TextRange {
     let start = text.len();
     text.push_str(s);
-    Span { start, end: text.len() }
+    TextRange { start, end: text.len() }
 }
 
 /// Appends a value with references resolved, or raw (lossy UTF-8) when it
 /// holds an unknown entity or a broken reference.
-fn push_attribute_value(text: &mut String, raw: &[u8]) -> Span {
+fn push_attribute_value(text: &mut String, raw: &[u8]) -> TextRange {
     let start = text.len();
     if unescape::attribute_value(raw, text).is_err() {
         text.truncate(start);
         text.push_str(&String::from_utf8_lossy(raw));
     }
-    Span { start, end: text.len() }
+    TextRange { start, end: text.len() }
 }

@@ -4,7 +4,7 @@
 
 use std::io::BufRead;
 
-use super::{parse_attributes, trimmed, RawTag, Scanner, Sink, Span};
+use super::{parse_attributes, trimmed, RawTag, Scanner, Sink, TextRange};
 use crate::error::Skipped;
 
 /// One token of a document. Strings live in the document's one text buffer
@@ -14,12 +14,12 @@ pub enum Token {
     /// An opening tag; `attrs` indexes [`Document::attrs`], sorted by name,
     /// values unescaped.
     Open {
-        name: Span,
+        name: TextRange,
         attrs: (usize, usize),
     },
     /// Text directly before the next tag, trimmed; never empty.
     Text {
-        value: Span,
+        value: TextRange,
         truncated: bool,
     },
     Close,
@@ -29,18 +29,18 @@ pub enum Token {
 #[derive(Debug, Default, Clone)]
 pub struct Document {
     text: String,
-    attrs: Vec<(Span, Span)>,
+    attrs: Vec<(TextRange, TextRange)>,
     pub tokens: Vec<Token>,
     /// Where the text being read starts in `text`.
     text_start: Option<usize>,
 }
 
 impl Document {
-    pub fn str(&self, span: Span) -> &str {
-        span.of(&self.text)
+    pub fn str(&self, range: TextRange) -> &str {
+        range.of(&self.text)
     }
 
-    pub fn attrs(&self, (from, to): (usize, usize)) -> &[(Span, Span)] {
+    pub fn attrs(&self, (from, to): (usize, usize)) -> &[(TextRange, TextRange)] {
         self.attrs.get(from..to).unwrap_or_default()
     }
 
@@ -51,10 +51,10 @@ impl Document {
         self.text_start = None;
     }
 
-    fn push_str(&mut self, s: &str) -> Span {
+    fn push_str(&mut self, s: &str) -> TextRange {
         let start = self.text.len();
         self.text.push_str(s);
-        Span {
+        TextRange {
             start,
             end: self.text.len(),
         }
@@ -112,7 +112,7 @@ impl Sink for Document {
         let Some(start) = self.text_start.take() else { return };
         let (start, end) = trimmed(&self.text, start, self.text.len());
         if start < end {
-            let value = Span { start, end };
+            let value = TextRange { start, end };
             self.tokens.push(Token::Text { value, truncated });
         }
     }
