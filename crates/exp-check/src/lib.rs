@@ -21,6 +21,7 @@ mod structure;
 mod sweep;
 mod typing;
 mod value;
+mod window;
 mod workload;
 
 pub use exp_plan::seeds::derive as derive_seed;

@@ -4,12 +4,12 @@
 use std::collections::HashMap;
 
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{Origin, Period, Shard, Window, Workload, WorkloadConfig};
+use exp_plan::{Origin, Shard, Workload, WorkloadConfig};
 use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
 use serde_json::{Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
-use crate::registry::{self, BlockSchema, Default, NaturalEnd, Prop, Role, Ty, TIMING};
+use crate::registry::{self, BlockSchema, Default, Prop, Role, Ty, TIMING};
 use crate::structure::allowed_props;
 use crate::typing::{plan_key, Bounds};
 use crate::value::{Value, ValueKind};
@@ -49,7 +49,8 @@ fn tagged(tag: String, fields: Map<String, Json>) -> Json {
     Json::Object(object)
 }
 
-fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
+/// A block's attributes by key (the first of each key).
+pub(crate) fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
     let mut map = HashMap::new();
     for member in &block.members {
         if let Member::Attribute(a) = member {
@@ -263,132 +264,5 @@ impl Checker<'_> {
             line: line as u32,
             column: column as u32,
         }
-    }
-
-    /// The time window from `at`, `for`, `until`, `every` and `active`.
-    fn window(
-        &mut self,
-        block: &Block,
-        scope: Scope,
-        trial_ns: Option<u64>,
-        natural_end: NaturalEnd,
-        config: Option<&Map<String, Json>>,
-    ) -> Option<Window> {
-        let attrs = attributes(block);
-        let mut ok = true;
-        let mut get = |this: &mut Self, name: &str| -> Option<(u64, Span)> {
-            let attr = attrs.get(name)?;
-            let prop = TIMING.iter().find(|p| p.name == name)?;
-            match this.lower_prop(Some(attr), prop, scope) {
-                Some(json) => json.as_u64().map(|ns| (ns, attr.value.span)),
-                None => {
-                    ok = false;
-                    None
-                }
-            }
-        };
-        let at = get(self, "at");
-        let duration = get(self, "for");
-        let until = get(self, "until");
-        let every = get(self, "every");
-        let active = get(self, "active");
-        if !ok {
-            return None;
-        }
-        let start = at.map_or(0, |(ns, _)| ns);
-        let end = match (duration, until) {
-            (Some((_, a)), Some((_, b))) => {
-                self.report(
-                    Diagnostic::error(Code::E0503, "`for` and `until` both set the end")
-                        .primary(b, "`until` given")
-                        .secondary(a, "`for` given")
-                        .help("keep one of them"),
-                );
-                return None;
-            }
-            (Some((ns, span)), None) => Some((start.saturating_add(ns), span)),
-            (None, Some((ns, span))) => Some((ns, span)),
-            (None, None) => None,
-        };
-        if let Some((end_ns, span)) = end {
-            if end_ns <= start {
-                self.report(
-                    Diagnostic::error(Code::E0603, "the time window is empty")
-                        .primary(span, "ends where or before it starts")
-                        .with_help(Some("the window must end after `at`".to_string())),
-                );
-                return None;
-            }
-        }
-        let period = match (every, active) {
-            (Some((every_ns, every_span)), Some((active_ns, active_span))) => {
-                if active_ns >= every_ns {
-                    self.report(
-                        Diagnostic::error(Code::E0602, "`active` must be shorter than `every`")
-                            .primary(active_span, "active for the whole period or longer")
-                            .secondary(every_span, "the period"),
-                    );
-                    return None;
-                }
-                Some((Period { every_ns, active_ns }, (every_span, active_span)))
-            }
-            (Some((_, span)), None) | (None, Some((_, span))) => {
-                self.report(
-                    Diagnostic::error(Code::E0604, "`every` and `active` go together")
-                        .primary(span, "only one of them given")
-                        .help("e.g. `every = 35s` with `active = 5s`"),
-                );
-                return None;
-            }
-            (None, None) => None,
-        };
-        if let Some((period, spans)) = &period {
-            let end = end.map(|(e, _)| e).or(trial_ns);
-            if !self.period_is_honourable(period, *spans, start, end) {
-                return None;
-            }
-        }
-        let period = period.map(|(p, _)| p);
-        if let Some(trial) = trial_ns {
-            let late = end
-                .filter(|(e, _)| *e > trial)
-                .map(|(_, s)| s)
-                .or(at.filter(|(s, _)| *s >= trial).map(|(_, s)| s));
-            if let Some(span) = late {
-                let trial_text = crate::value::display_quantity(exp_syntax::units::Dimension::Duration, trial as f64);
-                self.report(
-                    Diagnostic::error(
-                        Code::E0601,
-                        format!("the time window reaches past the trial's end at {trial_text}"),
-                    )
-                    .primary(span, "outside the trial")
-                    .help("shorten the window or lengthen the experiment's `duration`"),
-                );
-                return None;
-            }
-        }
-        let ends_by_itself = match natural_end {
-            NaturalEnd::Always => true,
-            NaturalEnd::Never => false,
-            NaturalEnd::When(props) => config.is_some_and(|c| {
-                props.iter().any(|p| {
-                    c.iter()
-                        .any(|(k, v)| (k == p || k.starts_with(&format!("{p}_"))) && !v.is_null())
-                })
-            }),
-        };
-        if end.is_none() && trial_ns.is_none() && !ends_by_itself && !self.experiment_damaged {
-            self.report(
-                Diagnostic::error(Code::E0605, format!("`{}` never ends", block.kind.name))
-                    .primary(block.kind.span, "no end")
-                    .help("give the experiment a `duration`, or this block `for` or `until`"),
-            );
-            return None;
-        }
-        Some(Window {
-            start_ns: start,
-            end_ns: end.map(|(e, _)| e),
-            period,
-        })
     }
 }
