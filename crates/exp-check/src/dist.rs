@@ -62,9 +62,7 @@ impl Checker<'_> {
         dist_value(dist, dimension, span)
     }
 
-    /// The arguments of a distribution call as numbers, one per parameter,
-    /// and the dimension its value parameters share; `None` once any
-    /// argument is reported (every argument is checked first).
+    /// Every argument as a number and their shared dimension; `None` once any is reported.
     fn dist_numbers(
         &mut self,
         schema: &FnSchema,
@@ -90,9 +88,7 @@ impl Checker<'_> {
         ok.then(|| (numbers, dimension.and_then(|(d, _)| d)))
     }
 
-    /// One argument of a distribution call as a number (`None` for a path),
-    /// a value parameter's unit checked against the first one's
-    /// (`dimension`); `Err` when it is an error or reported.
+    /// One argument as a number (`None`: a path), its unit checked against `dimension`'s; `Err` once reported.
     fn dist_number(
         &mut self,
         schema: &FnSchema,
@@ -179,8 +175,7 @@ impl Checker<'_> {
         );
     }
 
-    /// A Pareto distribution, whose scale may be given three ways (one of
-    /// them); `None` once reported.
+    /// A Pareto distribution, whose scale is given one of three ways; `None` once reported.
     fn pareto(&mut self, given: &Given) -> Option<Dist> {
         let shape = given.required("shape");
         let named: Vec<&str> = ["scale", "median", "mean"]

@@ -81,8 +81,7 @@ impl Checker<'_> {
         })
     }
 
-    /// E0704 unless the trials number at most [`MAX_TRIALS`]; returns
-    /// whether they do.
+    /// E0704 unless the trials number at most [`MAX_TRIALS`]; returns whether they do.
     fn trial_count_fits(&mut self, experiment: &Block, params: &[SweepParam], repetitions: u32) -> bool {
         // Counted from the value counts before anything is expanded: the
         // product alone can be huge (10^12 trials used to ask for terabytes).
@@ -359,8 +358,7 @@ fn attribute<'b>(experiment: &'b Block, key: &str) -> Option<&'b Attribute> {
     })
 }
 
-/// The plan's experiment section from the lowered settings; `--seed`
-/// (`options`) overrides the spec's.
+/// The plan's experiment section from the lowered settings; `--seed` overrides the spec's.
 fn experiment_settings(
     experiment: &Block,
     settings: &Map<String, Json>,

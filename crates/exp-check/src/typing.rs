@@ -82,8 +82,7 @@ impl Checker<'_> {
         }
     }
 
-    /// [`Self::conform`] for a quantity of `expected`'s dimension, lowered
-    /// in its base unit.
+    /// [`Self::conform`] for a quantity of `expected`'s dimension, lowered in its base unit.
     fn conform_quantity(&mut self, value: &Value, expected: Dimension, bounds: Bounds, what: &str) -> Option<Json> {
         match &value.kind {
             ValueKind::Quantity(found, x) if expected == *found => {
@@ -185,8 +184,7 @@ impl Checker<'_> {
         None
     }
 
-    /// [`Self::conform`] for a distribution of `expected`'s dimension (or
-    /// of counts); a plain value is a constant one.
+    /// [`Self::conform`] for a distribution (of counts if `expected` is `None`); a plain value is constant.
     fn conform_dist(&mut self, value: &Value, expected: Option<Dimension>, what: &str) -> Option<Json> {
         match &value.kind {
             ValueKind::Dist(dist, found) => {
@@ -232,8 +230,7 @@ impl Checker<'_> {
         }
     }
 
-    /// [`Self::conform`] for the first of `options` (of `ty`) the value's
-    /// kind could belong to, tagged when it is a distribution or quantity.
+    /// [`Self::conform`] for the first alternative the value could be, tagged if a distribution or quantity.
     fn conform_one_of(&mut self, value: &Value, ty: &Ty, options: &[Ty], bounds: Bounds, what: &str) -> Option<Json> {
         let Some(index) = options.iter().position(|option| matches_kind(option, &value.kind)) else {
             self.type_mismatch(value, ty, what);
@@ -252,8 +249,7 @@ impl Checker<'_> {
         })
     }
 
-    /// [`Self::conform`] for a range `start..end` of quantities of
-    /// `expected`'s dimension, which must not be empty.
+    /// [`Self::conform`] for a range `start..end` of quantities, which must not be empty (E0504).
     fn conform_range(
         &mut self,
         value: &Value,

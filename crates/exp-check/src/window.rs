@@ -62,8 +62,7 @@ impl Checker<'_> {
         })
     }
 
-    /// The block's timing attributes lowered; `None` once any is reported
-    /// (every one is lowered first, so that one pass shows every mistake).
+    /// The block's timing attributes, all lowered; `None` once any is reported.
     fn window_times(&mut self, block: &Block, scope: Scope) -> Option<Times> {
         let attrs = attributes(block);
         let mut ok = true;
@@ -92,9 +91,7 @@ impl Checker<'_> {
         })
     }
 
-    /// Where the window ends, from `for` (after `start`) or `until`, with the
-    /// span that set it; `Some(None)` without either, `None` once reported
-    /// (both given, E0503; not after `start`, E0603).
+    /// The window's end from `for` or `until` (`Some(None)`: neither); `None` once reported (E0503, E0603).
     fn window_end(&mut self, start: u64, duration: Option<Time>, until: Option<Time>) -> Option<Option<Time>> {
         let end = match (duration, until) {
             (Some((_, a)), Some((_, b))) => {
@@ -123,9 +120,7 @@ impl Checker<'_> {
         Some(end)
     }
 
-    /// The window's period from `every` and `active`, with their spans;
-    /// `Some(None)` without either, `None` once reported (`active` not
-    /// shorter than `every`, E0602; only one of them, E0604).
+    /// The period from `every` and `active` (`Some(None)`: neither); `None` once reported (E0602, E0604).
     fn window_period(&mut self, every: Option<Time>, active: Option<Time>) -> Option<Option<(Period, (Span, Span))>> {
         match (every, active) {
             (Some((every_ns, every_span)), Some((active_ns, active_span))) => {
@@ -151,8 +146,7 @@ impl Checker<'_> {
         }
     }
 
-    /// E0601 when the window ends after the trial (`trial_ns`) or starts
-    /// (`at`) at or after its end; returns whether it lies inside.
+    /// E0601 unless the window lies inside the trial; returns whether it does.
     fn window_inside_trial(&mut self, trial_ns: Option<u64>, at: Option<Time>, end: Option<Time>) -> bool {
         let Some(trial) = trial_ns else {
             return true;
@@ -177,8 +171,7 @@ impl Checker<'_> {
     }
 }
 
-/// Whether a workload without `for`/`until` ends by itself, given its
-/// lowered `config` (some end once a property such as `messages` is set).
+/// Whether a workload without `for`/`until` ends by itself (some do once e.g. `messages` is set).
 fn ends_by_itself(natural_end: NaturalEnd, config: Option<&Map<String, Json>>) -> bool {
     match natural_end {
         NaturalEnd::Always => true,
