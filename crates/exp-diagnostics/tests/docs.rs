@@ -1,24 +1,28 @@
 //! docs/running.md ("Limits") embeds the table `limits::markdown_table()`
-//! renders, between two marker lines; this test fails when they drift apart.
+//! renders, and docs/language.md (§10) the table of every code by stage,
+//! each between two marker lines; these tests fail when they drift apart.
 //!
-//! To refresh the section after changing a limit:
+//! To refresh the sections after changing a limit or a code:
 //!
 //!     UPDATE_DOCS=1 cargo test -p exp-diagnostics --test docs
 
 use std::path::PathBuf;
 
-const BEGIN: &str = "<!-- BEGIN GENERATED: limits -->\n";
-const END: &str = "<!-- END GENERATED: limits -->";
+use exp_diagnostics::Code;
 
-#[test]
-fn the_limits_table_of_running_md_matches_the_code() {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/running.md");
+/// Replaces what lies between the markers of `section` in `doc` with
+/// `generated`, or fails when they differ (unless UPDATE_DOCS=1).
+fn check_generated(doc: &str, section: &str, generated: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(doc);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    let begin = text.find(BEGIN).expect("docs/running.md has the BEGIN marker") + BEGIN.len();
-    let end = text.find(END).expect("docs/running.md has the END marker");
+    let (begin_marker, end_marker) = (
+        format!("<!-- BEGIN GENERATED: {section} -->\n"),
+        format!("<!-- END GENERATED: {section} -->"),
+    );
+    let begin = text.find(&begin_marker).expect("the BEGIN marker") + begin_marker.len();
+    let end = text.find(&end_marker).expect("the END marker");
     assert!(begin <= end, "the markers are out of order");
-    let generated = exp_diagnostics::limits::markdown_table();
-    if text[begin..end] == generated {
+    if text[begin..end] == *generated {
         return;
     }
     if std::env::var("UPDATE_DOCS").is_ok_and(|v| v == "1") {
@@ -26,5 +30,41 @@ fn the_limits_table_of_running_md_matches_the_code() {
         std::fs::write(&path, updated).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
         return;
     }
-    panic!("the limits table of docs/running.md is out of date; run `UPDATE_DOCS=1 cargo test -p exp-diagnostics --test docs`");
+    panic!("the {section} table of docs/{doc} is out of date; run `UPDATE_DOCS=1 cargo test -p exp-diagnostics --test docs`");
+}
+
+#[test]
+fn the_limits_table_of_running_md_matches_the_code() {
+    check_generated("running.md", "limits", &exp_diagnostics::limits::markdown_table());
+}
+
+/// The stage each range of codes belongs to, in code order.
+const STAGES: &[(&str, &str)] = &[
+    ("E01", "syntax"),
+    ("E02", "names and imports"),
+    ("E03", "blocks and properties"),
+    ("E04", "types and units"),
+    ("E05", "values"),
+    ("E06", "time"),
+    ("E07", "sweeps and repetitions"),
+    ("W08", "warnings"),
+    ("E09", "compiler"),
+    ("E10", "run preflight"),
+];
+
+#[test]
+fn the_code_table_of_language_md_lists_every_code() {
+    let mut table = String::from("| range | stage |\n|---|---|\n");
+    for (prefix, stage) in STAGES {
+        let codes: Vec<String> = Code::ALL
+            .iter()
+            .filter(|c| c.as_str().starts_with(prefix))
+            .map(|c| format!("{} {}", c.as_str(), c.title()))
+            .collect();
+        table += &format!("| {prefix}xx | {stage}: {} |\n", codes.join(", "));
+    }
+    let staged = |c: &Code| STAGES.iter().any(|(prefix, _)| c.as_str().starts_with(prefix));
+    let unstaged: Vec<&str> = Code::ALL.iter().filter(|c| !staged(c)).map(|c| c.as_str()).collect();
+    assert!(unstaged.is_empty(), "codes without a stage in STAGES: {unstaged:?}");
+    check_generated("language.md", "codes", &table);
 }
