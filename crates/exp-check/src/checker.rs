@@ -10,6 +10,13 @@ use exp_syntax::ast::{self, Item};
 use crate::modules::{Loader, Program};
 use crate::value::Value;
 
+/// Cache key of a lowered property value.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum LoweredKey {
+    Attribute(Span, &'static str),
+    Default(&'static str, &'static str),
+}
+
 pub(crate) struct Binding {
     pub value: Value,
     pub name_span: Span,
@@ -38,7 +45,7 @@ pub(crate) struct Checker<'a> {
     /// is a sweep value, and range errors point at it rather than at its use.
     pub sweep_blocks: Vec<Span>,
     /// Lowered property values that are the same at every sweep point.
-    pub lowered: HashMap<crate::workload::LoweredKey, Option<serde_json::Value>>,
+    pub lowered: HashMap<LoweredKey, Option<serde_json::Value>>,
     /// The experiment block lost statements to syntax errors: `duration` may
     /// have been one, so "never ends" (E0605) would only repeat that error.
     pub experiment_damaged: bool,

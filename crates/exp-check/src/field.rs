@@ -11,10 +11,10 @@ use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
 
 use crate::checker::{Checker, Scope};
+use crate::query::mentions;
 use crate::registry::{self, BlockSchema, Prop, Role};
 use crate::sweep::{self, block_mentions, SweepParam};
 use crate::typing::plan_key;
-use crate::workload::mentions;
 
 /// A block's attributes that become fields, with their properties: those of
 /// independent properties whose value names a sweep parameter the rest of

@@ -15,6 +15,7 @@ mod field;
 mod modules;
 mod overlap;
 mod plan;
+mod query;
 pub mod registry;
 mod repeat;
 mod structure;

@@ -10,8 +10,8 @@ use exp_plan::{Combinations, RangeUnit, ValueRange, MAX_TRIALS};
 use exp_syntax::ast::{Attribute, Block, Member};
 
 use crate::checker::{Checker, Scope};
+use crate::query::mentions;
 use crate::value::{dimension, range_unit, Value, ValueKind};
-use crate::workload::mentions;
 
 pub(crate) struct SweepParam {
     pub name: String,

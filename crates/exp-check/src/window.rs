@@ -8,8 +8,8 @@ use exp_syntax::ast::Block;
 use serde_json::{Map, Value as Json};
 
 use crate::checker::{Checker, Scope};
+use crate::query::attributes;
 use crate::registry::{NaturalEnd, TIMING};
-use crate::workload::attributes;
 
 /// A time in ns with the span of the value that wrote it.
 type Time = (u64, Span);

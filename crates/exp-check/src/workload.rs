@@ -1,63 +1,23 @@
 //! Lowering one workload (or the monitor) at one sweep point: properties with
 //! defaults filled in, sub-blocks, the time window and the shard unit.
 
-use std::collections::HashMap;
-
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{Origin, Shard, Workload, WorkloadConfig};
-use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
+use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::{Map, Value as Json};
 
-use crate::checker::{Checker, Scope};
+use crate::checker::{Checker, LoweredKey, Scope};
+use crate::query::{attributes, uses_sweep};
 use crate::registry::{self, BlockSchema, Default, Prop, Role, Ty, TIMING};
 use crate::structure::allowed_props;
 use crate::typing::{plan_key, Bounds};
 use crate::value::{Value, ValueKind};
-
-/// Cache key of a lowered property value.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub(crate) enum LoweredKey {
-    Attribute(Span, &'static str),
-    Default(&'static str, &'static str),
-}
-
-/// Whether an expression names a parameter of the current sweep point.
-pub(crate) fn uses_sweep(expr: &Expr, scope: Scope) -> bool {
-    scope
-        .sweep
-        .is_some_and(|sweep| mentions(expr, &|name| sweep.contains_key(name)))
-}
-
-/// Whether an expression refers to a name for which `is_name` holds.
-pub(crate) fn mentions(expr: &Expr, is_name: &dyn Fn(&str) -> bool) -> bool {
-    match &expr.kind {
-        ExprKind::Path(p) => is_name(&p.segments[0].name),
-        ExprKind::List(items) => items.iter().any(|i| mentions(i, is_name)),
-        ExprKind::Record(fields) => fields.iter().any(|f| mentions(&f.value, is_name)),
-        ExprKind::Call { args, .. } => args.iter().any(|a| mentions(&a.value, is_name)),
-        ExprKind::Range { start, end, step } => {
-            mentions(start, is_name) || mentions(end, is_name) || step.as_ref().is_some_and(|s| mentions(s, is_name))
-        }
-        _ => false,
-    }
-}
 
 /// `{tag: {...}}`, the externally tagged form serde expects of an enum.
 fn tagged(tag: String, fields: Map<String, Json>) -> Json {
     let mut object = Map::new();
     object.insert(tag, Json::Object(fields));
     Json::Object(object)
-}
-
-/// A block's attributes by key (the first of each key).
-pub(crate) fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
-    let mut map = HashMap::new();
-    for member in &block.members {
-        if let Member::Attribute(a) = member {
-            map.entry(a.key.name.as_str()).or_insert(a);
-        }
-    }
-    map
 }
 
 impl Checker<'_> {
