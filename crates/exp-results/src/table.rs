@@ -53,6 +53,51 @@ impl Schema {
             columns: self.columns.iter().map(|c| ColumnData::empty(c.dtype)).collect(),
         }
     }
+
+    /// A row given by column name, in any order, as the cells of
+    /// [`Batch::push_row`] in schema order. Every column must be named
+    /// exactly once, with a cell of its type or [`Cell::Null`]; a missing,
+    /// unknown, repeated or mistyped column is a [`RowError`].
+    ///
+    /// ```
+    /// # use exp_results::{Cell, DType, Schema};
+    /// let schema = Schema::new("t").column("t_ns", DType::U64).column("name", DType::Str);
+    /// let row = schema.row([("name", "a".into()), ("t_ns", 5u64.into())]).unwrap();
+    /// assert_eq!(row, vec![Cell::U64(5), Cell::Str("a".into())]);
+    /// ```
+    pub fn row<'n>(&self, cells: impl IntoIterator<Item = (&'n str, Cell)>) -> Result<Vec<Cell>, RowError> {
+        let mut row: Vec<Option<Cell>> = vec![None; self.columns.len()];
+        for (name, cell) in cells {
+            let found = self.columns.iter().zip(row.iter_mut()).find(|(c, _)| c.name == name);
+            let Some((column, slot)) = found else {
+                return Err(RowError::Unknown {
+                    table: self.name.clone(),
+                    column: name.to_string(),
+                });
+            };
+            if !cell.fits(column.dtype) {
+                return Err(RowError::ColumnType {
+                    table: self.name.clone(),
+                    column: column.name.clone(),
+                    expected: column.dtype,
+                });
+            }
+            if slot.replace(cell).is_some() {
+                return Err(RowError::Repeated {
+                    table: self.name.clone(),
+                    column: column.name.clone(),
+                });
+            }
+        }
+        let missing = |column: &ColumnSpec| RowError::Missing {
+            table: self.name.clone(),
+            column: column.name.clone(),
+        };
+        row.into_iter()
+            .zip(&self.columns)
+            .map(|(cell, column)| cell.ok_or_else(|| missing(column)))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -134,6 +179,21 @@ pub enum Cell {
     Null,
 }
 
+impl Cell {
+    /// Whether a column of `dtype` can hold this cell (any can hold a null).
+    fn fits(&self, dtype: DType) -> bool {
+        matches!(
+            (self, dtype),
+            (Cell::Null, _)
+                | (Cell::U64(_), DType::U64)
+                | (Cell::I64(_), DType::I64)
+                | (Cell::F64(_), DType::F64)
+                | (Cell::Bool(_), DType::Bool)
+                | (Cell::Str(_), DType::Str)
+        )
+    }
+}
+
 impl From<u64> for Cell {
     fn from(v: u64) -> Self {
         Cell::U64(v)
@@ -185,6 +245,22 @@ pub enum RowError {
     Arity { expected: usize, got: usize },
     #[error("column {index} holds {expected:?} values")]
     Type { index: usize, expected: DType },
+    /// A row given by name ([`Schema::row`]) leaves a column out.
+    #[error("table `{table}`: no value for column `{column}`")]
+    Missing { table: String, column: String },
+    /// A row given by name names a column the table does not have.
+    #[error("table `{table}` has no column `{column}`")]
+    Unknown { table: String, column: String },
+    /// A row given by name gives a column twice.
+    #[error("table `{table}`: column `{column}` given twice")]
+    Repeated { table: String, column: String },
+    /// A row given by name gives a column a cell of another type.
+    #[error("table `{table}`: column `{column}` holds {expected:?} values")]
+    ColumnType {
+        table: String,
+        column: String,
+        expected: DType,
+    },
 }
 
 impl Batch {
@@ -205,16 +281,7 @@ impl Batch {
             });
         }
         for (index, (column, cell)) in self.columns.iter().zip(&row).enumerate() {
-            let fits = matches!(
-                (column, cell),
-                (_, Cell::Null)
-                    | (ColumnData::U64(_), Cell::U64(_))
-                    | (ColumnData::I64(_), Cell::I64(_))
-                    | (ColumnData::F64(_), Cell::F64(_))
-                    | (ColumnData::Bool(_), Cell::Bool(_))
-                    | (ColumnData::Str(_), Cell::Str(_))
-            );
-            if !fits {
+            if !cell.fits(column.dtype()) {
                 return Err(RowError::Type {
                     index,
                     expected: column.dtype(),
@@ -252,5 +319,48 @@ mod tests {
             Err(RowError::Arity { expected: 2, got: 1 })
         );
         assert_eq!(batch.rows(), 2, "a rejected row leaves the batch unchanged");
+    }
+
+    #[test]
+    fn rows_by_name_follow_the_schema_order() {
+        let schema = Schema::new("t").column("t_ns", DType::U64).column("name", DType::Str);
+        let row = schema.row([("name", "a".into()), ("t_ns", 5u64.into())]).unwrap();
+        assert_eq!(row, vec![Cell::U64(5), Cell::Str("a".into())]);
+        assert_eq!(
+            schema.row([("name", Cell::Null), ("t_ns", Cell::Null)]),
+            Ok(vec![Cell::Null, Cell::Null])
+        );
+        let (table, column) = ("t".to_string(), |name: &str| name.to_string());
+        assert_eq!(
+            schema.row([("t_ns", 5u64.into())]),
+            Err(RowError::Missing {
+                table: table.clone(),
+                column: column("name")
+            })
+        );
+        assert_eq!(
+            schema.row([("t_ns", 5u64.into()), ("name", "a".into()), ("size", 1u64.into())]),
+            Err(RowError::Unknown {
+                table: table.clone(),
+                column: column("size")
+            })
+        );
+        assert_eq!(
+            schema.row([("t_ns", 5u64.into()), ("t_ns", 6u64.into()), ("name", "a".into())]),
+            Err(RowError::Repeated {
+                table: table.clone(),
+                column: column("t_ns")
+            })
+        );
+        assert_eq!(
+            schema.row([("t_ns", "5".into()), ("name", "a".into())]),
+            Err(RowError::ColumnType {
+                table,
+                column: column("t_ns"),
+                expected: DType::U64
+            })
+        );
+        let error = schema.row([("name", 1.5.into()), ("t_ns", 5u64.into())]).unwrap_err();
+        assert_eq!(error.to_string(), "table `t`: column `name` holds Str values");
     }
 }
