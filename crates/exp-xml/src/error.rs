@@ -15,6 +15,10 @@ pub enum XmlError {
     },
     #[error("invalid configuration: {0}")]
     Config(String),
+    /// The corpus holds no well-formed document (each was skipped, or the
+    /// inputs hold none): there is nothing to make a set of.
+    #[error("no well-formed document in the corpus ({} skipped); nothing to extract", skipped.len())]
+    NoDocument { skipped: Vec<Skipped> },
     /// Reading or writing a file of a set directory, map directory or
     /// reveal input/output failed.
     #[error("cannot {action} `{path}`: {source}")]

@@ -21,6 +21,7 @@ pub mod obfuscate;
 mod parallel;
 mod parse;
 mod paths;
+pub mod pipeline;
 mod policy;
 pub mod set;
 mod short;
@@ -37,6 +38,7 @@ pub use extract::Extractor;
 pub use inputs::expand_inputs;
 pub use parse::{MAX_DEPTH, MAX_VALUE_LEN};
 pub use paths::md5_of;
+pub use pipeline::{extract_set, SetError, SetJob};
 pub use policy::{census_input, AttributeCensus, AttributePolicy};
 pub use values::{NumberFormat, NumericSummary};
 
