@@ -7,7 +7,7 @@ use exp_results::traffic_report::{
 };
 use exp_results::{Cell, Schema};
 use exp_traffic::emulate::{BacklogSample, Capacity};
-use exp_traffic::replay::{ConnectionStatus, Interruption, ReplayResult};
+use exp_traffic::replay::{ConnectionRecord, ConnectionStatus, Interruption, ReplayResult};
 
 use crate::executor::{ExecError, Tables};
 
@@ -19,14 +19,19 @@ pub struct RowKey {
     pub rtt_mode: String,
 }
 
+/// A row of a traffic table by column name: the key's columns, then `more`.
+type Named = Vec<(&'static str, Cell)>;
+
 impl RowKey {
-    fn cells(&self, window: Option<u64>) -> Vec<Cell> {
-        vec![
-            self.workload.as_str().into(),
-            self.structure.as_str().into(),
-            self.rtt_mode.as_str().into(),
-            window.into(),
-        ]
+    fn named(&self, window: Option<u64>, more: Named) -> Named {
+        let mut cells: Named = vec![
+            ("workload", self.workload.as_str().into()),
+            ("structure", self.structure.as_str().into()),
+            ("rtt_mode", self.rtt_mode.as_str().into()),
+            ("window", window.into()),
+        ];
+        cells.extend(more);
+        cells
     }
 }
 
@@ -41,83 +46,32 @@ pub fn write_window(
     paths: &[Option<u32>],
 ) -> Result<(), ExecError> {
     let at = |us: u64| offset_ns.saturating_add(us.saturating_mul(1000));
-    let row = |more: Vec<Cell>| {
-        let mut cells = key.cells(Some(window));
-        cells.extend(more);
-        cells
-    };
-
-    let schema = connections_schema();
-    let mut batch = schema.batch();
-    for c in &result.connections {
-        let status = match (c.interrupted, c.status) {
-            (Some(Interruption::Cut), _) => STATUS_INTERRUPTED,
-            (Some(Interruption::NotStarted), _) => STATUS_NOT_STARTED,
-            (None, ConnectionStatus::Complete) => STATUS_COMPLETE,
-            (None, ConnectionStatus::Short) => STATUS_SHORT,
-            (None, ConnectionStatus::Failed) => STATUS_FAILED,
-        };
-        batch.push_row(row(vec![
-            c.id.into(),
-            c.local.map(|a| a.to_string()).into(),
-            at(c.planned_start_us).into(),
-            at(c.actual_start_us).into(),
-            c.first_byte_us.map(at).into(),
-            c.last_byte_us.map(at).into(),
-            at(c.end_us).into(),
-            c.duration_us.saturating_mul(1000).into(),
-            c.sent_bytes.into(),
-            c.expected_sent_bytes.into(),
-            c.received_bytes.into(),
-            c.expected_received_bytes.into(),
-            u64::from(c.epochs).into(),
-            usize::try_from(c.id)
-                .ok()
-                .and_then(|id| paths.get(id).copied().flatten())
-                .map(u64::from)
-                .into(),
-            c.assigned_rtt_us.map(|r| r.saturating_mul(1000)).into(),
-            status.into(),
-            c.error.clone().into(),
-            c.tcp.map(|t| u64::from(t.rtt_us) * 1000).into(),
-            c.tcp.map(|t| u64::from(t.rttvar_us) * 1000).into(),
-            c.tcp.map(|t| u64::from(t.total_retrans)).into(),
-            c.in_window.into(),
-        ]))?;
-    }
-    write(tables, &schema, batch)?;
-
-    let schema = epochs_schema();
-    let mut batch = schema.batch();
-    for e in &result.epochs {
-        batch.push_row(row(vec![
-            e.connection_id.into(),
-            u64::from(e.index).into(),
-            at(e.start_us).into(),
-            at(e.end_us).into(),
-            e.duration_us().saturating_mul(1000).into(),
-            e.request_bytes.into(),
-            e.response_bytes.into(),
-            e.in_window.into(),
-        ]))?;
-    }
-    write(tables, &schema, batch)?;
-
-    let schema = active_schema();
-    let mut batch = schema.batch();
-    for s in &result.active_connections {
-        batch.push_row(row(vec![
-            at(s.start_us).into(),
-            u64::from(s.at_start).into(),
-            u64::from(s.peak).into(),
-            s.in_window.into(),
-        ]))?;
-    }
-    write(tables, &schema, batch)?;
-
-    let schema = throughput_schema();
-    let mut batch = schema.batch();
-    for s in &result.throughput {
+    let row = |more: Named| key.named(Some(window), more);
+    let connections = result.connections.iter().map(|c| row(connection(c, at, paths)));
+    write(tables, &connections_schema(), connections)?;
+    let epochs = result.epochs.iter().map(|e| {
+        row(vec![
+            ("connection", e.connection_id.into()),
+            ("epoch", u64::from(e.index).into()),
+            ("start_ns", at(e.start_us).into()),
+            ("end_ns", at(e.end_us).into()),
+            ("response_time_ns", e.duration_us().saturating_mul(1000).into()),
+            ("request_bytes", e.request_bytes.into()),
+            ("response_bytes", e.response_bytes.into()),
+            ("in_window", e.in_window.into()),
+        ])
+    });
+    write(tables, &epochs_schema(), epochs)?;
+    let active = result.active_connections.iter().map(|s| {
+        row(vec![
+            ("t_ns", at(s.start_us).into()),
+            ("at_start", u64::from(s.at_start).into()),
+            ("peak", u64::from(s.peak).into()),
+            ("in_window", s.in_window.into()),
+        ])
+    });
+    write(tables, &active_schema(), active)?;
+    let throughput = result.throughput.iter().flat_map(|s| {
         let directions = [
             (
                 "to_acceptor",
@@ -130,18 +84,58 @@ pub fn write_window(
                 s.acceptor_to_initiator_bit_per_s(),
             ),
         ];
-        for (direction, bytes, rate) in directions {
-            batch.push_row(row(vec![
-                at(s.start_us).into(),
-                s.duration_us.saturating_mul(1000).into(),
-                direction.into(),
-                bytes.into(),
-                rate.into(),
-                s.in_window.into(),
-            ]))?;
-        }
-    }
-    write(tables, &schema, batch)
+        directions.map(|(direction, bytes, rate)| {
+            row(vec![
+                ("t_ns", at(s.start_us).into()),
+                ("duration_ns", s.duration_us.saturating_mul(1000).into()),
+                ("direction", direction.into()),
+                ("bytes", bytes.into()),
+                ("bit_per_s", rate.into()),
+                ("in_window", s.in_window.into()),
+            ])
+        })
+    });
+    write(tables, &throughput_schema(), throughput)
+}
+
+/// A connection's columns of `traffic_connections` after the key.
+fn connection(c: &ConnectionRecord, at: impl Fn(u64) -> u64, paths: &[Option<u32>]) -> Named {
+    let status = match (c.interrupted, c.status) {
+        (Some(Interruption::Cut), _) => STATUS_INTERRUPTED,
+        (Some(Interruption::NotStarted), _) => STATUS_NOT_STARTED,
+        (None, ConnectionStatus::Complete) => STATUS_COMPLETE,
+        (None, ConnectionStatus::Short) => STATUS_SHORT,
+        (None, ConnectionStatus::Failed) => STATUS_FAILED,
+    };
+    let path = usize::try_from(c.id)
+        .ok()
+        .and_then(|id| paths.get(id).copied().flatten());
+    vec![
+        ("connection", c.id.into()),
+        ("local", c.local.map(|a| a.to_string()).into()),
+        ("planned_start_ns", at(c.planned_start_us).into()),
+        ("actual_start_ns", at(c.actual_start_us).into()),
+        ("first_byte_ns", c.first_byte_us.map(&at).into()),
+        ("last_byte_ns", c.last_byte_us.map(&at).into()),
+        ("end_ns", at(c.end_us).into()),
+        ("duration_ns", c.duration_us.saturating_mul(1000).into()),
+        ("sent_bytes", c.sent_bytes.into()),
+        ("expected_sent_bytes", c.expected_sent_bytes.into()),
+        ("received_bytes", c.received_bytes.into()),
+        ("expected_received_bytes", c.expected_received_bytes.into()),
+        ("epochs", u64::from(c.epochs).into()),
+        ("path", path.map(u64::from).into()),
+        (
+            "assigned_rtt_ns",
+            c.assigned_rtt_us.map(|r| r.saturating_mul(1000)).into(),
+        ),
+        ("status", status.into()),
+        ("error", c.error.clone().into()),
+        ("tcp_rtt_ns", c.tcp.map(|t| u64::from(t.rtt_us) * 1000).into()),
+        ("tcp_rttvar_ns", c.tcp.map(|t| u64::from(t.rttvar_us) * 1000).into()),
+        ("tcp_total_retrans", c.tcp.map(|t| u64::from(t.total_retrans)).into()),
+        ("in_window", c.in_window.into()),
+    ]
 }
 
 /// Writes the bottleneck's backlog samples of one direction; `offset_ns`
@@ -153,41 +147,42 @@ pub fn write_queue(
     offset_ns: u64,
     samples: &[BacklogSample],
 ) -> Result<(), ExecError> {
-    let schema = queue_schema();
-    let mut batch = schema.batch();
-    for s in samples {
-        let mut cells = key.cells(None);
-        cells.extend([
-            offset_ns
-                .saturating_add(u64::try_from(s.at.as_nanos()).unwrap_or(u64::MAX))
-                .into(),
-            direction.into(),
-            (s.packets as u64).into(),
-            (s.bytes as u64).into(),
-        ]);
-        batch.push_row(cells)?;
-    }
-    write(tables, &schema, batch)
+    let rows = samples.iter().map(|s| {
+        let t_ns = offset_ns.saturating_add(u64::try_from(s.at.as_nanos()).unwrap_or(u64::MAX));
+        key.named(
+            None,
+            vec![
+                ("t_ns", t_ns.into()),
+                ("direction", direction.into()),
+                ("packets", (s.packets as u64).into()),
+                ("bytes", (s.bytes as u64).into()),
+            ],
+        )
+    });
+    write(tables, &queue_schema(), rows)
 }
 
 /// Writes the delay stage's measured capacity next to the bottleneck's rate.
 pub fn write_stage(tables: &Tables, workload: &str, bottleneck_bit_per_s: u64, c: &Capacity) -> Result<(), ExecError> {
-    let schema = stage_schema();
-    let mut batch = schema.batch();
     let ns = |d: std::time::Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
-    batch.push_row(vec![
-        workload.into(),
-        bottleneck_bit_per_s.into(),
-        (c.goodput_mbit_per_s * 1e6).into(),
-        (c.forwarded_mbit_per_s * 1e6).into(),
-        c.packets_per_s.into(),
-        ns(c.base_rtt).into(),
-        ns(c.measured_for).into(),
-    ])?;
-    write(tables, &schema, batch)
+    let row = vec![
+        ("workload", workload.into()),
+        ("bottleneck_bit_per_s", bottleneck_bit_per_s.into()),
+        ("stage_goodput_bit_per_s", (c.goodput_mbit_per_s * 1e6).into()),
+        ("stage_forwarded_bit_per_s", (c.forwarded_mbit_per_s * 1e6).into()),
+        ("stage_packets_per_s", c.packets_per_s.into()),
+        ("stage_base_rtt_ns", ns(c.base_rtt).into()),
+        ("measured_for_ns", ns(c.measured_for).into()),
+    ];
+    write(tables, &stage_schema(), [row])
 }
 
-fn write(tables: &Tables, schema: &Schema, batch: exp_results::Batch) -> Result<(), ExecError> {
+/// Writes rows given by column name as one batch of `schema`'s table.
+fn write(tables: &Tables, schema: &Schema, rows: impl IntoIterator<Item = Named>) -> Result<(), ExecError> {
+    let mut batch = schema.batch();
+    for row in rows {
+        batch.push_row(schema.row(row)?)?;
+    }
     if batch.is_empty() {
         return Ok(());
     }
