@@ -5,52 +5,29 @@
 //! `xml/<workload>/trial-<n>/`: `set/` (the set directory), `private/`
 //! (the obfuscation map, beside the set and never inside it), `documents/`
 //! and `comparison.json`. The tables `xml_generation` (one row per trial)
-//! and `xml_paths` (per-path fidelity) hold the figures.
+//! and `xml_paths` (per-path fidelity) hold the figures (`xml/tables.rs`).
+//!
+//! The set is made by exp-xml's one corpus → set pipeline
+//! ([`exp_xml::extract_set`]), the same `expc xml extract` runs.
 
+mod tables;
+
+pub use tables::GENERATION_TABLE;
+
+use std::fmt::Display;
 use std::path::Path;
 use std::time::Instant;
 
 use exp_plan::Xml;
-use exp_results::{Cell, DType, Schema};
-use exp_xml::compare::{compare, CompareConfig, PathMetric};
-use exp_xml::generate::{generate_to_dir_until, Amount, GenerateOptions, Generator, Layout};
-use exp_xml::set::{read_set, write_set, SetOptions, SynthesisSet};
-use exp_xml::{obfuscate, AttributePolicy, Config, Source};
+use exp_xml::compare::{compare, CompareConfig, Comparison};
+use exp_xml::generate::{generate_to_dir_until, Amount, GenerateOptions, GenerateStats, Generator, Layout, Shard};
+use exp_xml::obfuscate::{self, ObfuscationMap};
+use exp_xml::pipeline::{Obfuscation, SetError, SetJob, SetPhase};
+use exp_xml::set::{read_set, SynthesisSet};
+use exp_xml::{AttributePolicy, Config, Source};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-
-/// One row per generated batch of documents.
-pub const GENERATION_TABLE: &str = "xml_generation";
-
-pub fn generation_schema() -> Schema {
-    Schema::new(GENERATION_TABLE)
-        .column("workload", DType::Str)
-        .column("documents", DType::U64)
-        .column("bytes", DType::U64)
-        .column("bytes_written", DType::U64)
-        .column("files", DType::U64)
-        .column("extract_s", DType::F64)
-        .column("generate_s", DType::F64)
-        .column("throughput_mb_per_s", DType::F64)
-        .column("skeleton_jsd", DType::F64)
-        .column("path_jsd", DType::F64)
-        .column("tag_jsd", DType::F64)
-        .column("attribute_jsd", DType::F64)
-        .column("max_total_variation", DType::F64)
-        .column("max_ks", DType::F64)
-        .column("duplicate_rate", DType::F64)
-}
-
-pub fn paths_schema() -> Schema {
-    Schema::new("xml_paths")
-        .column("workload", DType::Str)
-        .column("path", DType::Str)
-        .column("kind", DType::Str)
-        .column("original_occurrences", DType::U64)
-        .column("synthetic_occurrences", DType::U64)
-        .column("metric", DType::Str)
-        .column("value", DType::F64)
-}
+use tables::Generation;
 
 /// The corpus inputs of a workload. The compiler already resolved the
 /// spec's relative paths against the spec's directory.
@@ -81,16 +58,19 @@ fn config(xml: &Xml) -> Config {
     }
 }
 
+/// The error of `step` of the workload `ctx` runs.
+fn failed(ctx: &WorkloadContext, step: &'static str, e: impl Display) -> ExecError {
+    ExecError::step("xml", &ctx.workload.name, step, e.to_string())
+}
+
 /// Runs on a blocking thread: every step is CPU or disk work.
 pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSummary, ExecError> {
-    let name = &ctx.workload.name;
-    let failed = |step: &'static str, e: &dyn std::fmt::Display| ExecError::step("xml", name, step, e.to_string());
     let threads = match xml.threads {
         0 => std::thread::available_parallelism().map_or(1, usize::from),
         n => n as usize,
     };
     let config = Config { threads, ..config(xml) };
-    std::fs::create_dir_all(out).map_err(|e| failed("output directory", &e))?;
+    std::fs::create_dir_all(out).map_err(|e| failed(ctx, "output directory", e))?;
 
     // The workload starts at its window's start (`at`), like every kind.
     let start = ctx.intervals.first().map_or(0, |i| i.start_ns);
@@ -99,39 +79,98 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
     }
     let started = Instant::now();
     let corpus = match &xml.corpus {
-        Some(corpus) => Some(corpus_sources(corpus).map_err(|e| failed("corpus", &e))?),
+        Some(corpus) => Some(corpus_sources(corpus).map_err(|e| failed(ctx, "corpus", e))?),
         None => None,
     };
-    let set_dir = out.join("set");
-    let mut map = None;
-    let set = match (&xml.set, &corpus) {
-        (Some(dir), _) => read_set(Path::new(dir)).map_err(|e| failed("set", &e))?,
-        (None, Some(sources)) => {
-            let extraction = exp_xml::extract(sources, &config).map_err(|e| failed("extraction", &e))?;
-            let options = SetOptions {
-                threads,
-                split_root: extraction.summary.split_root.clone(),
-                ..SetOptions::default()
-            };
-            let mut set = SynthesisSet::from_extraction(extraction, &config, &options);
-            if xml.obfuscate {
-                let (hidden, private) = obfuscate::obfuscate(&set, ctx.seed).map_err(|e| failed("obfuscation", &e))?;
-                obfuscate::write_map(&private, &out.join("private"), &set_dir)
-                    .map_err(|e| failed("obfuscation map", &e))?;
-                map = Some(private);
-                set = hidden;
-            }
-            write_set(&set, &set_dir).map_err(|e| failed("writing the set", &e))?;
-            set
-        }
-        (None, None) => return Err(failed("input", &"give `corpus` or `set`")),
-    };
+    let (set, map) = set_to_generate_from(ctx, xml, &config, corpus.as_deref(), out)?;
     let extract_s = started.elapsed().as_secs_f64();
     if ctx.cancel.is_cancelled() {
         return Ok(WorkloadSummary::default());
     }
 
-    let generator = Generator::new(&set, ctx.seed).map_err(|e| failed("generator", &e))?;
+    let documents_dir = out.join("documents");
+    let stats = generate(ctx, xml, &set, threads, &documents_dir)?;
+    let throughput = throughput(&stats);
+    let mut summary = WorkloadSummary::default();
+    summary.metrics.insert("throughput".into(), throughput);
+    if stats.documents > 0 {
+        summary
+            .metrics
+            .insert("document_size".into(), stats.bytes as f64 / stats.documents as f64);
+    }
+    let comparison = match &corpus {
+        Some(original) if xml.compare && !ctx.cancel.is_cancelled() => {
+            let synthetic = (documents_dir.as_path(), map.as_ref());
+            Some(compare_with_corpus(ctx, &config, original, synthetic, out)?)
+        }
+        _ => None,
+    };
+    let generation = Generation {
+        stats: &stats,
+        extract_s,
+        throughput,
+        comparison: comparison.as_ref(),
+    };
+    tables::write_generation(ctx, &generation)?;
+    if let Some(c) = &comparison {
+        summary.metrics.insert("skeleton_jsd".into(), c.divergence.skeleton);
+        summary
+            .metrics
+            .insert("max_total_variation".into(), c.path_summary.max_total_variation);
+        summary.metrics.insert("max_ks".into(), c.path_summary.max_ks);
+        summary.metrics.insert("duplicate_rate".into(), c.duplicates.rate);
+        tables::write_paths(ctx, c)?;
+    }
+    Ok(summary)
+}
+
+/// The set to generate from: the workload's `set` directory, or one made
+/// from its corpus by exp-xml's pipeline and written to `out/set` (when
+/// obfuscated, with its map, returned too, in `out/private`).
+fn set_to_generate_from(
+    ctx: &WorkloadContext,
+    xml: &Xml,
+    config: &Config,
+    corpus: Option<&[Source]>,
+    out: &Path,
+) -> Result<(SynthesisSet, Option<ObfuscationMap>), ExecError> {
+    let sources = match (&xml.set, corpus) {
+        (Some(dir), _) => return Ok((read_set(Path::new(dir)).map_err(|e| failed(ctx, "set", e))?, None)),
+        (None, Some(sources)) => sources,
+        (None, None) => return Err(failed(ctx, "input", "give `corpus` or `set`")),
+    };
+    let (set_dir, map_dir) = (out.join("set"), out.join("private"));
+    let job = SetJob {
+        obfuscation: xml.obfuscate.then_some(Obfuscation {
+            seed: ctx.seed,
+            map_dir: &map_dir,
+        }),
+        ..SetJob::new(&set_dir)
+    };
+    let made = exp_xml::extract_set(sources, config, &job).map_err(|e| failed(ctx, set_step(&e), e))?;
+    Ok((made.set, made.map.map(|written| written.map)))
+}
+
+/// The workload's name for the phase a set failed in.
+fn set_step(error: &SetError) -> &'static str {
+    match error.phase {
+        SetPhase::Extract => "extraction",
+        SetPhase::Obfuscate => "obfuscation",
+        SetPhase::WriteMap => "obfuscation map",
+        SetPhase::WriteSet => "writing the set",
+    }
+}
+
+/// Generates the workload's documents into `documents_dir`, until the
+/// amount is reached, the workload's window (or the trial) ends, or Ctrl-C.
+fn generate(
+    ctx: &WorkloadContext,
+    xml: &Xml,
+    set: &SynthesisSet,
+    threads: usize,
+    documents_dir: &Path,
+) -> Result<GenerateStats, ExecError> {
+    let generator = Generator::new(set, ctx.seed).map_err(|e| failed(ctx, "generator", e))?;
     let amount = match (xml.documents, xml.size_bytes) {
         (Some(n), _) => Amount::Documents(n),
         (None, Some(bytes)) => Amount::Bytes(bytes),
@@ -141,12 +180,10 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
         amount,
         // A split run's part generates its share of the documents (exp-xml
         // numbers them as the whole run would).
-        shard: ctx
-            .split
-            .map_or_else(Default::default, |split| exp_xml::generate::Shard {
-                index: u64::from(split.index),
-                count: u64::from(split.count),
-            }),
+        shard: ctx.split.map_or_else(Default::default, |split| Shard {
+            index: u64::from(split.index),
+            count: u64::from(split.count),
+        }),
         layout: match xml.per_file {
             0 | 1 => Layout::FilePerDocument,
             n => Layout::DocumentsPerFile(u64::from(n)),
@@ -154,107 +191,52 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
         gzip: xml.gzip,
         threads,
     };
-    let documents_dir = out.join("documents");
     // The end of the workload's window (or of the trial) and Ctrl-C stop
     // generation between batches.
     let end = ctx.intervals.last().and_then(|i| i.end_ns).or(ctx.trial_end_ns);
     let stop = || ctx.cancel.is_cancelled() || end.is_some_and(|end| ctx.clock.now_ns() >= end);
-    let stats =
-        generate_to_dir_until(&generator, &options, &documents_dir, &stop).map_err(|e| failed("generation", &e))?;
+    generate_to_dir_until(&generator, &options, documents_dir, &stop).map_err(|e| failed(ctx, "generation", e))
+}
+
+/// Uncompressed MB generated per second; NaN when it took no time.
+fn throughput(stats: &GenerateStats) -> f64 {
     let generate_s = stats.wall.as_secs_f64();
-    let throughput = if generate_s > 0.0 {
+    if generate_s > 0.0 {
         stats.bytes as f64 / 1e6 / generate_s
     } else {
         f64::NAN
-    };
-
-    let mut summary = WorkloadSummary::default();
-    summary.metrics.insert("throughput".into(), throughput);
-    if stats.documents > 0 {
-        summary
-            .metrics
-            .insert("document_size".into(), stats.bytes as f64 / stats.documents as f64);
     }
-    let comparison = match (&corpus, xml.compare && !ctx.cancel.is_cancelled()) {
-        (Some(original), true) => {
-            // Obfuscated documents are compared after revealing them.
-            let synthetic_dir = match &map {
-                Some(map) => {
-                    let revealed = ctx.scratch.join("revealed");
-                    obfuscate::reveal_path(map, &documents_dir, &revealed).map_err(|e| failed("reveal", &e))?;
-                    revealed
-                }
-                None => documents_dir.clone(),
-            };
-            let synthetic = exp_xml::expand_inputs(&[synthetic_dir.to_string_lossy().into_owned()])
-                .map_err(|e| failed("reading the documents", &e))?;
-            let compare_config = CompareConfig {
-                extraction: config.clone(),
-                ..CompareConfig::default()
-            };
-            let comparison = compare(original, &synthetic, &compare_config).map_err(|e| failed("comparison", &e))?;
-            let json = serde_json::to_vec_pretty(&comparison).map_err(|e| failed("comparison", &e))?;
-            std::fs::write(out.join("comparison.json"), json).map_err(|e| failed("comparison.json", &e))?;
-            Some(comparison)
-        }
-        _ => None,
-    };
-
-    let nan = f64::NAN;
-    let c = comparison.as_ref();
-    let row: Vec<Cell> = vec![
-        name.as_str().into(),
-        stats.documents.into(),
-        stats.bytes.into(),
-        stats.written.into(),
-        stats.files.into(),
-        extract_s.into(),
-        generate_s.into(),
-        throughput.into(),
-        c.map_or(nan, |c| c.divergence.skeleton).into(),
-        c.map_or(nan, |c| c.divergence.path).into(),
-        c.map_or(nan, |c| c.divergence.tag).into(),
-        c.map_or(nan, |c| c.divergence.attribute).into(),
-        c.map_or(nan, |c| c.path_summary.max_total_variation).into(),
-        c.map_or(nan, |c| c.path_summary.max_ks).into(),
-        c.map_or(nan, |c| c.duplicates.rate).into(),
-    ];
-    let schema = generation_schema();
-    let mut batch = schema.batch();
-    batch.push_row(row)?;
-    ctx.tables.sink(&schema).write(batch)?;
-    if let Some(c) = c {
-        summary.metrics.insert("skeleton_jsd".into(), c.divergence.skeleton);
-        summary
-            .metrics
-            .insert("max_total_variation".into(), c.path_summary.max_total_variation);
-        summary.metrics.insert("max_ks".into(), c.path_summary.max_ks);
-        summary.metrics.insert("duplicate_rate".into(), c.duplicates.rate);
-        write_paths(ctx, c)?;
-    }
-    Ok(summary)
 }
 
-fn write_paths(ctx: &WorkloadContext, comparison: &exp_xml::compare::Comparison) -> Result<(), ExecError> {
-    let schema = paths_schema();
-    let mut batch = schema.batch();
-    for path in &comparison.paths {
-        let (kind, metric, value) = match &path.metric {
-            PathMetric::Categorical { total_variation, .. } => ("categorical", "total_variation", *total_variation),
-            PathMetric::Numeric { ks_statistic, .. } => ("numeric", "ks_statistic", *ks_statistic),
-        };
-        batch.push_row(vec![
-            ctx.workload.name.as_str().into(),
-            path.path.as_str().into(),
-            kind.into(),
-            path.original_occurrences.into(),
-            path.synthetic_occurrences.into(),
-            metric.into(),
-            value.into(),
-        ])?;
-    }
-    ctx.tables.sink(&schema).write(batch)?;
-    Ok(())
+/// Compares the generated documents (`synthetic`: their directory, and the
+/// map that reveals them when the set was obfuscated) with the corpus, and
+/// writes the comparison to `out/comparison.json`.
+fn compare_with_corpus(
+    ctx: &WorkloadContext,
+    config: &Config,
+    original: &[Source],
+    (documents_dir, map): (&Path, Option<&ObfuscationMap>),
+    out: &Path,
+) -> Result<Comparison, ExecError> {
+    // Obfuscated documents are compared after revealing them.
+    let synthetic_dir = match map {
+        Some(map) => {
+            let revealed = ctx.scratch.join("revealed");
+            obfuscate::reveal_path(map, documents_dir, &revealed).map_err(|e| failed(ctx, "reveal", e))?;
+            revealed
+        }
+        None => documents_dir.to_path_buf(),
+    };
+    let synthetic = exp_xml::expand_inputs(&[synthetic_dir.to_string_lossy().into_owned()])
+        .map_err(|e| failed(ctx, "reading the documents", e))?;
+    let compare_config = CompareConfig {
+        extraction: config.clone(),
+        ..CompareConfig::default()
+    };
+    let comparison = compare(original, &synthetic, &compare_config).map_err(|e| failed(ctx, "comparison", e))?;
+    let json = serde_json::to_vec_pretty(&comparison).map_err(|e| failed(ctx, "comparison", e))?;
+    std::fs::write(out.join("comparison.json"), json).map_err(|e| failed(ctx, "comparison.json", e))?;
+    Ok(comparison)
 }
 
 /// A workload name as one safe path component.
