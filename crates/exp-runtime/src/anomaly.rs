@@ -118,10 +118,13 @@ pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, E
 }
 
 struct Activation {
-    row: Vec<Cell>,
+    /// Its `anomaly_timeline` row, by column name.
+    row: Vec<(&'static str, Cell)>,
     error: Option<String>,
 }
 
+/// One activation: the child from its planned start until its planned end
+/// (or the trial's stop), sampled every `sample_interval`.
 fn activate(
     ctx: &WorkloadContext,
     anomaly: &Anomaly,
@@ -145,53 +148,12 @@ fn activate(
         run_for,
     };
     let actual_start_ns = ctx.clock.now_ns();
-    let mut instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
+    let instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
     let pid = instance.pid();
     ctx.processes.add(name, pid);
-
-    let mut last = (Instant::now(), 0u64);
-    let mut peak_rss = 0;
-    let mut next = Instant::now() + ctx.sample_interval;
-    let outcome = loop {
-        let deadline = end.map_or(next, |e| e.min(next));
-        let on_time = ctx.cancel.sleep_until(deadline);
-        if let Ok(sample) = instance.sample() {
-            let now = Instant::now();
-            let interval = now.duration_since(last.0).as_nanos() as u64;
-            let cpu = sample.cpu_time_ns.saturating_sub(last.1);
-            peak_rss = peak_rss.max(sample.rss_bytes);
-            let row = vec![
-                ctx.clock.now_ns().into(),
-                name.as_str().into(),
-                activation.into(),
-                u64::from(pid).into(),
-                interval.into(),
-                cpu.into(),
-                utilization_pct(cpu, interval, anomaly.cores.len()).into(),
-                sample.rss_bytes.into(),
-                sample.counters.iterations.into(),
-                sample.counters.bytes.into(),
-                sample.counters.files.into(),
-            ];
-            samples.write(one_row(&samples_schema(), row)?)?;
-            last = (now, sample.cpu_time_ns);
-        }
-        if let Some(outcome) = instance.try_wait()? {
-            break outcome;
-        }
-        let ended = end.is_some_and(|e| Instant::now() >= e);
-        if !on_time || ended {
-            break if ctx.cancel.level() == Level::Kill {
-                instance.kill()?
-            } else {
-                instance.stop(GRACE)?
-            };
-        }
-        if Instant::now() >= next {
-            next += ctx.sample_interval;
-        }
-    };
+    let supervised = supervise(ctx, anomaly, activation, instance, end, samples);
     ctx.processes.remove(pid);
+    let (outcome, peak_rss) = supervised?;
     let actual_end_ns = ctx.clock.now_ns();
     let active_ns = actual_end_ns.saturating_sub(actual_start_ns);
     totals.cpu_ns += outcome.cpu_time_ns;
@@ -201,36 +163,111 @@ fn activate(
     totals.counters.files += outcome.counters.files;
     let (status, error) = status(&outcome);
     let row = vec![
-        name.as_str().into(),
-        activation.into(),
-        anomaly.params.kind().into(),
-        serde_json::to_string(&anomaly.params).unwrap_or_default().into(),
-        anomaly
-            .cores
-            .iter()
-            .map(u32::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-            .into(),
-        match anomaly.params {
-            AnomalyParams::Cpuoccupy { utilization_ratio } => Cell::F64(utilization_ratio * 100.0),
-            _ => Cell::Null,
-        },
-        planned_start_ns.into(),
-        planned_end_ns.into(),
-        actual_start_ns.into(),
-        actual_end_ns.into(),
-        status.into(),
-        error.clone().into(),
-        u64::from(pid).into(),
-        outcome.cpu_time_ns.into(),
-        utilization_pct(outcome.cpu_time_ns, active_ns, anomaly.cores.len()).into(),
-        peak_rss.into(),
-        outcome.counters.iterations.into(),
-        outcome.counters.bytes.into(),
-        outcome.counters.files.into(),
+        ("instance", name.as_str().into()),
+        ("activation", activation.into()),
+        ("kind", anomaly.params.kind().into()),
+        (
+            "parameters",
+            serde_json::to_string(&anomaly.params).unwrap_or_default().into(),
+        ),
+        (
+            "cores",
+            anomaly
+                .cores
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+                .into(),
+        ),
+        ("target_utilization_pct", target_utilization_pct(&anomaly.params)),
+        ("planned_start_ns", planned_start_ns.into()),
+        ("planned_end_ns", planned_end_ns.into()),
+        ("actual_start_ns", actual_start_ns.into()),
+        ("actual_end_ns", actual_end_ns.into()),
+        ("status", status.into()),
+        ("error", error.clone().into()),
+        ("pid", u64::from(pid).into()),
+        ("cpu_time_ns", outcome.cpu_time_ns.into()),
+        (
+            "achieved_utilization_pct",
+            utilization_pct(outcome.cpu_time_ns, active_ns, anomaly.cores.len()).into(),
+        ),
+        ("peak_rss_bytes", peak_rss.into()),
+        ("iterations", outcome.counters.iterations.into()),
+        ("bytes", outcome.counters.bytes.into()),
+        ("files", outcome.counters.files.into()),
     ];
     Ok(Activation { row, error })
+}
+
+/// Samples the child (ended and reaped when this returns, however it
+/// returns) until it ends, its window ends or the trial stops it
+/// (gracefully, or at once on a second Ctrl-C); returns how it ended and its
+/// peak resident memory.
+fn supervise(
+    ctx: &WorkloadContext,
+    anomaly: &Anomaly,
+    activation: u64,
+    mut instance: exp_anomaly::Instance,
+    end: Option<Instant>,
+    samples: &TableSink,
+) -> Result<(Outcome, u64), ExecError> {
+    let pid = instance.pid();
+    let mut last = (Instant::now(), 0u64);
+    let mut peak_rss = 0;
+    let mut next = Instant::now() + ctx.sample_interval;
+    loop {
+        let deadline = end.map_or(next, |e| e.min(next));
+        let on_time = ctx.cancel.sleep_until(deadline);
+        if let Ok(sample) = instance.sample() {
+            let now = Instant::now();
+            let interval = now.duration_since(last.0).as_nanos() as u64;
+            let cpu = sample.cpu_time_ns.saturating_sub(last.1);
+            peak_rss = peak_rss.max(sample.rss_bytes);
+            let row = vec![
+                ("t_ns", ctx.clock.now_ns().into()),
+                ("instance", ctx.workload.name.as_str().into()),
+                ("activation", activation.into()),
+                ("pid", u64::from(pid).into()),
+                ("interval_ns", interval.into()),
+                ("cpu_time_ns", cpu.into()),
+                (
+                    "achieved_utilization_pct",
+                    utilization_pct(cpu, interval, anomaly.cores.len()).into(),
+                ),
+                ("rss_bytes", sample.rss_bytes.into()),
+                ("iterations", sample.counters.iterations.into()),
+                ("bytes", sample.counters.bytes.into()),
+                ("files", sample.counters.files.into()),
+            ];
+            samples.write(one_row(&samples_schema(), row)?)?;
+            last = (now, sample.cpu_time_ns);
+        }
+        if let Some(outcome) = instance.try_wait()? {
+            return Ok((outcome, peak_rss));
+        }
+        let ended = end.is_some_and(|e| Instant::now() >= e);
+        if !on_time || ended {
+            let outcome = if ctx.cancel.level() == Level::Kill {
+                instance.kill()?
+            } else {
+                instance.stop(GRACE)?
+            };
+            return Ok((outcome, peak_rss));
+        }
+        if Instant::now() >= next {
+            next += ctx.sample_interval;
+        }
+    }
+}
+
+/// The utilization a `cpuoccupy` anomaly aims at; other kinds have none.
+fn target_utilization_pct(params: &AnomalyParams) -> Cell {
+    match params {
+        AnomalyParams::Cpuoccupy { utilization_ratio } => Cell::F64(utilization_ratio * 100.0),
+        _ => Cell::Null,
+    }
 }
 
 fn status(outcome: &Outcome) -> (&'static str, Option<String>) {
@@ -250,9 +287,10 @@ fn utilization_pct(cpu_ns: u64, wall_ns: u64, cores: usize) -> f64 {
     cpu_ns as f64 / (wall_ns as f64 * cores.max(1) as f64) * 100.0
 }
 
-fn one_row(schema: &Schema, row: Vec<Cell>) -> Result<exp_results::Batch, ExecError> {
+/// A batch of one row given by column name.
+fn one_row(schema: &Schema, row: Vec<(&'static str, Cell)>) -> Result<exp_results::Batch, ExecError> {
     let mut batch = schema.batch();
-    batch.push_row(row)?;
+    batch.push_row(schema.row(row)?)?;
     Ok(batch)
 }
 
