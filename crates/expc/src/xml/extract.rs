@@ -1,12 +1,12 @@
 //! `expc xml extract`: corpus → set directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
+use std::time::Duration;
 
 use clap::ValueEnum;
-use exp_xml::set::{write_set, SetOptions, SynthesisSet};
-use exp_xml::{obfuscate, AttributePolicy, Config, Source};
+use exp_xml::pipeline::{MadeSet, Obfuscation, SetJob};
+use exp_xml::{AttributePolicy, Config, Source, XmlError};
 
 use super::{cpu_seconds, megabytes, rate};
 
@@ -78,30 +78,43 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         categorical_threshold: args.categorical_threshold,
         threads,
     };
-    let (wall, cpu) = (Instant::now(), cpu_seconds());
-    let extraction = exp_xml::extract(&sources, &config).map_err(|e| e.to_string())?;
-    let (extract_wall, extract_cpu) = (wall.elapsed().as_secs_f64(), cpu_seconds() - cpu);
-    if extraction.summary.documents == 0 {
-        return Err(no_document(&sources, &extraction.summary.skipped));
-    }
-    let options = SetOptions {
-        threads,
-        split_root: extraction.summary.split_root.clone(),
-        ..SetOptions::default()
+    let obfuscation = match (args.obfuscate, &args.map) {
+        (false, _) => None,
+        (true, Some(map_dir)) => Some(Obfuscation {
+            seed: args.seed,
+            map_dir,
+        }),
+        (true, None) => return Err("--obfuscate needs --map PRIVATE_DIR".into()),
     };
-    let mut set = SynthesisSet::from_extraction(extraction, &config, &options);
-    if args.obfuscate {
-        let map_dir = args.map.as_ref().ok_or("--obfuscate needs --map PRIVATE_DIR")?;
-        let (hidden, map) = obfuscate::obfuscate(&set, args.seed).map_err(|e| e.to_string())?;
-        // The map first: if it is refused (inside the set), nothing is written.
-        let path = obfuscate::write_map(&map, map_dir, &args.output).map_err(|e| e.to_string())?;
-        errln!("obfuscation map: {} (private: keep it out of the set)", path.display());
-        set = hidden;
+    let job = SetJob {
+        obfuscation,
+        // Nothing is written for a corpus without a document.
+        refuse_empty: true,
+        cpu_clock: Some(|| Duration::from_secs_f64(cpu_seconds())),
+        ..SetJob::new(&args.output)
+    };
+    let made = exp_xml::extract_set(&sources, &config, &job).map_err(|e| {
+        print_map_path(e.map_path.as_deref());
+        match &e.error {
+            XmlError::NoDocument { skipped } => no_document(&sources, skipped),
+            _ => e.to_string(),
+        }
+    })?;
+    print_map_path(made.map.as_ref().map(|m| m.path.as_path()));
+    print_summary(&args.output, &made, corpus_bytes);
+    if args.policies {
+        print_policy_counts(&sources, &config, args.max_distinct)?;
     }
-    write_set(&set, &args.output).map_err(|e| e.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
 
+/// The set's figures and the extraction's throughput.
+fn print_summary(output: &Path, made: &MadeSet, corpus_bytes: u64) {
+    let set = &made.set;
+    let extract_wall = made.timings.extract.wall.as_secs_f64();
+    let extract_cpu = made.timings.extract.cpu.unwrap_or_default().as_secs_f64();
     let c = &set.info.corpus;
-    outln!("set: {}", args.output.display());
+    outln!("set: {}", output.display());
     outln!(
         "corpus: {} documents, {} skipped, {:.1} MB read",
         c.documents,
@@ -136,28 +149,35 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         rate(corpus_bytes, extract_wall, 1, "/s"),
         rate(corpus_bytes, extract_cpu, 1, " per CPU-second")
     );
-    if args.policies {
-        let policies = [
-            AttributePolicy::Keep,
-            AttributePolicy::Names,
-            AttributePolicy::Auto {
-                max_distinct: args.max_distinct,
-            },
-        ];
-        for count in exp_xml::policy_counts(&sources, &config, &policies).map_err(|e| e.to_string())? {
-            let policy = match count.policy {
-                AttributePolicy::Keep => "keep".to_string(),
-                AttributePolicy::Names => "names".to_string(),
-                AttributePolicy::Auto { max_distinct } => format!("auto (K = {max_distinct})"),
-            };
-            outln!(
-                "policy {policy:<16} {:>8} skeletons {:>8} paths",
-                count.structures,
-                count.paths
-            );
-        }
+}
+
+/// How many skeletons and paths each attribute policy yields.
+fn print_policy_counts(sources: &[Source], config: &Config, max_distinct: usize) -> Result<(), String> {
+    let policies = [
+        AttributePolicy::Keep,
+        AttributePolicy::Names,
+        AttributePolicy::Auto { max_distinct },
+    ];
+    for count in exp_xml::policy_counts(sources, config, &policies).map_err(|e| e.to_string())? {
+        let policy = match count.policy {
+            AttributePolicy::Keep => "keep".to_string(),
+            AttributePolicy::Names => "names".to_string(),
+            AttributePolicy::Auto { max_distinct } => format!("auto (K = {max_distinct})"),
+        };
+        outln!(
+            "policy {policy:<16} {:>8} skeletons {:>8} paths",
+            count.structures,
+            count.paths
+        );
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(())
+}
+
+/// Where the private obfuscation map went, if one was written.
+fn print_map_path(path: Option<&Path>) {
+    if let Some(path) = path {
+        errln!("obfuscation map: {} (private: keep it out of the set)", path.display());
+    }
 }
 
 /// Bytes of the inputs as stored (compressed files count compressed).
