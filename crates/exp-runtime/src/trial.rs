@@ -170,7 +170,7 @@ async fn join_monitor(handle: tokio::task::JoinHandle<Result<(), ExecError>>) ->
 fn record_trial(ctx: &RunContext<'_>, tables: &Tables, trial: u32, row: &TrialRow) -> Result<(), ResultsError> {
     let schema = ctx.trials_table.schema();
     let mut batch = schema.batch();
-    batch.push_row(ctx.trials_table.row(ctx.plan, row))?;
+    batch.push_row(ctx.trials_table.row(ctx.plan, row)?)?;
     tables.sink(schema).write(batch)?;
     ctx.store.finish_trial(trial)
 }

@@ -1,8 +1,10 @@
 //! The `trials` table: one row per trial that ran, with its sweep point as
 //! typed columns, so every measurement can be joined to its parameters.
 
+use std::collections::HashSet;
+
 use exp_plan::{Plan, Value, Values};
-use exp_results::{Cell, DType, Schema};
+use exp_results::{Cell, DType, RowError, Schema};
 
 /// How a sweep parameter becomes a column: its name carries the unit.
 #[derive(Debug, Clone, PartialEq)]
@@ -11,6 +13,19 @@ struct SweepColumn {
     name: String,
     dtype: DType,
 }
+
+/// The columns every trials table has, which no sweep column may take.
+const FIXED_COLUMNS: [&str; 9] = [
+    "point",
+    "repetition",
+    "seed",
+    "start_unix_ns",
+    "end_unix_ns",
+    "duration_ns",
+    "status",
+    "contended",
+    "error",
+];
 
 pub struct TrialsTable {
     schema: Schema,
@@ -34,6 +49,7 @@ pub struct TrialRow<'a> {
 
 impl TrialsTable {
     pub fn new(plan: &Plan) -> Self {
+        let mut taken: HashSet<String> = FIXED_COLUMNS.iter().map(|c| c.to_string()).collect();
         let sweep: Vec<SweepColumn> = plan
             .parameters
             .iter()
@@ -48,6 +64,10 @@ impl TrialsTable {
                     Some(first) if kinds.iter().all(|k| k == first) => first.clone(),
                     _ => (p.name.clone(), DType::Str),
                 };
+                // `sweep { seed = [...] }` must not take the trial's own
+                // column, nor `d` (durations: `d_ns`) that of a `d_ns`.
+                let name = if taken.contains(&name) { format!("sweep_{name}") } else { name };
+                taken.insert(name.clone());
                 SweepColumn {
                     parameter: p.name.clone(),
                     name,
@@ -76,31 +96,33 @@ impl TrialsTable {
         &self.schema
     }
 
-    /// The row of a trial of `plan` (the plan the table was made for).
-    pub fn row(&self, plan: &Plan, trial: &TrialRow) -> Vec<Cell> {
-        let mut row: Vec<Cell> = vec![
-            u64::from(trial.point).into(),
-            u64::from(trial.repetition).into(),
-            trial.seed.into(),
+    /// The row of a trial of `plan` (the plan the table was made for),
+    /// built by column name.
+    pub fn row(&self, plan: &Plan, trial: &TrialRow) -> Result<Vec<Cell>, RowError> {
+        let mut row: Vec<(&str, Cell)> = vec![
+            ("point", u64::from(trial.point).into()),
+            ("repetition", u64::from(trial.repetition).into()),
+            ("seed", trial.seed.into()),
         ];
         let values = plan.values_at(trial.point).unwrap_or_default();
         for column in &self.sweep {
             let value = values.iter().find(|(p, _)| p.name == column.parameter).map(|(_, v)| v);
-            row.push(match value {
+            let cell = match value {
                 Some(v) if column.dtype == DType::Str => Cell::Str(v.label.clone()),
                 Some(v) => cell(&v.value),
                 None => Cell::Null,
-            });
+            };
+            row.push((&column.name, cell));
         }
         row.extend([
-            trial.start_unix_ns.into(),
-            trial.end_unix_ns.into(),
-            trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into(),
-            trial.status.into(),
-            trial.contended.into(),
-            trial.error.into(),
+            ("start_unix_ns", trial.start_unix_ns.into()),
+            ("end_unix_ns", trial.end_unix_ns.into()),
+            ("duration_ns", trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into()),
+            ("status", trial.status.into()),
+            ("contended", trial.contended.into()),
+            ("error", trial.error.into()),
         ]);
-        row
+        self.schema.row(row)
     }
 }
 

@@ -499,3 +499,38 @@ experiment "xml" {
     );
     assert!(!scratch.out().exists());
 }
+
+/// Sweep parameters named like the trials table's own columns (`seed`, a
+/// duration `duration` that would be `duration_ns`) get columns of their
+/// own, `sweep_seed` and `sweep_duration_ns`, and the run completes.
+#[test]
+fn sweep_parameters_named_like_trial_columns_get_their_own() {
+    let scratch = Scratch::new("column-names");
+    let spec = scratch.spec(
+        r#"
+experiment "names" {
+  duration = 1s
+  sweep {
+    seed     = [2]
+    duration = [500ms]
+  }
+  fleet "f" {
+    devices = seed
+    gap     = 100ms
+    for     = duration
+  }
+}
+"#,
+    );
+    let output = expc_run(&spec, &scratch.out(), &[]).output().unwrap();
+    assert!(output.status.success(), "{}", output_text(&output));
+    let dir = run_dir(&scratch.out()).unwrap();
+    let frames = common::trial_frames(&dir, "trials", 0);
+    let names: Vec<String> = frames[0].get_column_names().iter().map(|n| n.to_string()).collect();
+    for column in ["seed", "sweep_seed", "duration_ns", "sweep_duration_ns"] {
+        assert!(names.iter().any(|n| n == column), "{column} missing: {names:?}");
+    }
+    assert_eq!(common::u64_values(&frames, "sweep_duration_ns"), [500_000_000]);
+    let sweep_seed = frames[0].column("sweep_seed").unwrap().i64().unwrap().get(0);
+    assert_eq!(sweep_seed, Some(2));
+}
