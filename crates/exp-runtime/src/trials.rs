@@ -66,7 +66,11 @@ impl TrialsTable {
                 };
                 // `sweep { seed = [...] }` must not take the trial's own
                 // column, nor `d` (durations: `d_ns`) that of a `d_ns`.
-                let name = if taken.contains(&name) { format!("sweep_{name}") } else { name };
+                let name = if taken.contains(&name) {
+                    format!("sweep_{name}")
+                } else {
+                    name
+                };
                 taken.insert(name.clone());
                 SweepColumn {
                     parameter: p.name.clone(),
@@ -117,7 +121,10 @@ impl TrialsTable {
         row.extend([
             ("start_unix_ns", trial.start_unix_ns.into()),
             ("end_unix_ns", trial.end_unix_ns.into()),
-            ("duration_ns", trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into()),
+            (
+                "duration_ns",
+                trial.end_unix_ns.saturating_sub(trial.start_unix_ns).into(),
+            ),
             ("status", trial.status.into()),
             ("contended", trial.contended.into()),
             ("error", trial.error.into()),
