@@ -85,7 +85,13 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
                     let tally = t.devices.get(&c.device).map(|d| d.tally()).unwrap_or_default();
                     device_row(&ctx.workload.name, devices.start, c, tally)
                 });
-                connections.rows().send(rows.collect());
+                match rows.collect() {
+                    Ok(rows) => connections.rows().send(rows),
+                    Err(e) => {
+                        failure = Some(e.into());
+                        break;
+                    }
+                }
                 metrics::merge(&mut totals, t);
             }
             Err(e) => {

@@ -3,7 +3,8 @@
 //! the pacer's sink (devices.rs), the collector and the writer threads
 //! (tables.rs), and depending on none of them.
 
-use exp_results::Cell;
+use exp_results::mqtt_report::devices_schema;
+use exp_results::{Cell, RowError};
 
 /// What became of a message, in the four words the report groups by; the
 /// `reason` column says why for everything but `ok`.
@@ -50,6 +51,8 @@ pub struct MessageRow {
 }
 
 impl MessageRow {
+    /// Its cells in `mqtt_messages`' column order (by position: this is the
+    /// hot path; `message_cells_follow_the_schema` pins the order).
     pub(super) fn cells(self, fleet: &str, first_device: u32) -> Vec<Cell> {
         let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
         vec![
@@ -90,18 +93,66 @@ pub struct DeviceTally {
     pub errors: u64,
 }
 
-/// The `mqtt_devices` row of one device in one interval.
-pub fn device_row(fleet: &str, first_device: u32, c: Connection, counts: DeviceTally) -> Vec<Cell> {
-    vec![
-        fleet.into(),
-        u64::from(first_device + c.device).into(),
-        c.client_id.into(),
-        c.connect_start_ns.into(),
-        c.connected_ns.into(),
-        c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
-        counts.disconnects.into(),
-        counts.reconnects.into(),
-        counts.errors.into(),
-        c.status.into(),
-    ]
+/// The `mqtt_devices` row of one device in one interval, by column name.
+pub fn device_row(fleet: &str, first_device: u32, c: Connection, counts: DeviceTally) -> Result<Vec<Cell>, RowError> {
+    devices_schema().row([
+        ("fleet", fleet.into()),
+        ("device", u64::from(first_device + c.device).into()),
+        ("client_id", c.client_id.into()),
+        ("connect_start_ns", c.connect_start_ns.into()),
+        ("connected_ns", c.connected_ns.into()),
+        (
+            "connect_latency_ns",
+            c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
+        ),
+        ("disconnects", counts.disconnects.into()),
+        ("reconnects", counts.reconnects.into()),
+        ("errors", counts.errors.into()),
+        ("status", c.status.into()),
+    ])
+}
+
+#[cfg(test)]
+mod tests {
+    use exp_results::mqtt_report::messages_schema;
+
+    use super::*;
+
+    /// Message rows are the hot path, so they are built by position: this
+    /// pins each position to its column by name.
+    #[test]
+    fn message_cells_follow_the_schema() {
+        let row = MessageRow {
+            device: 2,
+            seq: 3,
+            scheduled_ns: 4,
+            sent_ns: Some(5),
+            lateness_ns: 6,
+            ack_latency_ns: Some(7),
+            delivery_latency_ns: Some(8),
+            bytes: 9,
+            status: Status::Timeout,
+            reason: Some("late_ack"),
+            warmup: true,
+        };
+        let named = messages_schema()
+            .row([
+                ("fleet", "f".into()),
+                ("device", 12u64.into()),
+                ("seq", 3u64.into()),
+                ("scheduled_ns", 4u64.into()),
+                ("sent_ns", 5u64.into()),
+                ("acked_ns", 12u64.into()),
+                ("delivered_ns", 13u64.into()),
+                ("lateness_ns", 6u64.into()),
+                ("ack_latency_ns", 7u64.into()),
+                ("delivery_latency_ns", 8u64.into()),
+                ("bytes", 9u64.into()),
+                ("status", "timeout".into()),
+                ("reason", "late_ack".into()),
+                ("warmup", true.into()),
+            ])
+            .unwrap();
+        assert_eq!(row.cells("f", 10), named);
+    }
 }
