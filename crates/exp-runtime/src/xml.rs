@@ -18,6 +18,7 @@ use std::fmt::Display;
 use std::path::Path;
 use std::time::Instant;
 
+use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::Xml;
 use exp_xml::compare::{compare, CompareConfig, Comparison};
 use exp_xml::generate::{generate_to_dir_until, Amount, GenerateOptions, GenerateStats, Generator, Layout, Shard};
@@ -27,6 +28,7 @@ use exp_xml::set::{read_set, SynthesisSet};
 use exp_xml::{AttributePolicy, Config, Source};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
+use crate::preflight::{Finding, Host};
 use tables::Generation;
 
 /// The corpus inputs of a workload. The compiler already resolved the
@@ -252,9 +254,21 @@ pub fn dir_name(name: &str) -> String {
         .collect()
 }
 
-/// Preflight: the corpus must name at least one readable input, a set
-/// directory must exist. Returns problems as messages.
-pub fn check(xml: &Xml) -> Vec<String> {
+/// An xml workload's preflight: the corpus must name at least one readable
+/// input, a set directory must exist (E1004).
+pub(crate) fn preflight(name: &str, xml: &Xml, _host: &Host) -> Vec<Finding> {
+    problems(xml)
+        .into_iter()
+        .map(|problem| {
+            let diagnostic = Diagnostic::error(Code::E1004, format!("xml `{name}`: {problem}"))
+                .help("paths in a spec are relative to the spec's own directory");
+            (format!("xml {name} {problem}"), diagnostic)
+        })
+        .collect()
+}
+
+/// What is wrong with the workload's inputs, as messages.
+fn problems(xml: &Xml) -> Vec<String> {
     let mut problems = Vec::new();
     if let Some(corpus) = &xml.corpus {
         match corpus_sources(corpus) {

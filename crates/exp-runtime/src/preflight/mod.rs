@@ -55,16 +55,7 @@ fn kind_preflight(workload: &Workload, host: &Host) -> Vec<Finding> {
         WorkloadConfig::Fleet(fleet) => crate::fleet::preflight(name, fleet, host),
         WorkloadConfig::Anomaly(anomaly) => crate::anomaly::preflight(name, anomaly, host),
         WorkloadConfig::Traffic(traffic) => crate::traffic::preflight(name, traffic, host),
-        WorkloadConfig::Xml(xml) => crate::xml::check(xml)
-            .into_iter()
-            .map(|problem| {
-                (
-                    format!("xml {name} {problem}"),
-                    Diagnostic::error(Code::E1004, format!("xml `{name}`: {problem}"))
-                        .help("paths in a spec are relative to the spec's own directory"),
-                )
-            })
-            .collect(),
+        WorkloadConfig::Xml(xml) => crate::xml::preflight(name, xml, host),
     }
 }
 
