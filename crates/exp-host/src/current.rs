@@ -18,6 +18,16 @@ pub fn thread_cpu_ns() -> Option<u64> {
     Some(ticks.saturating_mul(1_000_000_000) / clock_ticks_per_s().max(1))
 }
 
+/// CPU time of this process, every thread included (those that ended
+/// too), in nanoseconds: utime + stime of /proc/self/stat in the kernel's
+/// clock ticks. `None` where it cannot be read.
+pub fn process_cpu_ns() -> Option<u64> {
+    let text = read_if_alive("/proc/self/stat").ok().flatten()?;
+    let stat = PidStat::parse(&text).ok()?;
+    let ticks = stat.utime_ticks.saturating_add(stat.stime_ticks);
+    Some(ticks.saturating_mul(1_000_000_000) / clock_ticks_per_s().max(1))
+}
+
 /// Peak resident memory of this process (VmHWM of /proc/self/status), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let path = "/proc/self/status";
@@ -77,6 +87,13 @@ mod tests {
         }
         assert!(x > 0);
         assert!(thread_cpu_ns().unwrap() > before, "50 ms of work shows as CPU time");
+        // The process's time moves in clock ticks: work until it does.
+        let before = process_cpu_ns().expect("Linux has /proc/self/stat");
+        let start = std::time::Instant::now();
+        while process_cpu_ns().unwrap() == before && start.elapsed() < std::time::Duration::from_secs(10) {
+            x = x.wrapping_add(std::hint::black_box(1));
+        }
+        assert!(process_cpu_ns().unwrap() > before, "work shows as the process's CPU time");
         assert!(peak_rss_bytes().unwrap() > 1 << 20);
         assert!(process_exists(std::process::id()) && !process_exists(1 << 23));
         assert!(nr_open().unwrap() >= 1024);

@@ -47,11 +47,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 
 /// CPU seconds (user + system, all threads) this process has used.
 fn cpu_seconds() -> f64 {
-    let hz = exp_host::clock_ticks_per_s().max(1) as f64;
-    exp_host::pid_stat(std::process::id())
-        .ok()
-        .flatten()
-        .map_or(0.0, |s| (s.utime_ticks + s.stime_ticks) as f64 / hz)
+    exp_host::process_cpu_ns().map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 fn megabytes(bytes: u64) -> f64 {
