@@ -93,7 +93,10 @@ mod tests {
         while process_cpu_ns().unwrap() == before && start.elapsed() < std::time::Duration::from_secs(10) {
             x = x.wrapping_add(std::hint::black_box(1));
         }
-        assert!(process_cpu_ns().unwrap() > before, "work shows as the process's CPU time");
+        assert!(
+            process_cpu_ns().unwrap() > before,
+            "work shows as the process's CPU time"
+        );
         assert!(peak_rss_bytes().unwrap() > 1 << 20);
         assert!(process_exists(std::process::id()) && !process_exists(1 << 23));
         assert!(nr_open().unwrap() >= 1024);
