@@ -28,6 +28,16 @@ pub fn process_cpu_ns() -> Option<u64> {
     Some(ticks.saturating_mul(1_000_000_000) / clock_ticks_per_s().max(1))
 }
 
+/// A numeric field of /proc/thread-self/sched (`prio`, `se.slice`): what
+/// the scheduler holds of the calling thread. `None` where it is missing.
+pub fn thread_sched_field(name: &str) -> Option<i64> {
+    let text = read_if_alive("/proc/thread-self/sched").ok().flatten()?;
+    text.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == name).then(|| value.trim().parse().ok())?
+    })
+}
+
 /// Peak resident memory of this process (VmHWM of /proc/self/status), in bytes.
 pub fn peak_rss_bytes() -> Option<u64> {
     let path = "/proc/self/status";

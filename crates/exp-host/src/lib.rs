@@ -25,6 +25,7 @@ pub use cache::{cache_size_bytes, caches, Cache};
 pub use columns::{Column, ColumnType, MetricCell};
 pub use current::{
     effective_capabilities, effective_uid, nr_open, peak_rss_bytes, process_cpu_ns, process_exists, thread_cpu_ns,
+    thread_sched_field,
 };
 pub use diskstats::{diskstats, is_counted_disk, DiskStat};
 pub use facts::{facts, hostname, online_cpus, CacheFact, HostFacts};

@@ -44,17 +44,9 @@ fn status_counts(result: &ReplayResult) -> String {
     )
 }
 
-/// Peak resident memory of this process (both sides), from /proc.
+/// Peak resident memory of this process (both sides), through exp-host.
 fn peak_rss_mib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find(|l| l.starts_with("VmHWM:"))
-                .and_then(|l| l.split_whitespace().nth(1))
-                .and_then(|kb| kb.parse::<u64>().ok())
-        })
-        .map_or(0, |kb| kb / 1024)
+    exp_host::peak_rss_bytes().unwrap_or(0) >> 20
 }
 
 /// Replays against an in-process acceptor, or the one at `target`.

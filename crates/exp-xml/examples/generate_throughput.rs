@@ -13,15 +13,10 @@ use exp_xml::generate::{generate_to_dir, generate_to_writer, Amount, GenerateOpt
 #[path = "support/eventlog.rs"]
 mod eventlog;
 
-/// User + system CPU seconds of this process (all threads, live or not).
+/// User + system CPU seconds of this process (all threads, live or not),
+/// through exp-host.
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    // Fields after the parenthesised command: state is field 3, utime 14, stime 15.
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
-    // Linux reports these in USER_HZ, 100 on every mainstream configuration.
-    (ticks(11) + ticks(12)) / 100.0
+    exp_host::process_cpu_ns().map_or(0.0, |ns| ns as f64 / 1e9)
 }
 
 fn report(label: &str, bytes: u64, wall: f64, cpu: f64) {

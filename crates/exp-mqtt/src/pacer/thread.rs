@@ -143,14 +143,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
 
-    /// A field of /proc/thread-self/sched, e.g. `prio` or `se.slice`.
-    fn sched_field(name: &str) -> Option<i64> {
-        let text = std::fs::read_to_string("/proc/thread-self/sched").ok()?;
-        text.lines().find_map(|line| {
-            let (key, value) = line.split_once(':')?;
-            (key.trim() == name).then(|| value.trim().parse().ok())?
-        })
-    }
+    use exp_host::thread_sched_field as sched_field;
 
     #[test]
     fn what_is_reported_is_what_the_thread_runs_with() {
