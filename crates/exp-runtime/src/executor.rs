@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use exp_plan::{Workload, WorkloadConfig};
+use exp_plan::Workload;
 use exp_results::{Schema, Store, TableSink};
 
 use crate::cancel::Cancel;
@@ -97,18 +97,6 @@ impl ExecError {
             what,
             detail: detail.to_string(),
         }
-    }
-}
-
-/// The table a workload of this kind writes a row to for everything it
-/// does — a message, a connection, a document, an anomaly's phase: a trial
-/// in which this table has no row measured nothing of the workload.
-pub fn activity_table(config: &WorkloadConfig) -> &'static str {
-    match config {
-        WorkloadConfig::Fleet(_) => exp_results::mqtt_report::MESSAGES_TABLE,
-        WorkloadConfig::Anomaly(_) => crate::anomaly::TIMELINE_TABLE,
-        WorkloadConfig::Traffic(_) => exp_results::traffic_report::CONNECTIONS_TABLE,
-        WorkloadConfig::Xml(_) => crate::xml::GENERATION_TABLE,
     }
 }
 

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod events;
 mod executor;
 mod fleet;
+mod kinds;
 mod monitor;
 mod plan_limits;
 mod points;
@@ -29,7 +30,8 @@ mod xml;
 
 pub use cancel::{Cancel, Level};
 pub use events::{Event, Events};
-pub use executor::{activity_table, ExecError, WorkloadSummary, MONITOR_TABLE};
+pub use executor::{ExecError, WorkloadSummary, MONITOR_TABLE};
+pub use kinds::activity_table;
 pub use preflight::{preflight, PreflightInput, PreflightIssue};
 pub use run::{check_time_scale, resume, run, RunError, RunOptions, RunOutcome, MAX_TIME_SCALE};
 pub use selection::{SelectionError, TrialSelection};

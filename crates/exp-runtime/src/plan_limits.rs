@@ -8,7 +8,7 @@ use exp_diagnostics::limits::{
     group, MAX_INTERVALS, MAX_PLAN_INTEGER, MAX_SYNTHETIC_CONNECTIONS, MIN_MEAN_GAP_NS, MIN_PERIOD_PART_NS,
 };
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Fleet, Period, Plan, Traffic, Vectors, Warmup, Workload, WorkloadConfig, Xml};
+use exp_plan::{Anomaly, Fleet, Period, Plan, Traffic, Vectors, Warmup, Workload, Xml};
 
 /// The problems of the plan's own times: the experiment's `duration` and
 /// `pause`, each monitor's `interval` (a duration of 2^64 − 1 ns waited
@@ -40,38 +40,44 @@ pub(crate) fn check_times(plan: &Plan) -> Vec<(String, Diagnostic)> {
 /// The problems of one workload variant, each with a key that is the same
 /// for every variant sharing it.
 pub(crate) fn check(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic)> {
-    let name = &workload.name;
     let mut problems = window_problems(plan, workload);
-    match &workload.config {
-        WorkloadConfig::Fleet(fleet) => problems.extend(fleet_problems(name, fleet)),
-        // The rules the anomaly's child applies before it runs a kernel.
-        WorkloadConfig::Anomaly(anomaly) => {
-            if let Err(problem) = exp_anomaly::validate(anomaly) {
-                problems.push((
-                    format!("params {name}"),
-                    Diagnostic::error(Code::E1005, format!("anomaly `{name}`: {problem}")).help(COMPILED_ONLY),
-                ));
-            }
-        }
-        WorkloadConfig::Traffic(traffic) => {
-            problems.extend(out_of_bounds(Code::E1005, "traffic", name, traffic_numbers(traffic)));
-            if !matches!(traffic.network.as_str(), "loopback" | "namespaces") {
-                problems.push((
-                    format!("network {name}"),
-                    Diagnostic::error(
-                        Code::E1005,
-                        format!(
-                            "traffic `{name}`: `network` is `{}`, not `loopback` or `namespaces`",
-                            traffic.network
-                        ),
-                    )
-                    .help(COMPILED_ONLY),
-                ));
-            }
-        }
-        WorkloadConfig::Xml(xml) => problems.extend(out_of_bounds(Code::E1005, "xml", name, xml_numbers(xml))),
+    problems.extend(crate::kinds::limits(&workload.name, &workload.config));
+    problems
+}
+
+/// The rules the anomaly's child applies before it runs a kernel.
+pub(crate) fn anomaly_problems(name: &str, anomaly: &Anomaly) -> Vec<(String, Diagnostic)> {
+    let Err(problem) = exp_anomaly::validate(anomaly) else {
+        return Vec::new();
+    };
+    vec![(
+        format!("params {name}"),
+        Diagnostic::error(Code::E1005, format!("anomaly `{name}`: {problem}")).help(COMPILED_ONLY),
+    )]
+}
+
+/// A traffic workload's numbers and network.
+pub(crate) fn traffic_problems(name: &str, traffic: &Traffic) -> Vec<(String, Diagnostic)> {
+    let mut problems: Vec<_> = out_of_bounds(Code::E1005, "traffic", name, traffic_numbers(traffic)).collect();
+    if !matches!(traffic.network.as_str(), "loopback" | "namespaces") {
+        problems.push((
+            format!("network {name}"),
+            Diagnostic::error(
+                Code::E1005,
+                format!(
+                    "traffic `{name}`: `network` is `{}`, not `loopback` or `namespaces`",
+                    traffic.network
+                ),
+            )
+            .help(COMPILED_ONLY),
+        ));
     }
     problems
+}
+
+/// An xml workload's numbers.
+pub(crate) fn xml_problems(name: &str, xml: &Xml) -> Vec<(String, Diagnostic)> {
+    out_of_bounds(Code::E1005, "xml", name, xml_numbers(xml)).collect()
 }
 
 /// A window the runtime cannot honour: a period too dense, times past what
@@ -105,7 +111,7 @@ fn window_problems(plan: &Plan, workload: &Workload) -> Vec<(String, Diagnostic)
 }
 
 /// A fleet's QoS, numbers and gap.
-fn fleet_problems(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
+pub(crate) fn fleet_problems(name: &str, fleet: &Fleet) -> Vec<(String, Diagnostic)> {
     let mut problems = Vec::new();
     if fleet.qos > 2 {
         problems.push((

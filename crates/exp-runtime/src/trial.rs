@@ -4,18 +4,18 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, SystemTime};
 
-use exp_plan::{Point, Trial, WorkloadConfig};
+use exp_plan::{Point, Trial};
 use exp_results::manifest::TrialStatus;
 use exp_results::ResultsError;
 
 use crate::cancel::{Cancel, Level};
 use crate::clock::{unix_ns, TrialClock};
 use crate::executor::{ExecError, Processes, Tables, WorkloadContext, WorkloadSummary};
+use crate::monitor;
 use crate::repeat::merge;
 use crate::run::RunContext;
 use crate::schedule::{intervals, scale};
 use crate::trials::TrialRow;
-use crate::{anomaly, fleet, monitor};
 
 pub(crate) struct TrialResult {
     pub status: TrialStatus,
@@ -132,7 +132,7 @@ fn spawn_workload(
 ) -> tokio::task::JoinHandle<(String, Result<WorkloadSummary, ExecError>)> {
     let name = context.workload.name.clone();
     tokio::spawn(async move {
-        let result = execute(context).await;
+        let result = crate::kinds::execute(context).await;
         if result.is_err() {
             stop.raise(Level::Stop);
         }
@@ -173,28 +173,6 @@ fn record_trial(ctx: &RunContext<'_>, tables: &Tables, trial: u32, row: &TrialRo
     batch.push_row(ctx.trials_table.row(ctx.plan, row)?)?;
     tables.sink(schema).write(batch)?;
     ctx.store.finish_trial(trial)
-}
-
-/// Runs one workload with its kind's executor: anomalies supervise a child
-/// process on a blocking thread, fleets are async tasks.
-async fn execute(context: WorkloadContext) -> Result<WorkloadSummary, ExecError> {
-    match context.workload.config.clone() {
-        WorkloadConfig::Anomaly(a) => tokio::task::spawn_blocking(move || anomaly::run(context, &a))
-            .await
-            .unwrap_or_else(|join| Err(ExecError::lost("anomaly thread", join))),
-        WorkloadConfig::Fleet(f) => fleet::run(context, *f).await,
-        WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
-            let out = context
-                .run_dir
-                .join("xml")
-                .join(crate::xml::dir_name(&context.workload.name))
-                .join(format!("trial-{}", context.tables.trial));
-            crate::xml::run(&context, &x, &out)
-        })
-        .await
-        .unwrap_or_else(|join| Err(ExecError::lost("xml thread", join))),
-        WorkloadConfig::Traffic(t) => crate::traffic::run(context, *t).await,
-    }
 }
 
 /// Passes the run's cancellation on to one trial, level by level.

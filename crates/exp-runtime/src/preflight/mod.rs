@@ -1,6 +1,6 @@
 //! Checks of the machine against the whole plan, before anything starts:
 //! the plan's limits, each workload kind's own preflight (its module's
-//! `preflight` function: fleet, anomaly, traffic, xml), then memory and the
+//! `preflight`, dispatched by `kinds.rs`), then memory and the
 //! run directory's disk ([`machine`]). Failing checks are diagnostics
 //! (E10xx), never panics, and write nothing.
 
@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Origin, Plan, Workload, WorkloadConfig};
+use exp_plan::{Origin, Plan, Workload};
 
 pub use machine::memory_budget;
 pub(crate) use machine::{check_disk, resolve, writable_dir};
@@ -48,17 +48,6 @@ pub(crate) struct Host<'a> {
 /// (each is reported once), and its diagnostic.
 pub(crate) type Finding = (String, Diagnostic);
 
-/// Every kind's preflight has this shape.
-fn kind_preflight(workload: &Workload, host: &Host) -> Vec<Finding> {
-    let name = &workload.name;
-    match &workload.config {
-        WorkloadConfig::Fleet(fleet) => crate::fleet::preflight(name, fleet, host),
-        WorkloadConfig::Anomaly(anomaly) => crate::anomaly::preflight(name, anomaly, host),
-        WorkloadConfig::Traffic(traffic) => crate::traffic::preflight(name, traffic, host),
-        WorkloadConfig::Xml(xml) => crate::xml::preflight(name, xml, host),
-    }
-}
-
 pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let mut issues = Issues::default();
     issues.add(None, crate::plan_limits::check_times(input.plan));
@@ -89,7 +78,7 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
         };
         let origin = Some(&workload.origin);
         issues.add(origin, crate::plan_limits::check(input.plan, &workload));
-        issues.add(origin, kind_preflight(&workload, &host));
+        issues.add(origin, crate::kinds::preflight(&workload, &host));
         scratch_need = scratch_need.max(crate::anomaly::scratch_need(&workload));
     }
     if !input.force {
