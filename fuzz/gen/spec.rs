@@ -95,7 +95,7 @@ impl Gen<'_, '_> {
             self.block("monitor", 1)?;
         }
         for _ in 0..self.u.int_in_range(0..=3)? {
-            let kind = *self.u.choose(&["fleet", "anomaly", "traffic", "xml"])?;
+            let kind = *self.u.choose(&workload_kinds())?;
             self.block(kind, 1)?;
         }
         self.noise()?;
@@ -118,7 +118,7 @@ impl Gen<'_, '_> {
         if matches!(schema.role, registry::Role::Workload { .. }) && self.u.ratio(1, 2)? {
             self.props(TIMING, depth + 1)?;
         }
-        for child in schema.children {
+        for child in schema.parts {
             if self.u.ratio(1, 3)? {
                 self.block(child, depth + 1)?;
             }
@@ -331,4 +331,12 @@ impl Gen<'_, '_> {
         self.out.push_str(text);
         Ok(())
     }
+}
+
+/// Every workload kind of the registry, in its order.
+fn workload_kinds() -> Vec<&'static str> {
+    let workloads = registry::BLOCKS
+        .iter()
+        .filter(|b| matches!(b.role, registry::Role::Workload { .. }));
+    workloads.map(|b| b.kind).collect()
 }

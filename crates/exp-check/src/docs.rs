@@ -45,8 +45,8 @@ fn block_section(out: &mut String, block: &BlockSchema) {
             metrics.join(", ")
         );
     }
-    if !block.children.is_empty() {
-        let _ = writeln!(out, "Blocks inside: {}.\n", block.children.join(", "));
+    if !block.children().is_empty() {
+        let _ = writeln!(out, "Blocks inside: {}.\n", block.children().join(", "));
     }
     // The experiment's settings go to the plan's `experiment` and `repeat`
     // objects, not to a workload config: no key column.

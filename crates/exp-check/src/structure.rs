@@ -106,7 +106,7 @@ impl Checker<'_> {
                 }
                 Member::Block(child) => {
                     let kind = child.kind.name.as_str();
-                    let Some(child_schema) = registry::block(kind).filter(|_| schema.children.contains(&kind)) else {
+                    let Some(child_schema) = registry::block(kind).filter(|_| schema.children().contains(&kind)) else {
                         self.misplaced_child(child, schema);
                         continue;
                     };
@@ -155,10 +155,10 @@ impl Checker<'_> {
     /// in this block (E0304).
     fn misplaced_child(&mut self, child: &Block, schema: &BlockSchema) {
         let kind = child.kind.name.as_str();
-        let allowed = if schema.children.is_empty() {
+        let allowed = if schema.children().is_empty() {
             "none".to_string()
         } else {
-            schema.children.join(", ")
+            schema.children().join(", ")
         };
         let note = format!("blocks allowed in `{}`: {allowed}", schema.kind);
         let diagnostic = if registry::block(kind).is_some() {
@@ -167,7 +167,7 @@ impl Checker<'_> {
                 .with_help(parents(kind).map(|p| format!("`{kind}` blocks belong in `{p}`")))
         } else {
             // Prefer a kind this block accepts; else any kind, saying where it goes.
-            let help = match closest(kind, schema.children.iter().copied()) {
+            let help = match closest(kind, schema.children().iter().copied()) {
                 Some(s) => Some(format!("did you mean `{s}`?")),
                 None => closest(kind, registry::BLOCKS.iter().map(|b| b.kind)).map(|s| match parents(s) {
                     Some(p) => format!("did you mean `{s}`? (`{s}` blocks belong in `{p}`)"),
@@ -202,7 +202,7 @@ impl Checker<'_> {
     fn unknown_property(&mut self, attr: &Attribute, block: &Block, schema: &BlockSchema, allowed: &[Prop]) {
         let key = attr.key.name.as_str();
         let mut candidates: Vec<&str> = allowed.iter().map(|p| p.name).collect();
-        candidates.extend(schema.children.iter().copied());
+        candidates.extend(schema.children().iter().copied());
         let suggestion = closest(key, candidates.iter().copied());
         let mut diagnostic = Diagnostic::error(Code::E0302, format!("unknown property `{key}` in `{}`", schema.kind))
             .primary(attr.key.span, format!("not a property of `{}`", schema.kind))
@@ -227,7 +227,7 @@ impl Checker<'_> {
 fn parents(kind: &str) -> Option<String> {
     let parents: Vec<&str> = registry::BLOCKS
         .iter()
-        .filter(|b| b.children.contains(&kind))
+        .filter(|b| b.children().contains(&kind))
         .map(|b| b.kind)
         .collect();
     (!parents.is_empty()).then(|| parents.join("` or `"))

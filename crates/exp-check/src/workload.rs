@@ -94,7 +94,7 @@ impl Checker<'_> {
         let name = block.label.as_ref().map(|l| l.value.clone()).unwrap_or_default();
         let props = self.point_props(block, schema, scope)?;
         let mut config = self.lower_props(block, &props, scope);
-        for child_kind in schema.children {
+        for child_kind in schema.children() {
             let child_schema = registry::block(child_kind)?;
             let empty = Block {
                 kind: block.kind.clone(),

@@ -173,7 +173,7 @@ fn members(items: &mut Items, analysis: &Analysis, frame: usize) {
             _ => None,
         })
         .collect();
-    for child in schema.children.iter().filter_map(|c| registry::block(c)) {
+    for child in schema.children().iter().filter_map(|c| registry::block(c)) {
         // A block without a label may appear once.
         if !child.labelled && children.contains(&child.kind) {
             continue;

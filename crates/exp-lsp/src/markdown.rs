@@ -99,8 +99,8 @@ pub fn block(schema: &BlockSchema) -> String {
     if let Role::Workload { metrics, .. } = schema.role {
         let _ = writeln!(out, "Metrics: {}. Accepts the timing properties.\n", metrics.join(", "));
     }
-    if !schema.children.is_empty() {
-        let _ = writeln!(out, "Blocks inside: {}.\n", schema.children.join(", "));
+    if !schema.children().is_empty() {
+        let _ = writeln!(out, "Blocks inside: {}.\n", schema.children().join(", "));
     }
     let props: Vec<&str> = schema.props.iter().map(|p| p.name).collect();
     if !props.is_empty() {

@@ -67,6 +67,18 @@ impl WorkloadConfig {
             WorkloadConfig::Xml(_) => "xml",
         }
     }
+
+    /// A few words for a schedule: `fleet of 100`, `cpuoccupy on 0,1`.
+    pub fn describe(&self) -> String {
+        match self {
+            WorkloadConfig::Anomaly(a) => {
+                let cores: Vec<String> = a.cores.iter().map(u32::to_string).collect();
+                format!("{} on {}", a.params.kind(), cores.join(","))
+            }
+            WorkloadConfig::Fleet(f) => format!("fleet of {}", f.devices),
+            WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => self.kind().to_string(),
+        }
+    }
 }
 
 // ---- MQTT fleet ------------------------------------------------------------

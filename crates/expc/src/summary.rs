@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use exp_plan::{Plan, WorkloadConfig};
+use exp_plan::Plan;
 use exp_results::manifest::{Manifest, TrialStatus};
 use exp_runtime::schedule::{intervals, scale};
 use exp_runtime::RunOptions;
@@ -94,7 +94,7 @@ fn print_point(plan: &Plan, index: u32, trials: &[u32], trial_ns: Option<u64>, t
         outln!(
             "  {:<16} {:<22} {}",
             workload.name,
-            kind(&workload.config),
+            workload.config.describe(),
             windows.join(", ")
         );
     }
@@ -194,18 +194,6 @@ fn print_fleets(dir: &Path, manifest: &Manifest) {
     // Warnings are for `expc report`; a run that just ended has complete tables.
     if let Some(report) = exp_results::mqtt_report(&view, &mut Vec::new()) {
         out!("{}", crate::mqtt_report::render(&report));
-    }
-}
-
-fn kind(config: &WorkloadConfig) -> String {
-    match config {
-        WorkloadConfig::Anomaly(a) => {
-            let cores: Vec<String> = a.cores.iter().map(u32::to_string).collect();
-            format!("{} on {}", a.params.kind(), cores.join(","))
-        }
-        WorkloadConfig::Fleet(f) => format!("fleet of {}", f.devices),
-        WorkloadConfig::Traffic(_) => "traffic".into(),
-        WorkloadConfig::Xml(_) => "xml".into(),
     }
 }
 

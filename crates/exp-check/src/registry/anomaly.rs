@@ -91,5 +91,5 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             ],
         },
     ],
-    children: &[],
+    parts: &[],
 };

@@ -24,7 +24,7 @@ pub const EXPERIMENT: BlockSchema = BlockSchema {
             .at_least(0.0),
     ],
     variants: &[],
-    children: &["sweep", "monitor", "fleet", "anomaly", "traffic", "xml"],
+    parts: &["sweep", "monitor"],
 };
 
 pub const SWEEP: BlockSchema = BlockSchema {
@@ -34,7 +34,7 @@ pub const SWEEP: BlockSchema = BlockSchema {
     role: Role::Sweep,
     props: &[],
     variants: &[],
-    children: &[],
+    parts: &[],
 };
 
 pub const MONITOR: BlockSchema = BlockSchema {
@@ -48,5 +48,5 @@ pub const MONITOR: BlockSchema = BlockSchema {
         Prop::with_default("processes", Ty::Bool, "true", "CPU and RSS of every workload process."),
     ],
     variants: &[],
-    children: &[],
+    parts: &[],
 };

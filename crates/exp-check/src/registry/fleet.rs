@@ -46,7 +46,7 @@ pub const FLEET: BlockSchema = BlockSchema {
         Prop::with_default("lateness_bound", Ty::Quantity(Duration), "1ms", "A trial whose send-lateness p99 exceeds this is marked `contended`.").at_least(0.0),
     ],
     variants: &[],
-    children: &["broker"],
+    parts: &["broker"],
 };
 
 /// Fleet properties the runtime checks each on its own, with nothing else
@@ -122,5 +122,5 @@ pub const BROKER: BlockSchema = BlockSchema {
             .range(1024.0, 268_435_455.0),
     ],
     variants: &[],
-    children: &[],
+    parts: &[],
 };

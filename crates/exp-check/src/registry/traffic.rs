@@ -44,5 +44,5 @@ pub const TRAFFIC: BlockSchema = BlockSchema {
         ),
     ],
     variants: &[],
-    children: &[],
+    parts: &[],
 };

@@ -181,11 +181,23 @@ pub struct BlockSchema {
     /// Non-empty: the block has a required `kind` property choosing one of
     /// these, each adding its own properties.
     pub variants: &'static [Variant],
-    /// Block kinds allowed inside.
-    pub children: &'static [&'static str],
+    /// Block kinds allowed inside besides the workloads an experiment
+    /// holds, which [`BlockSchema::children`] adds from the registry.
+    pub parts: &'static [&'static str],
 }
 
 impl BlockSchema {
+    /// Block kinds allowed inside: its parts, and in an experiment every
+    /// workload kind of the registry.
+    pub fn children(&self) -> Vec<&'static str> {
+        let mut children = self.parts.to_vec();
+        if matches!(self.role, Role::Experiment) {
+            let workloads = super::BLOCKS.iter().filter(|b| matches!(b.role, Role::Workload { .. }));
+            children.extend(workloads.map(|b| b.kind));
+        }
+        children
+    }
+
     pub fn variant(&self, name: &str) -> Option<&'static Variant> {
         self.variants.iter().find(|v| v.name == name)
     }

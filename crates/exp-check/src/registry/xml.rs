@@ -27,5 +27,5 @@ pub const XML: BlockSchema = BlockSchema {
         Prop::with_default("threads", Ty::Int, "0", "Generator threads; 0 means one per core.").range(0.0, 1024.0),
     ],
     variants: &[],
-    children: &[],
+    parts: &[],
 };
