@@ -76,7 +76,7 @@ impl WorkloadConfig {
                 format!("{} on {}", a.params.kind(), cores.join(","))
             }
             WorkloadConfig::Fleet(f) => format!("fleet of {}", f.devices),
-            WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => self.kind().to_string(),
+            _ => self.kind().to_string(),
         }
     }
 }
