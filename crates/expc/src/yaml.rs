@@ -3,6 +3,7 @@
 //! as another type; read back (`expc run plan.yaml`) into the same JSON.
 
 use serde_json::Value;
+use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::{Yaml, YamlLoader};
 
 /// Whether a file name says YAML (`.yaml`, `.yml`).
@@ -15,11 +16,40 @@ pub fn is_yaml_path(path: &std::path::Path) -> bool {
 /// exact); anchors, tags other than the core ones and several documents are
 /// refused.
 pub fn from_yaml(text: &str) -> Result<Value, String> {
+    screen(text)?;
     let documents = YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
     match documents.as_slice() {
         [document] => to_json(document),
         [] => Err("no YAML document".into()),
         _ => Err(format!("{} YAML documents, but a plan is one", documents.len())),
+    }
+}
+
+/// Most nesting a YAML plan may have: as much as a JSON plan
+/// (serde_json's recursion limit); a plan needs less than 20.
+const MAX_DEPTH: usize = 128;
+
+/// Refuses, from the parser's events and before anything is built, what
+/// the loader would expand or recurse on without bound: aliases (ten lines
+/// of `*a` can stand for billions of nodes, which the loader copies) and
+/// nesting deeper than [`MAX_DEPTH`].
+fn screen(text: &str) -> Result<(), String> {
+    let mut parser = Parser::new_from_str(text);
+    let mut depth = 0usize;
+    loop {
+        let (event, mark) = parser.next_token().map_err(|e| e.to_string())?;
+        match event {
+            Event::StreamEnd => return Ok(()),
+            Event::Alias(_) => return Err(format!("line {}: YAML aliases are not read in plans", mark.line())),
+            Event::SequenceStart(..) | Event::MappingStart(..) => {
+                depth += 1;
+                if depth > MAX_DEPTH {
+                    return Err(format!("line {}: nested deeper than {MAX_DEPTH}", mark.line()));
+                }
+            }
+            Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+            _ => {}
+        }
     }
 }
 
@@ -121,6 +151,19 @@ mod tests {
         assert!(from_yaml("a: 1\n---\nb: 2\n").unwrap_err().contains("2 YAML documents"));
         assert!(from_yaml("? [1]\n: 2\n").unwrap_err().contains("not a string"));
         assert!(from_yaml("a: [1\n").is_err());
+        // Billion laughs: nine lines that expand to 9^9 strings.
+        let mut laughs = String::from("a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+        for i in 1..9 {
+            let refs = vec![format!("*a{}", i - 1); 9].join(", ");
+            laughs += &format!("a{i}: &a{i} [{refs}]\n");
+        }
+        assert!(from_yaml(&laughs).unwrap_err().contains("aliases are not read"));
+        let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+        let deep_error = from_yaml(&deep).unwrap_err();
+        assert!(
+            deep_error.contains("nested deeper than 128") || deep_error.contains("recursion limit"),
+            "{deep_error}"
+        );
     }
 
     #[test]
