@@ -58,7 +58,7 @@ pub enum WorkloadConfig {
 }
 
 impl WorkloadConfig {
-    /// The block kind the spec writes: `fleet`, `anomaly`, `traffic`, `xml`.
+    /// The block kind the spec writes (`fleet`, `anomaly`, …).
     pub fn kind(&self) -> &'static str {
         match self {
             WorkloadConfig::Fleet(_) => "fleet",
