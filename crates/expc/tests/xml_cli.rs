@@ -75,6 +75,18 @@ fn extract_obfuscated_generate_reveal_and_compare() {
     ok(&extract, "extract");
     let stdout = String::from_utf8_lossy(&extract.stdout);
     assert!(stdout.contains("1200 documents, 0 skipped"), "{stdout}");
+    // The figures are end to end, fitting included, with each phase's share.
+    assert!(
+        stdout.contains("end to end: ") && stdout.contains(" per CPU-second"),
+        "{stdout}"
+    );
+    let phases = stdout
+        .lines()
+        .find(|l| l.trim_start().starts_with("phases:"))
+        .unwrap_or_default();
+    for phase in ["extract ", "fit ", "obfuscate ", "write "] {
+        assert!(phases.contains(phase), "{phase}missing: {stdout}");
+    }
     let info = std::fs::read_to_string(Path::new(&set).join("set.json")).unwrap();
     for original in ["temperature", "humidity", "north-hall", "event"] {
         assert!(!info.contains(original), "set.json leaks `{original}`");
