@@ -42,6 +42,10 @@ pub(crate) fn scan(source: &str, range: Range<usize>) -> Scan {
 
 /// [`scan`]; with `infer_closers`, a line that starts a name at or left of
 /// the indentation of the line that opened a bracket closes that bracket.
+#[allow(
+    clippy::too_many_lines,
+    reason = "a scanner: one loop over the bytes, one arm per token"
+)]
 fn scan_with(source: &str, range: Range<usize>, infer_closers: bool) -> Scan {
     let bytes = source.as_bytes();
     let mut out = Scan::default();

@@ -69,39 +69,9 @@ experiment "durable" {
 }
 "#;
 
-#[test]
-fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
-    let scratch = Scratch::new("durable-kill");
-    let spec = scratch.0.join("spec.exp");
-    std::fs::write(&spec, FLEET_AND_LEAK).unwrap();
-
-    // The reference: the same plan, uninterrupted.
-    let reference_out = scratch.0.join("reference");
-    let output = expc()
-        .arg("run")
-        .arg(&spec)
-        .arg("--out")
-        .arg(&reference_out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
-    let reference = rows_by_trial(&run_dir(&reference_out).unwrap());
-
-    let out = scratch.0.join("runs");
-    let mut child: Child = spawn_run(&spec, &out);
-    let started = trial_started(&out, 1);
-    // 6.5 s into the second trial: its fleet has sent for about 5 s.
-    while unix_ns_now() < started + 6_500_000_000 {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    child.kill().unwrap(); // SIGKILL
-    let killed_at = unix_ns_now() - started;
-    child.wait().unwrap();
-    let dir = run_dir(&out).unwrap();
-    assert!(dir.file_name().unwrap().to_string_lossy().ends_with(".partial"));
-
-    // Every row older than 5 s is on disk, in complete Parquet files.
-    let partial = dir.join("tables/.partial");
+/// What a run killed at `killed_at` (ns into trial 1) has on disk under
+/// `partial`: its monitor samples and messages up to 5 s before, with no gap.
+fn assert_rows_on_disk(partial: &std::path::Path, killed_at: u64) {
     let frames = |table: &str| -> Vec<DataFrame> {
         files(&partial.join(table).join("trial=1"))
             .iter()
@@ -145,6 +115,41 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
         newest_send + 5_000_000_000 >= killed_at,
         "the newest message row on disk was sent at {newest_send} ns, killed at {killed_at} ns"
     );
+}
+
+#[test]
+fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
+    let scratch = Scratch::new("durable-kill");
+    let spec = scratch.0.join("spec.exp");
+    std::fs::write(&spec, FLEET_AND_LEAK).unwrap();
+
+    // The reference: the same plan, uninterrupted.
+    let reference_out = scratch.0.join("reference");
+    let output = expc()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(&reference_out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let reference = rows_by_trial(&run_dir(&reference_out).unwrap());
+
+    let out = scratch.0.join("runs");
+    let mut child: Child = spawn_run(&spec, &out);
+    let started = trial_started(&out, 1);
+    // 6.5 s into the second trial: its fleet has sent for about 5 s.
+    while unix_ns_now() < started + 6_500_000_000 {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap(); // SIGKILL
+    let killed_at = unix_ns_now() - started;
+    child.wait().unwrap();
+    let dir = run_dir(&out).unwrap();
+    assert!(dir.file_name().unwrap().to_string_lossy().ends_with(".partial"));
+
+    // Every row older than 5 s is on disk, in complete Parquet files.
+    assert_rows_on_disk(&dir.join("tables/.partial"), killed_at);
 
     // Readers say the run crashed.
     let report = expc().arg("report").arg(&dir).arg("--json").output().unwrap();

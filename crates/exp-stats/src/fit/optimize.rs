@@ -130,6 +130,10 @@ pub(crate) fn nelder_mead<const N: usize>(
     }
 }
 
+#[allow(
+    clippy::too_many_lines,
+    reason = "Nelder-Mead in one piece, step for step as published"
+)]
 fn simplex<const N: usize>(
     f: &mut impl FnMut(&[f64; N]) -> f64,
     start: [f64; N],
