@@ -63,7 +63,8 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         None => 0..fleet.devices,
     };
     let messages = Writer::start(ctx.tables.sink(&messages_schema()), messages_schema())?;
-    let connections = Writer::start(ctx.tables.sink(&devices_schema()), devices_schema())?;
+    let device_schema = devices_schema();
+    let connections = Writer::start(ctx.tables.sink(&device_schema), device_schema.clone())?;
     let cpu = cpu::CpuMeter::start();
     let mut totals = Totals::default();
     let mut failure = None;
@@ -83,7 +84,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             Ok((t, conns)) => {
                 let rows = conns.into_iter().map(|c| {
                     let tally = t.devices.get(&c.device).map(|d| d.tally()).unwrap_or_default();
-                    device_row(&ctx.workload.name, devices.start, c, tally)
+                    device_row(&device_schema, &ctx.workload.name, devices.start, c, tally)
                 });
                 match rows.collect() {
                     Ok(rows) => connections.rows().send(rows),

@@ -3,8 +3,7 @@
 //! the pacer's sink (devices.rs), the collector and the writer threads
 //! (tables.rs), and depending on none of them.
 
-use exp_results::mqtt_report::devices_schema;
-use exp_results::{Cell, RowError};
+use exp_results::{Cell, RowError, Schema};
 
 /// What became of a message, in the four words the report groups by; the
 /// `reason` column says why for everything but `ok`.
@@ -93,9 +92,16 @@ pub struct DeviceTally {
     pub errors: u64,
 }
 
-/// The `mqtt_devices` row of one device in one interval, by column name.
-pub fn device_row(fleet: &str, first_device: u32, c: Connection, counts: DeviceTally) -> Result<Vec<Cell>, RowError> {
-    devices_schema().row([
+/// The `mqtt_devices` row of one device in one interval, by column name of
+/// `schema` (`devices_schema()`, made once per fleet, not per row).
+pub fn device_row(
+    schema: &Schema,
+    fleet: &str,
+    first_device: u32,
+    c: Connection,
+    counts: DeviceTally,
+) -> Result<Vec<Cell>, RowError> {
+    schema.row([
         ("fleet", fleet.into()),
         ("device", u64::from(first_device + c.device).into()),
         ("client_id", c.client_id.into()),
