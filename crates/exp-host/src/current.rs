@@ -19,9 +19,13 @@ pub fn thread_cpu_ns() -> Option<u64> {
 }
 
 /// CPU time of this process, every thread included (those that ended
-/// too), in nanoseconds: utime + stime of /proc/self/stat in the kernel's
-/// clock ticks. `None` where it cannot be read.
+/// too), in nanoseconds: the process CPU-time clock, else utime + stime of
+/// /proc/self/stat in the kernel's clock ticks. `None` where neither can be
+/// read.
 pub fn process_cpu_ns() -> Option<u64> {
+    if let Some(ns) = crate::sys::process_cputime_ns() {
+        return Some(ns);
+    }
     let text = read_if_alive("/proc/self/stat").ok().flatten()?;
     let stat = PidStat::parse(&text).ok()?;
     let ticks = stat.utime_ticks.saturating_add(stat.stime_ticks);

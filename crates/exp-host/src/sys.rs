@@ -29,6 +29,24 @@ pub fn clock_ticks_per_s() -> u64 {
     u64::try_from(ticks).ok().filter(|&t| t > 0).unwrap_or(100)
 }
 
+/// CPU time of this process (every thread, ended ones included) in
+/// nanoseconds, from `clock_gettime(CLOCK_PROCESS_CPUTIME_ID)`: exact to the
+/// scheduler's accounting, where /proc/self/stat counts 10 ms ticks.
+pub fn process_cputime_ns() -> Option<u64> {
+    let mut ts = MaybeUninit::<libc::timespec>::uninit();
+    // SAFETY: `ts` is a valid, writable timespec for the call; the return
+    // value says whether it was written.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, ts.as_mut_ptr()) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: clock_gettime returned 0, so it initialised `ts`.
+    let ts = unsafe { ts.assume_init() };
+    let secs = u64::try_from(ts.tv_sec).ok()?;
+    let nanos = u64::try_from(ts.tv_nsec).ok()?;
+    Some(secs.saturating_mul(1_000_000_000).saturating_add(nanos))
+}
+
 /// Makes `file` at least `len` bytes long with its blocks allocated (not a
 /// hole), without writing them: disk space taken now so that a full disk
 /// later cannot refuse it. `posix_fallocate`, which the C library emulates

@@ -154,7 +154,7 @@ fn print_summary(output: &Path, made: &MadeSet, corpus_bytes: u64) {
         .map(|(_, p)| p.cpu.unwrap_or_default().as_secs_f64())
         .sum();
     outln!(
-        "end to end: {wall:.2} s wall, {cpu:.2} CPU-s: {}, {}",
+        "end to end: {wall:.3} s wall, {cpu:.3} CPU-s: {}, {}",
         rate(corpus_bytes, wall, 1, "/s"),
         rate(corpus_bytes, cpu, 1, " per CPU-second")
     );
@@ -163,7 +163,7 @@ fn print_summary(output: &Path, made: &MadeSet, corpus_bytes: u64) {
         .filter(|(_, p)| !p.wall.is_zero())
         .map(|(name, p)| {
             let cpu = p.cpu.unwrap_or_default().as_secs_f64();
-            format!("{name} {:.2} s ({cpu:.2} CPU-s)", p.wall.as_secs_f64())
+            format!("{name} {:.3} s ({cpu:.3} CPU-s)", p.wall.as_secs_f64())
         })
         .collect();
     outln!("  phases: {}", shown.join(", "));
