@@ -29,7 +29,7 @@
 //! (e.g. chi-squared with 2 df is the exponential with rate ½).
 //!
 //! The number of samples per family is 20 in release builds and 5 in debug
-//! builds (one `select` on 10⁴ values is ~0.1 s in release, much slower in
+//! builds (one `select` on 10⁴ values is ~4 ms in release, much slower in
 //! debug); set `EXPC_SELECT_K` to override. Run with `--nocapture` to see the
 //! confusion counts.
 #![allow(clippy::unwrap_used)]

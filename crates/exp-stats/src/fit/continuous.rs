@@ -6,15 +6,15 @@ use statrs::distribution::{Beta, ChiSquared, Continuous, Exp, Gamma, LogNormal, 
 use statrs::function::gamma::{digamma, ln_gamma};
 
 use super::optimize::{newton_decreasing, trigamma};
-use super::sample::{reported_ll, Sample};
+use super::sample::Sample;
 use super::{Family, Fit, FitError};
 
 /// Newton iteration bound; every root here is bracketed, so this is only a backstop.
 const MAX_ITER: usize = 200;
 const TOL: f64 = 1e-12;
 
-fn sum_ln_pdf(s: &Sample<'_>, d: &impl Continuous<f64, f64>) -> f64 {
-    s.data.iter().map(|&x| d.ln_pdf(x)).sum()
+fn sum_ln_pdf(s: &Sample, d: &impl Continuous<f64, f64>) -> f64 {
+    s.sum(|x| d.ln_pdf(x))
 }
 
 fn no_convergence(family: Family) -> FitError {
@@ -22,35 +22,35 @@ fn no_convergence(family: Family) -> FitError {
 }
 
 /// Normal: `mean = x̄`, `sd = √(Σ(xᵢ − x̄)²/n)` (the MLE divides by n, not n − 1).
-pub(crate) fn normal(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn normal(s: &Sample) -> Result<Fit, FitError> {
     s.finite(Family::Normal)?;
     let sd = s.var.sqrt();
     let d = Normal::new(s.mean, sd).map_err(|_| FitError::Degenerate)?;
     let ours = -0.5 * s.nf * ((2.0 * std::f64::consts::PI * s.var).ln() + 1.0);
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Normal, vec![("mean", s.mean), ("sd", sd)], ll, s.n))
 }
 
 /// Exponential on x ≥ 0: `rate = 1 / x̄`.
-pub(crate) fn exponential(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn exponential(s: &Sample) -> Result<Fit, FitError> {
     s.non_negative(Family::Exponential)?;
     let rate = 1.0 / s.mean;
     let d = Exp::new(rate).map_err(|_| FitError::Degenerate)?;
     let ours = s.nf * (rate.ln() - 1.0);
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Exponential, vec![("rate", rate)], ll, s.n))
 }
 
 /// Log-normal on x > 0: the normal MLE of ln x, `mu = Σ ln xᵢ / n`,
 /// `sigma = √(Σ(ln xᵢ − mu)²/n)`.
-pub(crate) fn log_normal(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn log_normal(s: &Sample) -> Result<Fit, FitError> {
     s.positive(Family::LogNormal)?;
     let mu = s.mean_ln();
-    let var = s.data.iter().map(|x| (x.ln() - mu).powi(2)).sum::<f64>() / s.nf;
+    let var = s.var_ln;
     let sigma = var.sqrt();
     let d = LogNormal::new(mu, sigma).map_err(|_| FitError::Degenerate)?;
     let ours = -s.sum_ln - 0.5 * s.nf * ((2.0 * std::f64::consts::PI * var).ln() + 1.0);
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::LogNormal, vec![("mu", mu), ("sigma", sigma)], ll, s.n))
 }
 
@@ -62,7 +62,7 @@ pub(crate) fn log_normal(s: &Sample<'_>) -> Result<Fit, FitError> {
 /// ```
 ///
 /// by Newton with trigamma from Minka's start `a₀ = (3 − s + √((s − 3)² + 24 s)) / (12 s)`.
-pub(crate) fn gamma(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn gamma(s: &Sample) -> Result<Fit, FitError> {
     s.positive(Family::Gamma)?;
     let gap = s.mean.ln() - s.mean_ln();
     if gap.is_nan() || gap <= 0.0 {
@@ -81,7 +81,7 @@ pub(crate) fn gamma(s: &Sample<'_>) -> Result<Fit, FitError> {
     let rate = shape / s.mean;
     let d = Gamma::new(shape, rate).map_err(|_| no_convergence(Family::Gamma))?;
     let ours = s.nf * (shape * rate.ln() - ln_gamma(shape)) + (shape - 1.0) * s.sum_ln - rate * s.mean * s.nf;
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Gamma, vec![("shape", shape), ("rate", rate)], ll, s.n))
 }
 
@@ -95,7 +95,7 @@ pub(crate) fn gamma(s: &Sample<'_>) -> Result<Fit, FitError> {
 ///
 /// solved by Newton on h = k/2 (ψ is increasing, so the root is unique) from
 /// Minka's inverse-digamma start.
-pub(crate) fn chi_squared(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn chi_squared(s: &Sample) -> Result<Fit, FitError> {
     s.positive(Family::ChiSquared)?;
     let target = s.mean_ln() - std::f64::consts::LN_2;
     // Minka: ψ⁻¹(y) ≈ exp(y) + ½ for y ≥ −2.22, −1/(y − ψ(1)) below.
@@ -116,7 +116,7 @@ pub(crate) fn chi_squared(s: &Sample<'_>) -> Result<Fit, FitError> {
     let df = 2.0 * half;
     let d = ChiSquared::new(df).map_err(|_| no_convergence(Family::ChiSquared))?;
     let ours = -s.nf * (half * std::f64::consts::LN_2 + ln_gamma(half)) + (half - 1.0) * s.sum_ln - 0.5 * s.mean * s.nf;
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::ChiSquared, vec![("df", df)], ll, s.n))
 }
 
@@ -131,20 +131,20 @@ pub(crate) fn chi_squared(s: &Sample<'_>) -> Result<Fit, FitError> {
 /// variance of ln x), so safeguarded Newton from `k₀ = π / (√6 · sd(ln x))`
 /// finds the unique root. Powers are computed as exp(k (ln xᵢ − max ln x))
 /// so large k cannot overflow; the ratios are unchanged by that scaling.
-pub(crate) fn weibull(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn weibull(s: &Sample) -> Result<Fit, FitError> {
     s.positive(Family::Weibull)?;
-    let logs: Vec<f64> = s.data.iter().map(|x| x.ln()).collect();
-    let mean_ln = s.mean_ln();
+    let logs: Vec<(f64, f64)> = s.points.iter().map(|&(x, w)| (x.ln(), w)).collect();
+    let mean_ln = s.points_sum_ln / s.nf;
     let max_ln = s.max.ln();
-    let sd_ln = (logs.iter().map(|l| (l - mean_ln).powi(2)).sum::<f64>() / s.nf).sqrt();
+    let sd_ln = s.var_ln.sqrt();
     if sd_ln.is_nan() || sd_ln <= 0.0 {
         return Err(FitError::Degenerate);
     }
-    // Returns (Σ wᵢ, Σ wᵢ lᵢ, Σ wᵢ lᵢ²) with wᵢ = exp(k (lᵢ − max ln x)).
+    // Returns (Σ wᵢ, Σ wᵢ lᵢ, Σ wᵢ lᵢ²) with wᵢ = cᵢ exp(k (lᵢ − max ln x)), cᵢ the point's weight.
     let moments = |k: f64| {
         let (mut b, mut a, mut c) = (0.0, 0.0, 0.0);
-        for &l in &logs {
-            let w = (k * (l - max_ln)).exp();
+        for &(l, count) in &logs {
+            let w = count * (k * (l - max_ln)).exp();
             b += w;
             a += w * l;
             c += w * l * l;
@@ -169,8 +169,8 @@ pub(crate) fn weibull(s: &Sample<'_>) -> Result<Fit, FitError> {
     let scale = max_ln.exp() * (b / s.nf).powf(1.0 / shape);
     let d = Weibull::new(shape, scale).map_err(|_| no_convergence(Family::Weibull))?;
     // At the MLE Σ (xᵢ/λ)ᵏ = n.
-    let ours = s.nf * (shape.ln() - shape * scale.ln()) + (shape - 1.0) * s.sum_ln - s.nf;
-    let ll = reported_ll(sum_ln_pdf(s, &d), ours);
+    let ours = s.nf * (shape.ln() - shape * scale.ln()) + (shape - 1.0) * s.points_sum_ln - s.nf;
+    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(
         Family::Weibull,
         vec![("shape", shape), ("scale", scale)],
@@ -189,7 +189,7 @@ pub(crate) fn weibull(s: &Sample<'_>) -> Result<Fit, FitError> {
 /// trigamma Hessian, halving steps that leave α, β > 0 or lower the
 /// likelihood, from the method-of-moments start
 /// `c = x̄(1−x̄)/v − 1, α₀ = x̄ c, β₀ = (1−x̄) c` (α₀ = β₀ = 1 when c ≤ 0).
-pub(crate) fn beta(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn beta(s: &Sample) -> Result<Fit, FitError> {
     s.unit_interval(Family::Beta)?;
     let (s1, s2, n) = (s.sum_ln, s.sum_ln1m, s.nf);
     let ll = |a: f64, b: f64| n * (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b)) + (a - 1.0) * s1 + (b - 1.0) * s2;
@@ -230,6 +230,6 @@ pub(crate) fn beta(s: &Sample<'_>) -> Result<Fit, FitError> {
         return Err(no_convergence(Family::Beta));
     }
     let d = Beta::new(a, b).map_err(|_| no_convergence(Family::Beta))?;
-    let reported = reported_ll(sum_ln_pdf(s, &d), current);
+    let reported = s.reported_ll(sum_ln_pdf(s, &d), current);
     Ok(Fit::new(Family::Beta, vec![("alpha", a), ("beta", b)], reported, s.n))
 }

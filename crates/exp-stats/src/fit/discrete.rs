@@ -6,24 +6,23 @@ use statrs::distribution::{Discrete, Geometric, NegativeBinomial, Poisson};
 use statrs::function::gamma::{digamma, ln_gamma};
 
 use super::optimize::{newton_decreasing, trigamma};
-use super::sample::{reported_ll, Sample};
+use super::sample::Sample;
 use super::{Family, Fit, FitError};
 
 /// Poisson: `lambda = x̄`.
-pub(crate) fn poisson(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn poisson(s: &Sample) -> Result<Fit, FitError> {
     s.counts_domain(Family::Poisson)?;
     let lambda = s.mean;
     let d = Poisson::new(lambda).map_err(|_| FitError::Degenerate)?;
-    let table = s.counts();
-    let statrs_ll = table.iter().map(|&(k, c)| c * d.ln_pmf(k)).sum();
-    let ours = table
-        .iter()
-        .map(|&(k, c)| c * (k as f64 * lambda.ln() - lambda - ln_gamma(k as f64 + 1.0)))
+    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
+    let ours = s
+        .counts()
+        .map(|(k, c)| c * (k as f64 * lambda.ln() - lambda - ln_gamma(k as f64 + 1.0)))
         .sum();
     Ok(Fit::new(
         Family::Poisson,
         vec![("lambda", lambda)],
-        reported_ll(statrs_ll, ours),
+        s.reported_ll(statrs_ll, ours),
         s.n,
     ))
 }
@@ -33,17 +32,16 @@ pub(crate) fn poisson(s: &Sample<'_>) -> Result<Fit, FitError> {
 ///
 /// statrs' `Geometric` counts trials (support 1, 2, …), so its pmf is
 /// evaluated at k + 1.
-pub(crate) fn geometric(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn geometric(s: &Sample) -> Result<Fit, FitError> {
     s.counts_domain(Family::Geometric)?;
     let p = 1.0 / (1.0 + s.mean);
     let d = Geometric::new(p).map_err(|_| FitError::Degenerate)?;
-    let table = s.counts();
-    let statrs_ll = table.iter().map(|&(k, c)| c * d.ln_pmf(k + 1)).sum();
+    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k + 1)).sum();
     let ours = s.nf * (p.ln() + s.mean * (-p).ln_1p());
     Ok(Fit::new(
         Family::Geometric,
         vec![("p", p)],
-        reported_ll(statrs_ll, ours),
+        s.reported_ll(statrs_ll, ours),
         s.n,
     ))
 }
@@ -64,17 +62,16 @@ pub(crate) fn geometric(s: &Sample<'_>) -> Result<Fit, FitError> {
 /// the root, so the root is bracketed by doubling from the method-of-moments
 /// value `x̄² / (v − x̄)` and then found by safeguarded Newton (U′ uses
 /// trigamma).
-pub(crate) fn negative_binomial(s: &Sample<'_>) -> Result<Fit, FitError> {
+pub(crate) fn negative_binomial(s: &Sample) -> Result<Fit, FitError> {
     let family = Family::NegativeBinomial;
     s.counts_domain(family)?;
     if s.var <= s.mean {
         return Err(FitError::NoConvergence { family });
     }
-    let (n, mean) = (s.nf, s.mean);
-    let table = s.counts();
+    let (n, mean) = (s.nf, s.points_mean);
     let score = |r: f64| {
         let (mut u, mut du) = (0.0, 0.0);
-        for &(k, c) in table {
+        for (k, c) in s.counts() {
             u += c * digamma(r + k as f64);
             du += c * trigamma(r + k as f64);
         }
@@ -96,16 +93,16 @@ pub(crate) fn negative_binomial(s: &Sample<'_>) -> Result<Fit, FitError> {
     let r = newton_decreasing(score, lo, hi, start, 1e-12, 300).ok_or(FitError::NoConvergence { family })?;
     let p = r / (r + mean);
     let d = NegativeBinomial::new(r, p).map_err(|_| FitError::NoConvergence { family })?;
-    let statrs_ll = table.iter().map(|&(k, c)| c * d.ln_pmf(k)).sum();
-    let ours = table
-        .iter()
-        .map(|&(k, c)| c * (ln_gamma(r + k as f64) - ln_gamma(r) - ln_gamma(k as f64 + 1.0)))
+    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
+    let ours = s
+        .counts()
+        .map(|(k, c)| c * (ln_gamma(r + k as f64) - ln_gamma(r) - ln_gamma(k as f64 + 1.0)))
         .sum::<f64>()
         + n * (r * p.ln() + mean * (-p).ln_1p());
     Ok(Fit::new(
         family,
         vec![("r", r), ("p", p)],
-        reported_ll(statrs_ll, ours),
+        s.reported_ll(statrs_ll, ours),
         s.n,
     ))
 }

@@ -56,15 +56,3 @@ pub(crate) fn log_likelihood(fit: &Fit, distinct: &[(f64, f64)]) -> Option<f64> 
     }
     Some(total)
 }
-
-/// Distinct values of sorted data with their multiplicities.
-pub(crate) fn distinct(sorted: &[f64]) -> Vec<(f64, f64)> {
-    let mut table: Vec<(f64, f64)> = Vec::new();
-    for &x in sorted {
-        match table.last_mut() {
-            Some((last, c)) if *last == x => *c += 1.0,
-            _ => table.push((x, 1.0)),
-        }
-    }
-    table
-}

@@ -20,10 +20,14 @@
 //! iteration limits, ties in AIC broken by candidate order.
 
 mod continuous;
+#[cfg(test)]
+mod derivative_tests;
 mod discrete;
 mod discretize;
 mod draw;
+mod gaps;
 mod heavy;
+mod newton;
 mod optimize;
 mod sample;
 #[cfg(test)]
@@ -193,7 +197,7 @@ pub fn fit(family: Family, data: &[f64]) -> Result<Fit, FitError> {
     fit_sample(family, &sample)
 }
 
-fn fit_sample(family: Family, s: &Sample<'_>) -> Result<Fit, FitError> {
+fn fit_sample(family: Family, s: &Sample) -> Result<Fit, FitError> {
     let needed = family.n_params() + 1;
     if s.n < needed {
         return Err(FitError::TooFewValues { needed, got: s.n });
@@ -263,16 +267,34 @@ fn on_mass_scale(fit: Fit, table: &[(f64, f64)]) -> Fit {
 /// [`FitError::Degenerate`] when all values are equal,
 /// [`FitError::NoCandidate`] when nothing could be fitted.
 pub fn select(data: &[f64], candidates: &[Family]) -> Result<Selection, FitError> {
-    let sample = Sample::new(data)?;
+    select_sample(&Sample::new(data)?, candidates)
+}
+
+/// [`select`] on ascending `sorted` data, with the likelihoods of the
+/// iterative estimators (Weibull, Cauchy, Student t, F, negative binomial)
+/// summed over a sketch of at most `max_points` weighted points when the
+/// data have more distinct values than that; the closed-form estimators
+/// still use the exact statistics of all the data. The sketch is described
+/// in the `sample` module: it cuts the sorted data into bins that are
+/// narrow at the tails and wide in the middle, so its cost is O(points)
+/// per likelihood evaluation instead of O(n).
+///
+/// With a sketch, [`Fit::log_likelihood`] of an iterative family is the
+/// sketch's (weights summing to n); with `max_points` at least the number
+/// of distinct values this is exactly [`select`].
+pub fn select_sketched(sorted: &[f64], max_points: usize, candidates: &[Family]) -> Result<Selection, FitError> {
+    select_sample(&Sample::sketched(sorted, max_points)?, candidates)
+}
+
+fn select_sample(sample: &Sample, candidates: &[Family]) -> Result<Selection, FitError> {
     let tried: Vec<(Family, Result<Fit, FitError>)> = candidates
         .iter()
-        .map(|&family| (family, fit_sample(family, &sample)))
+        .map(|&family| (family, fit_sample(family, sample)))
         .collect();
     let tried: Vec<(Family, Result<Fit, FitError>)> = if sample.integer && sample.var.sqrt() < discretize::SMOOTH_SD {
-        let table = discretize::distinct(sample.sorted());
         tried
             .into_iter()
-            .map(|(family, result)| (family, result.map(|fit| on_mass_scale(fit, &table))))
+            .map(|(family, result)| (family, result.map(|fit| on_mass_scale(fit, &sample.points))))
             .collect()
     } else {
         tried
