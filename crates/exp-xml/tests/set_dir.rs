@@ -145,7 +145,11 @@ fn a_path_nothing_fits_round_trips_without_fit() {
     set.numeric[0].fit = None;
     set.numeric[0].runner_up = None;
     set.numeric[1].format = NumberFormat::Exponent;
-    set.info.fitting = FittingSummary::of(&set.numeric, set.info.fitting.max_sample);
+    set.info.fitting = FittingSummary {
+        sketch_points: set.info.fitting.sketch_points,
+        sketched_paths: set.info.fitting.sketched_paths,
+        ..FittingSummary::of(&set.numeric)
+    };
     let dir = tempfile::tempdir().expect("tempdir");
     write_set(&set, dir.path()).expect("write");
     assert_eq!(read_set(dir.path()).expect("read"), set);

@@ -232,7 +232,7 @@ pub fn read_set(dir: &Path) -> Result<SynthesisSet, XmlError> {
     }
     info.corpus.structure_frequency = FrequencyStats::of(structures.iter().map(|s| s.count));
     info.corpus.path_frequency = FrequencyStats::of(paths.iter().map(|p| p.occurrences));
-    info.fitting.families = FittingSummary::of(&numeric, info.fitting.max_sample).families;
+    info.fitting.families = FittingSummary::of(&numeric).families;
     Ok(SynthesisSet {
         structures,
         paths,

@@ -1,37 +1,29 @@
 //! From an extraction to a synthesis set: every numeric path is fitted with
-//! [`exp_stats::fit::select`] over all 13 families, in parallel.
+//! [`exp_stats::fit::select_sketched`] over all 13 families, in parallel.
 
-use std::borrow::Cow;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use exp_stats::fit::{select, Family, Fit};
+use exp_stats::fit::{select_sketched, Family, Fit};
 
 use super::info::{CorpusTable, FittingSummary, SkippedRecord, SET_VERSION};
 use super::{FitRecord, NumericPath, SetInfo, SynthesisSet};
 use crate::{Config, Extraction, NumericSummary};
 
-/// Default largest sample a fit sees; see [`SetOptions::max_sample`].
-///
-/// `select` over all 13 families costs about 15–25 µs per value (release
-/// build: 1,000,000 values take 14–25 s, 100,000 values 0.8–1.4 s). On
-/// 1,000,000 gamma, normal and log-normal values the fit on the 100,000
-/// quantile subsample has the same winner and runner-up and parameters
-/// within 2·10⁻⁵ relative (μ of a log-normal near 0: 3·10⁻⁶ absolute); on
-/// geometric counts it picks the geometric where the full sample picks the
-/// negative binomial with r = 1.003 — the same distribution.
-pub const DEFAULT_MAX_FIT_SAMPLE: usize = 100_000;
+/// Default most points a fit's iterative likelihoods sum over; see
+/// [`SetOptions::sketch_points`] and decision 0008.
+pub const DEFAULT_SKETCH_POINTS: usize = 512;
 
 /// How a set is made from an extraction.
 #[derive(Debug, Clone)]
 pub struct SetOptions {
     /// Fitting threads; 0 = the available parallelism.
     pub threads: usize,
-    /// A path with more values is fitted on a deterministic quantile
-    /// subsample of this many values (the values at ranks
-    /// ⌊(i + ½)·n/m⌋ of the sorted sample), which keeps the empirical
-    /// distribution to within 1/m in every quantile; 0 fits every value.
-    /// Log-likelihood and AIC are then those of the subsample.
-    pub max_sample: usize,
+    /// A path with more distinct values than this is fitted on a sketch of
+    /// this many weighted points ([`exp_stats::fit::select_sketched`]): the
+    /// closed-form estimators still see every value, the iterative ones
+    /// (Weibull, Cauchy, Student t, F, negative binomial) sum their
+    /// likelihoods over the sketch. 0 fits every distinct value.
+    pub sketch_points: usize,
     /// Name of the root element that held the split documents, if known
     /// (written to `set.json` so generation can wrap documents alike).
     pub split_root: Option<String>,
@@ -41,7 +33,7 @@ impl Default for SetOptions {
     fn default() -> Self {
         Self {
             threads: 0,
-            max_sample: DEFAULT_MAX_FIT_SAMPLE,
+            sketch_points: DEFAULT_SKETCH_POINTS,
             split_root: None,
         }
     }
@@ -62,7 +54,11 @@ impl SynthesisSet {
             corpus,
             attribute_policy: config.policy.into(),
             categorical_threshold: config.categorical_threshold,
-            fitting: FittingSummary::of(&numeric, options.max_sample),
+            fitting: FittingSummary {
+                sketch_points: options.sketch_points,
+                sketched_paths: sketched_paths(&extraction.numeric, options.sketch_points),
+                ..FittingSummary::of(&numeric)
+            },
             skipped: extraction.summary.skipped.iter().map(SkippedRecord::from).collect(),
         };
         SynthesisSet {
@@ -93,7 +89,7 @@ pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> Vec<Numeri
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(summary) = summaries.get(i) else { break };
-                        done.push((i, fit_path(summary, options.max_sample)));
+                        done.push((i, fit_path(summary, options.sketch_points)));
                     }
                     done
                 })
@@ -113,9 +109,9 @@ pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> Vec<Numeri
 }
 
 /// Fits one path; a path no family fits gets `fit: None`.
-pub fn fit_path(summary: &NumericSummary, max_sample: usize) -> NumericPath {
-    let sample = fit_sample(&summary.values, max_sample);
-    let (fit, runner_up) = match select(&sample, &Family::ALL) {
+pub fn fit_path(summary: &NumericSummary, sketch_points: usize) -> NumericPath {
+    let points = if sketch_points == 0 { usize::MAX } else { sketch_points };
+    let (fit, runner_up) = match select_sketched(&summary.values, points, &Family::ALL) {
         Ok(selection) => (Some(record(&selection.best)), selection.runner_up.as_ref().map(record)),
         Err(_) => (None, None),
     };
@@ -132,48 +128,24 @@ pub fn fit_path(summary: &NumericSummary, max_sample: usize) -> NumericPath {
     }
 }
 
+/// How many paths have more distinct values than `sketch_points` (their
+/// values are sorted, so equal values are neighbours).
+fn sketched_paths(summaries: &[NumericSummary], sketch_points: usize) -> usize {
+    if sketch_points == 0 {
+        return 0;
+    }
+    let distinct = |values: &[f64]| 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
+    summaries
+        .iter()
+        .filter(|s| s.values.len() > sketch_points && distinct(&s.values) > sketch_points)
+        .count()
+}
+
 fn record(fit: &Fit) -> FitRecord {
     FitRecord {
         family: fit.family,
         params: fit.params.iter().map(|&(name, v)| (name.to_owned(), v)).collect(),
         log_likelihood: fit.log_likelihood,
         aic: fit.aic,
-    }
-}
-
-/// The values a fit sees: all of them, or the quantile subsample described
-/// on [`SetOptions::max_sample`].
-fn fit_sample(values: &[f64], max_sample: usize) -> Cow<'_, [f64]> {
-    let n = values.len();
-    if max_sample == 0 || n <= max_sample {
-        return Cow::Borrowed(values);
-    }
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let m = max_sample as u128;
-    let picked = (0..m)
-        .filter_map(|i| {
-            // ⌊(i + ½)·n/m⌋ = ⌊(2i + 1)·n / 2m⌋, exact in integers.
-            let rank = (2 * i + 1) * n as u128 / (2 * m);
-            sorted.get(usize::try_from(rank).ok()?).copied()
-        })
-        .collect();
-    Cow::Owned(picked)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn quantile_subsample_is_spread_over_the_sorted_values() {
-        let values: Vec<f64> = (0..1000).rev().map(f64::from).collect();
-        let s = fit_sample(&values, 10);
-        assert_eq!(
-            s.as_ref(),
-            &[50.0, 150.0, 250.0, 350.0, 450.0, 550.0, 650.0, 750.0, 850.0, 950.0]
-        );
-        assert!(matches!(fit_sample(&values, 0), Cow::Borrowed(_)));
-        assert!(matches!(fit_sample(&values, 1000), Cow::Borrowed(_)));
     }
 }

@@ -8,7 +8,7 @@ use super::NumericPath;
 use crate::{AttributePolicy, CorpusSummary, PathInfo, SkipReason, Skipped, Structure};
 
 /// Format version of the set directory written by this crate.
-pub const SET_VERSION: u32 = 1;
+pub const SET_VERSION: u32 = 2;
 
 /// The corpus summary in the layout of the published corpus table: counts
 /// of distinct tags, attributes, paths and structures, documents, and the
@@ -115,10 +115,13 @@ pub struct FittingSummary {
     /// Winning families with at least one path, most paths first (ties in
     /// [`Family::ALL`] order).
     pub families: Vec<FamilyCount>,
-    /// Largest sample a fit saw (0: every value); see [`SetOptions`](super::SetOptions).
-    pub max_sample: usize,
-    /// Paths with more values than `max_sample`, fitted on a quantile subsample.
-    pub subsampled_paths: usize,
+    /// Most points the iterative estimators of a fit summed over (0: every
+    /// distinct value); see [`SetOptions::sketch_points`](super::SetOptions).
+    #[serde(alias = "max_sample")]
+    pub sketch_points: usize,
+    /// Paths with more distinct values than `sketch_points`, fitted on a sketch.
+    #[serde(alias = "subsampled_paths")]
+    pub sketched_paths: usize,
 }
 
 /// Numeric paths a family won and their share of all numeric paths.
@@ -130,8 +133,8 @@ pub struct FamilyCount {
 }
 
 impl FittingSummary {
-    /// Counts winners; `max_sample` is 0 when nothing was subsampled.
-    pub fn of(numeric: &[NumericPath], max_sample: usize) -> Self {
+    /// Counts winners; the sketch fields are left at 0 for the caller.
+    pub fn of(numeric: &[NumericPath]) -> Self {
         let total = numeric.len();
         let families = Family::ALL
             .into_iter()
@@ -150,17 +153,12 @@ impl FittingSummary {
         let mut families: Vec<FamilyCount> = families.collect();
         // Stable: ties stay in `Family::ALL` order.
         families.sort_by_key(|c| std::cmp::Reverse(c.paths));
-        let subsampled_paths = if max_sample == 0 {
-            0
-        } else {
-            numeric.iter().filter(|p| p.n > max_sample as u64).count()
-        };
         Self {
             numeric_paths: total,
             without_fit: numeric.iter().filter(|p| p.fit.is_none()).count(),
             families,
-            max_sample,
-            subsampled_paths,
+            sketch_points: 0,
+            sketched_paths: 0,
         }
     }
 }

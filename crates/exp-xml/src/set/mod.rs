@@ -12,7 +12,7 @@ mod fitting;
 mod info;
 
 pub use dir::{read_set, write_set, SET_FILES};
-pub use fitting::{fit_all, fit_path, SetOptions, DEFAULT_MAX_FIT_SAMPLE};
+pub use fitting::{fit_all, fit_path, SetOptions, DEFAULT_SKETCH_POINTS};
 pub use info::{
     CorpusTable, FamilyCount, FittingSummary, FrequencyStats, PolicyRecord, SkipKind, SkippedRecord, SET_VERSION,
 };
