@@ -286,6 +286,12 @@ pub fn select_sketched(sorted: &[f64], max_points: usize, candidates: &[Family])
     select_sample(&Sample::sketched(sorted, max_points)?, candidates)
 }
 
+/// [`select`] on data given as distinct values with their counts (count
+/// data as a frequency table), exactly.
+pub fn select_table(table: &[(f64, u64)], candidates: &[Family]) -> Result<Selection, FitError> {
+    select_sample(&Sample::from_table(table)?, candidates)
+}
+
 fn select_sample(sample: &Sample, candidates: &[Family]) -> Result<Selection, FitError> {
     let tried: Vec<(Family, Result<Fit, FitError>)> = candidates
         .iter()

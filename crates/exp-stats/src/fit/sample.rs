@@ -69,7 +69,30 @@ impl Sample {
         if n < 2 {
             return Err(FitError::TooFewValues { needed: 2, got: n });
         }
-        let table = distinct(sorted);
+        let quartile = |q| crate::percentile(sorted, q).unwrap_or(f64::NAN);
+        let quartiles = [quartile(0.25), quartile(0.5), quartile(0.75)];
+        Sample::from_distinct(distinct(sorted), n, quartiles, max_points)
+    }
+
+    /// The sample of distinct values with their counts (any order), exactly.
+    pub fn from_table(table: &[(f64, u64)]) -> Result<Sample, FitError> {
+        let mut table: Vec<(f64, f64)> = table.iter().filter(|e| e.1 > 0).map(|&(x, c)| (x, c as f64)).collect();
+        table.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let n = table.iter().map(|e| e.1).sum::<f64>() as usize;
+        if n < 2 {
+            return Err(FitError::TooFewValues { needed: 2, got: n });
+        }
+        let quartiles = [0.25, 0.5, 0.75].map(|q| table_percentile(&table, n, q));
+        Sample::from_distinct(table, n, quartiles, usize::MAX)
+    }
+
+    /// `table`: distinct values ascending with their counts, `n` in all.
+    fn from_distinct(
+        table: Vec<(f64, f64)>,
+        n: usize,
+        quartiles: [f64; 3],
+        max_points: usize,
+    ) -> Result<Sample, FitError> {
         let finite = table.iter().all(|(x, _)| x.is_finite());
         let (min, max) = (table[0].0, table[table.len() - 1].0);
         if finite && min == max {
@@ -90,8 +113,7 @@ impl Sample {
         } else {
             f64::NAN
         };
-        let quartile = |q| crate::percentile(sorted, q).unwrap_or(mean);
-        let quartiles = [quartile(0.25), quartile(0.5), quartile(0.75)];
+        let quartiles = quartiles.map(|q| if q.is_nan() { mean } else { q });
         let exact = table.len() <= max_points;
         let points = if exact { table } else { sketch(&table, n, max_points) };
         let points_mean = if exact {
@@ -232,6 +254,31 @@ impl Sample {
     }
 }
 
+/// The type-7 `q` quantile ([`crate::percentile`]) of the data a sorted
+/// table of distinct values and counts stands for.
+fn table_percentile(table: &[(f64, f64)], n: usize, q: f64) -> f64 {
+    let h = (n - 1) as f64 * q;
+    let rank = h.floor() as usize;
+    // The value at a 0-based rank of the data.
+    let at = |r: usize| {
+        let mut end = 0.0;
+        for &(x, c) in table {
+            end += c;
+            if (r as f64) < end {
+                return x;
+            }
+        }
+        table[table.len() - 1].0
+    };
+    let (lower, upper) = (at(rank), at((rank + 1).min(n - 1)));
+    let fraction = h - rank as f64;
+    if fraction == 0.0 {
+        lower
+    } else {
+        lower + fraction * (upper - lower)
+    }
+}
+
 /// Distinct values of sorted data with their multiplicities.
 pub(crate) fn distinct(sorted: &[f64]) -> Vec<(f64, f64)> {
     let mut table: Vec<(f64, f64)> = Vec::new();
@@ -313,6 +360,21 @@ mod tests {
         assert_eq!(s.n, 5);
         assert!((s.mean - 2.4).abs() < 1e-15);
         assert_eq!(s.quartile(2), 3.0);
+    }
+
+    #[test]
+    fn a_table_is_the_data_it_counts() {
+        let data = [3.0, 1.0, 3.0, 2.0, 3.0, 7.0];
+        let from_data = Sample::new(&data).unwrap();
+        let from_table = Sample::from_table(&[(7.0, 1), (3.0, 3), (1.0, 1), (2.0, 1), (9.0, 0)]).unwrap();
+        assert_eq!(from_table.points, from_data.points);
+        assert_eq!(
+            (from_table.n, from_table.mean, from_table.var),
+            (from_data.n, from_data.mean, from_data.var)
+        );
+        for quarter in 1..=3 {
+            assert_eq!(from_table.quartile(quarter), from_data.quartile(quarter));
+        }
     }
 
     #[test]
