@@ -19,7 +19,7 @@ pub const XML: BlockSchema = BlockSchema {
         Prop::optional("split_at", Ty::Str, "Element whose children are the documents (event logs)."),
         Prop::with_default("attributes", Ty::Enum(&["keep", "names", "auto"]), "auto", "Attribute values in paths: keep all, names only, or auto (keep when few distinct)."),
         Prop::with_default("max_distinct", Ty::Int, "16", "`auto`: most distinct values an attribute may have to stay in paths.").range(1.0, 1_000_000.0),
-        Prop::with_default("categorical_threshold", Ty::Int, "30", "Paths with at most this many distinct values are categorical.").range(1.0, 1_000_000.0),
+        Prop::with_default("categorical_threshold", Ty::Int, "30", "Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.").range(1.0, 1_000_000.0),
         Prop::with_default("obfuscate", Ty::Bool, "false", "Replace every string by a seeded random string of the same length."),
         Prop::with_default("per_file", Ty::Int, "1", "Documents per output file.").range(1.0, 1e9),
         Prop::with_default("gzip", Ty::Bool, "false", "Compress output files."),

@@ -16,7 +16,7 @@ use crate::parse::{DocReader, Document, TextRange, Token, MAX_VALUE_LEN};
 use crate::paths::{md5_of, PathTable};
 use crate::policy::{Decider, NamesTrie};
 use crate::skeleton::{push_tag, Skeleton};
-use crate::values::parse_number;
+use crate::values::{counts_are_numeric, parse_number};
 use crate::Md5Hash;
 
 /// Values seen on one path.
@@ -59,9 +59,13 @@ impl PathValues {
     }
 
     /// The extraction's rule: numeric when every value is a number and
-    /// there are more than `threshold` distinct values.
+    /// there are more than `threshold` distinct values, or the values are
+    /// count data a discrete family fits ([`counts_are_numeric`]).
     pub fn is_numeric(&self, threshold: usize) -> bool {
-        self.non_numeric == 0 && !self.numbers.is_empty() && self.distinct() > threshold
+        self.non_numeric == 0
+            && !self.numbers.is_empty()
+            && (self.distinct() > threshold
+                || (self.truncated.len() == 0 && counts_are_numeric(self.values.iter().map(|(v, c)| (v.as_str(), c)))))
     }
 }
 

@@ -89,6 +89,13 @@ impl Counts {
         self.rows.len()
     }
 
+    /// Every distinct value with its count, by reference.
+    pub fn rows(&self) -> impl Iterator<Item = (&str, u64)> {
+        self.rows
+            .iter()
+            .map(|r| (self.text.get(r.start..r.end).unwrap_or_default(), r.count))
+    }
+
     /// Every distinct value with its count.
     pub fn into_rows(self) -> impl Iterator<Item = (Box<str>, u64)> {
         let text = self.text;

@@ -151,7 +151,8 @@ impl ValueAcc {
     }
 
     /// Whether the path is numeric: every value a number, and more than
-    /// `threshold` distinct ones.
+    /// `threshold` distinct ones or count data a discrete family fits
+    /// better than the table of its values ([`counts_are_numeric`]).
     pub fn is_numeric(&mut self, threshold: usize) -> bool {
         if self.non_numeric || self.numeric.is_none() {
             return false;
@@ -160,7 +161,7 @@ impl ValueAcc {
             // Not decided by the counted values alone.
             self.count_all();
         }
-        self.distinct() > threshold
+        self.distinct() > threshold || (self.truncated.len() == 0 && counts_are_numeric(self.counts.rows()))
     }
 
     /// Distinct values (plain and truncated); the uncounted ones are known
@@ -175,6 +176,44 @@ impl ValueAcc {
         (self.counts, self.truncated)
     }
 }
+
+/// The count-data rule: values that are all non-negative integers written
+/// plainly (digits only, no leading zero), at least [`COUNT_MIN_VALUES`] of
+/// them and [`COUNT_VALUES_PER_DISTINCT`] per distinct value, are numeric
+/// when the best of the Poisson, geometric and negative binomial fits has a
+/// lower AIC than the categorical distribution of the values, whose
+/// d − 1 free probabilities reproduce the sample exactly (and with it its
+/// noise). Codes written as `007`, flags with two values and
+/// small samples stay categorical.
+pub(crate) fn counts_are_numeric<'a>(rows: impl IntoIterator<Item = (&'a str, u64)>) -> bool {
+    use exp_stats::fit::{select_table, Family};
+    let mut table = Vec::new();
+    for (text, count) in rows {
+        let plain = !text.is_empty()
+            && text.len() <= 15
+            && text.bytes().all(|b| b.is_ascii_digit())
+            && (text == "0" || !text.starts_with('0'));
+        match text.parse::<u64>() {
+            Ok(k) if plain => table.push((k as f64, count)),
+            _ => return false,
+        }
+    }
+    let n: u64 = table.iter().map(|e| e.1).sum();
+    let distinct = table.len() as u64;
+    if distinct < 2 || n < COUNT_MIN_VALUES || n < COUNT_VALUES_PER_DISTINCT * distinct {
+        return false;
+    }
+    let nf = n as f64;
+    let categorical_ll: f64 = table.iter().map(|&(_, c)| c as f64 * (c as f64 / nf).ln()).sum();
+    let categorical_aic = 2.0 * (distinct - 1) as f64 - 2.0 * categorical_ll;
+    let discrete = [Family::Poisson, Family::Geometric, Family::NegativeBinomial];
+    select_table(&table, &discrete).is_ok_and(|s| s.best.aic < categorical_aic)
+}
+
+/// Fewest values count data needs to compete as numeric.
+pub(crate) const COUNT_MIN_VALUES: u64 = 100;
+/// Fewest values per distinct value count data needs to compete as numeric.
+pub(crate) const COUNT_VALUES_PER_DISTINCT: u64 = 10;
 
 impl Default for NumericAcc {
     fn default() -> Self {
