@@ -27,7 +27,7 @@ pub(crate) fn normal(s: &Sample) -> Result<Fit, FitError> {
     let sd = s.var.sqrt();
     let d = Normal::new(s.mean, sd).map_err(|_| FitError::Degenerate)?;
     let ours = -0.5 * s.nf * ((2.0 * std::f64::consts::PI * s.var).ln() + 1.0);
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Normal, vec![("mean", s.mean), ("sd", sd)], ll, s.n))
 }
 
@@ -37,7 +37,7 @@ pub(crate) fn exponential(s: &Sample) -> Result<Fit, FitError> {
     let rate = 1.0 / s.mean;
     let d = Exp::new(rate).map_err(|_| FitError::Degenerate)?;
     let ours = s.nf * (rate.ln() - 1.0);
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Exponential, vec![("rate", rate)], ll, s.n))
 }
 
@@ -50,7 +50,7 @@ pub(crate) fn log_normal(s: &Sample) -> Result<Fit, FitError> {
     let sigma = var.sqrt();
     let d = LogNormal::new(mu, sigma).map_err(|_| FitError::Degenerate)?;
     let ours = -s.sum_ln - 0.5 * s.nf * ((2.0 * std::f64::consts::PI * var).ln() + 1.0);
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::LogNormal, vec![("mu", mu), ("sigma", sigma)], ll, s.n))
 }
 
@@ -81,7 +81,7 @@ pub(crate) fn gamma(s: &Sample) -> Result<Fit, FitError> {
     let rate = shape / s.mean;
     let d = Gamma::new(shape, rate).map_err(|_| no_convergence(Family::Gamma))?;
     let ours = s.nf * (shape * rate.ln() - ln_gamma(shape)) + (shape - 1.0) * s.sum_ln - rate * s.mean * s.nf;
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::Gamma, vec![("shape", shape), ("rate", rate)], ll, s.n))
 }
 
@@ -116,7 +116,7 @@ pub(crate) fn chi_squared(s: &Sample) -> Result<Fit, FitError> {
     let df = 2.0 * half;
     let d = ChiSquared::new(df).map_err(|_| no_convergence(Family::ChiSquared))?;
     let ours = -s.nf * (half * std::f64::consts::LN_2 + ln_gamma(half)) + (half - 1.0) * s.sum_ln - 0.5 * s.mean * s.nf;
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(Family::ChiSquared, vec![("df", df)], ll, s.n))
 }
 
@@ -170,7 +170,7 @@ pub(crate) fn weibull(s: &Sample) -> Result<Fit, FitError> {
     let d = Weibull::new(shape, scale).map_err(|_| no_convergence(Family::Weibull))?;
     // At the MLE Σ (xᵢ/λ)ᵏ = n.
     let ours = s.nf * (shape.ln() - shape * scale.ln()) + (shape - 1.0) * s.points_sum_ln - s.nf;
-    let ll = s.reported_ll(sum_ln_pdf(s, &d), ours);
+    let ll = s.reported_ll(|| sum_ln_pdf(s, &d), ours);
     Ok(Fit::new(
         Family::Weibull,
         vec![("shape", shape), ("scale", scale)],
@@ -230,6 +230,6 @@ pub(crate) fn beta(s: &Sample) -> Result<Fit, FitError> {
         return Err(no_convergence(Family::Beta));
     }
     let d = Beta::new(a, b).map_err(|_| no_convergence(Family::Beta))?;
-    let reported = s.reported_ll(sum_ln_pdf(s, &d), current);
+    let reported = s.reported_ll(|| sum_ln_pdf(s, &d), current);
     Ok(Fit::new(Family::Beta, vec![("alpha", a), ("beta", b)], reported, s.n))
 }

@@ -14,7 +14,7 @@ pub(crate) fn poisson(s: &Sample) -> Result<Fit, FitError> {
     s.counts_domain(Family::Poisson)?;
     let lambda = s.mean;
     let d = Poisson::new(lambda).map_err(|_| FitError::Degenerate)?;
-    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
+    let statrs_ll = || s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
     let ours = s
         .counts()
         .map(|(k, c)| c * (k as f64 * lambda.ln() - lambda - ln_gamma(k as f64 + 1.0)))
@@ -36,7 +36,7 @@ pub(crate) fn geometric(s: &Sample) -> Result<Fit, FitError> {
     s.counts_domain(Family::Geometric)?;
     let p = 1.0 / (1.0 + s.mean);
     let d = Geometric::new(p).map_err(|_| FitError::Degenerate)?;
-    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k + 1)).sum();
+    let statrs_ll = || s.counts().map(|(k, c)| c * d.ln_pmf(k + 1)).sum();
     let ours = s.nf * (p.ln() + s.mean * (-p).ln_1p());
     Ok(Fit::new(
         Family::Geometric,
@@ -93,7 +93,7 @@ pub(crate) fn negative_binomial(s: &Sample) -> Result<Fit, FitError> {
     let r = newton_decreasing(score, lo, hi, start, 1e-12, 300).ok_or(FitError::NoConvergence { family })?;
     let p = r / (r + mean);
     let d = NegativeBinomial::new(r, p).map_err(|_| FitError::NoConvergence { family })?;
-    let statrs_ll = s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
+    let statrs_ll = || s.counts().map(|(k, c)| c * d.ln_pmf(k)).sum();
     let ours = s
         .counts()
         .map(|(k, c)| c * (ln_gamma(r + k as f64) - ln_gamma(r) - ln_gamma(k as f64 + 1.0)))

@@ -145,7 +145,7 @@ pub(crate) fn cauchy(s: &Sample) -> Result<Fit, FitError> {
     )?;
     let (loc, scale) = decode(&point);
     let d = Cauchy::new(loc, scale).map_err(|_| FitError::NoConvergence { family: Family::Cauchy })?;
-    let ll = s.reported_ll(s.sum(|x| d.ln_pdf(x)), -value);
+    let ll = s.reported_ll(|| s.sum(|x| d.ln_pdf(x)), -value);
     Ok(Fit::new(
         Family::Cauchy,
         vec![("location", loc), ("scale", scale)],
@@ -196,7 +196,7 @@ pub(crate) fn student_t(s: &Sample) -> Result<Fit, FitError> {
     let d = StudentsT::new(loc, scale, df).map_err(|_| FitError::NoConvergence {
         family: Family::StudentT,
     })?;
-    let ll = s.reported_ll(s.sum(|x| d.ln_pdf(x)), -value);
+    let ll = s.reported_ll(|| s.sum(|x| d.ln_pdf(x)), -value);
     Ok(Fit::new(
         Family::StudentT,
         vec![("location", loc), ("scale", scale), ("df", df)],
@@ -311,7 +311,7 @@ pub(crate) fn f(s: &Sample) -> Result<Fit, FitError> {
     let (point, value) = minimise(Family::F, derivatives, objective, start, bounds, 0.2)?;
     let (d1, d2) = decode(&point);
     let d = FisherSnedecor::new(d1, d2).map_err(|_| FitError::NoConvergence { family: Family::F })?;
-    let ll = s.reported_ll(s.sum(|x| d.ln_pdf(x)), -value);
+    let ll = s.reported_ll(|| s.sum(|x| d.ln_pdf(x)), -value);
     Ok(Fit::new(Family::F, vec![("d1", d1), ("d2", d2)], ll, s.n))
 }
 

@@ -232,21 +232,21 @@ impl Sample {
         self.quartiles[quarter - 1]
     }
 
-    /// The log-likelihood to report, from statrs' sum over the points and
-    /// our own (closed-form or optimised) value. On exact points statrs'
-    /// sum is preferred when it is finite, so the density definitions are
-    /// statrs'; statrs' F density, for one, computes `pdf().ln()` and
+    /// The log-likelihood to report, from statrs' sum over the points
+    /// (computed only when it is used) and our own (closed-form or
+    /// optimised) value. On exact points statrs' sum is preferred when it
+    /// is finite, so the density definitions are statrs'; statrs' F density, for one, computes `pdf().ln()` and
     /// overflows for large degrees of freedom although the log density is
     /// finite. On a sketch our value is preferred: the closed forms use the
     /// exact statistics of the whole data, where statrs' sum would be the
     /// sketch's.
-    pub fn reported_ll(&self, statrs_sum: f64, ours: f64) -> f64 {
-        let prefer_statrs = if self.exact {
-            statrs_sum.is_finite() || !ours.is_finite()
-        } else {
-            !ours.is_finite()
-        };
-        if prefer_statrs {
+    pub fn reported_ll(&self, statrs_sum: impl FnOnce() -> f64, ours: f64) -> f64 {
+        // On a sketch statrs' sum is only the fallback: not computed unless needed.
+        if !self.exact && ours.is_finite() {
+            return ours;
+        }
+        let statrs_sum = statrs_sum();
+        if statrs_sum.is_finite() || !ours.is_finite() {
             statrs_sum
         } else {
             ours
