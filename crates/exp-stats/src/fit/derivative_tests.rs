@@ -88,3 +88,24 @@ fn gaps_are_continuous_where_the_series_takes_over() {
         );
     }
 }
+
+#[test]
+fn f_on_scaled_chi_squared_data_runs_d2_to_the_cap() {
+    use statrs::distribution::{ChiSquared, ContinuousCDF};
+    // χ²₃/3 is F(3, ∞): the likelihood rises all the way to the cap on d₂.
+    let chi = ChiSquared::new(3.0).unwrap();
+    let data: Vec<f64> = (0..2000)
+        .map(|i| chi.inverse_cdf((f64::from(i) + 0.5) / 2000.0) / 3.0)
+        .collect();
+    let fit = super::fit(super::Family::F, &data).unwrap();
+    let (d1, d2) = (fit.param("d1").unwrap(), fit.param("d2").unwrap());
+    assert!(d2 > 1e6, "d2 = {d2}");
+    assert!((d1 - 3.0).abs() < 0.1, "d1 = {d1}");
+    // A maximum: no neighbour in d₁ does better (−ln L from the same formula).
+    let s = Sample::new(&data).unwrap();
+    let at = |d1: f64| -f_derivatives(&s, (d1, d2)).0;
+    for nudged in [d1 * 0.99, d1 * 1.01] {
+        assert!(at(nudged) < at(d1), "ln L({nudged}) ≥ ln L({d1})");
+    }
+    assert!((fit.log_likelihood - at(d1)).abs() < 1e-6 * fit.log_likelihood.abs());
+}

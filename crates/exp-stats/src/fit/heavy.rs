@@ -317,36 +317,44 @@ pub(crate) fn f(s: &Sample) -> Result<Fit, FitError> {
 
 /// −ln L of the F distribution and its derivatives in (ln d₁, ln d₂),
 /// written so that no term grows with the degrees of freedom: with
-/// a = d₁/2, b = d₂/2, y = (d₁/d₂)x and the sums A = Σ ln(1 + 1/y),
-/// L = Σ ln(1 + y), C = Σ 1/(1 + y), Q = Σ y/(1 + y)², the log-likelihood
+/// a = d₁/2, b = d₂/2, y = (d₁/d₂)x and the sums (each of terms of one
+/// sign, so accurate) A = Σ ln(1 + 1/y), L = Σ ln(1 + y), C = Σ 1/(1 + y),
+/// P = Σ y/(1 + y) = n − C, D = Σ [ln(1 + y) − y/(1 + y)] = L − P and
+/// Q = Σ y/(1 + y)², the log-likelihood
 /// n [a ln(d₁/d₂) − ln B(a, b)] + (a − 1) Σ ln x − (a + b) L is
 ///
 /// ```text
 /// G   = −a A − b L − Σ ln x − n ln B(a, b)
-/// G₁  = −a A − n b + (a+b) C + n a [ψ(a+b) − ψ(a)]
-/// G₂  = n b − (a+b) C + n b [ψ(a+b) − ψ(b)] − b L
-/// G₁₁ = G₁ + n b + (a − b) C − n a² [ψ′(a) − ψ′(a+b)] − (a+b) Q
-/// G₁₂ = −n b + n a b ψ′(a+b) − (a − b) C + (a+b) Q
-/// G₂₂ = n b [ψ(a+b) − ψ(b)] − n b² [ψ′(b) − ψ′(a+b)] − b L + 2 b (n − C) − (a+b) Q
+/// G₁  = −a A − n b + (a+b) C + n a [ψ(a+b) − ψ(a)]     (= −a A + n a − (a+b) P + …, used when b > a)
+/// G₂  = n b − (a+b) C − b L + n b [ψ(a+b) − ψ(b)]     (= −a C − b D + …, used when b > a)
+/// G₁₁ = G₁ + b P + a C − n a² [ψ′(a) − ψ′(a+b)] − (a+b) Q
+/// G₁₂ = −b P − a C + n a b ψ′(a+b) + (a+b) Q
+/// G₂₂ = n b [ψ(a+b) − ψ(b)] − n b² [ψ′(b) − ψ′(a+b)] − b D + b P − (a+b) Q
 /// ```
 ///
 /// (∂a/∂ln d₁ = a, ∂b/∂ln d₂ = b), with the gaps of ln Γ, ψ and ψ′ from
-/// their asymptotic series for large arguments ([`super::gaps`]). The textbook
-/// form subtracts terms of size n·a·ln a, which at d₁ = 1e8 leaves the
-/// likelihood a few 1e-4 of noise and the gradient none of its sign.
+/// their asymptotic series for large arguments ([`super::gaps`]). Of the
+/// two equal forms of G₁ and G₂ the one whose sum (C or P) is the small one
+/// is used. The textbook form subtracts terms of size n·a·ln a, which at
+/// d₁ = 1e8 leaves the likelihood a few 1e-4 of noise and the gradient none
+/// of its sign.
 pub(super) fn f_derivatives(s: &Sample, (d1, d2): (f64, f64)) -> Derivatives<2> {
     let n = s.nf;
     let (a, b) = (0.5 * d1, 0.5 * d2);
     let ratio = d1 / d2;
-    let (mut sa, mut l, mut c, mut q) = (0.0, 0.0, 0.0, 0.0);
-    for &(x, w) in &s.points {
+    let [sa, l, c, p, d, q] = s.points.iter().fold([0.0; 6], |acc, &(x, w)| {
         let y = ratio * x;
         let inv = 1.0 / (1.0 + y);
-        sa += w * (1.0 / y).ln_1p();
-        l += w * y.ln_1p();
-        c += w * inv;
-        q += w * y * inv * inv;
-    }
+        let (log, share) = (y.ln_1p(), y * inv);
+        [
+            acc[0] + w * (1.0 / y).ln_1p(),
+            acc[1] + w * log,
+            acc[2] + w * inv,
+            acc[3] + w * share,
+            acc[4] + w * (log - share),
+            acc[5] + w * share * inv,
+        ]
+    });
     let ln_beta = if a >= b {
         ln_gamma(b) - gaps::ln_gamma(a, b)
     } else {
@@ -355,10 +363,19 @@ pub(super) fn f_derivatives(s: &Sample, (d1, d2): (f64, f64)) -> Derivatives<2> 
     let g = -a * sa - b * l - s.points_sum_ln - n * ln_beta;
     let (psi_a, psi_b) = (gaps::digamma(a, b), gaps::digamma(b, a));
     let (tri_a, tri_b) = (gaps::trigamma(a, b), gaps::trigamma(b, a));
-    let g1 = -a * sa - n * b + (a + b) * c + n * a * psi_a;
-    let g2 = n * b - (a + b) * c + n * b * psi_b - b * l;
-    let g11 = g1 + n * b + (a - b) * c - n * a * a * tri_a - (a + b) * q;
-    let g12 = -n * b + n * a * b * trigamma(a + b) - (a - b) * c + (a + b) * q;
-    let g22 = n * b * psi_b - n * b * b * tri_b - b * l + 2.0 * b * (n - c) - (a + b) * q;
+    let (g1, g2) = if a >= b {
+        (
+            -a * sa - n * b + (a + b) * c + n * a * psi_a,
+            n * b - (a + b) * c - b * l + n * b * psi_b,
+        )
+    } else {
+        (
+            -a * sa + n * a - (a + b) * p + n * a * psi_a,
+            -a * c - b * d + n * b * psi_b,
+        )
+    };
+    let g11 = g1 + b * p + a * c - n * a * a * tri_a - (a + b) * q;
+    let g12 = -b * p - a * c + n * a * b * trigamma(a + b) + (a + b) * q;
+    let g22 = n * b * psi_b - n * b * b * tri_b - b * d + b * p - (a + b) * q;
     (-g, [-g1, -g2], [[-g11, -g12], [-g12, -g22]])
 }
