@@ -10,11 +10,13 @@
 //! ```
 //!
 //! Estimators use closed forms where they exist and bounded, safeguarded
-//! iterations otherwise (see each family's module). The optimisers work on
-//! sufficient statistics where the family has them, so most iterations are
-//! O(1) or O(distinct values); the reported log-likelihood is then
-//! recomputed once with statrs' `ln_pdf`/`ln_pmf`, so the density
-//! definitions are statrs', not ours.
+//! iterations otherwise (see each family's module). They work on a
+//! sample of exact statistics and weighted points (the distinct values,
+//! or with [`select_sketched`] a sketch of them), so an iteration is O(1)
+//! or O(points). On exact points the reported log-likelihood is recomputed
+//! once with statrs' `ln_pdf`/`ln_pmf`, so the density definitions are
+//! statrs', not ours; on a sketch it is ours, from the exact statistics
+//! where the family has them.
 //!
 //! Everything is deterministic: no randomness, fixed starting points, fixed
 //! iteration limits, ties in AIC broken by candidate order.
