@@ -5,7 +5,8 @@
 //!                                               that many connections open at once
 //!                                               (against `serve` at TARGET if given)
 //!   replay_bench serve ADDR SECONDS             an acceptor alone, for SECONDS
-//!   replay_bench bulk BYTES                     one connection's throughput
+//!   replay_bench bulk BYTES [TARGET]            one connection's throughput
+//!                                               (against `serve` at TARGET if given)
 //!
 //! Each prints one line of `key=value` pairs (bench/traffic-replay.sh parses
 //! them). Every mode is bounded by its arguments.
@@ -142,12 +143,13 @@ async fn hold(count: u64, seconds: u64, target: Option<&str>) -> Result<String, 
     ))
 }
 
-/// One connection sending `bytes` initiator → acceptor, as fast as it goes.
-async fn bulk(bytes: u64) -> Result<String, String> {
+/// One connection sending `bytes` initiator → acceptor, as fast as it
+/// goes; the acceptor in this process, or `serve` at `target`.
+async fn bulk(bytes: u64, target: Option<&str>) -> Result<String, String> {
     // The acceptor answers one byte once everything has arrived, so the
     // time to that answer is the receiver's view, like iperf3's.
     let adus = vec![adu(Side::Initiator, 0, bytes), adu(Side::Acceptor, 0, 1)];
-    let result = run(vec![Connection::new(0, Mode::Sequential, adus)], None).await?;
+    let result = run(vec![Connection::new(0, Mode::Sequential, adus)], target).await?;
     let row = result.connections.first().ok_or("no connection row")?;
     let elapsed_us = row
         .last_byte_us
@@ -187,10 +189,10 @@ fn main() -> ExitCode {
                 let addr = args.get(1).map_or("127.0.0.1:0", String::as_str);
                 serve(addr, arg(&args, 2, 60)?).await
             }
-            Some("bulk") => bulk(arg(&args, 1, 10 << 30)?).await,
+            Some("bulk") => bulk(arg(&args, 1, 10 << 30)?, args.get(2).map(String::as_str)).await,
             _ => Err(
                 "usage: replay_bench start [RATE] [SECONDS] | hold [N] [SECONDS] [TARGET] \
-                 | serve ADDR SECONDS | bulk [BYTES]"
+                 | serve ADDR SECONDS | bulk [BYTES] [TARGET]"
                     .into(),
             ),
         }
