@@ -56,6 +56,27 @@ fn build(threads: usize) -> SynthesisSet {
 }
 
 #[test]
+fn paths_with_more_distinct_values_than_the_sketch_are_counted_as_sketched() {
+    let x = extract(&corpus(), &config()).expect("extract");
+    let distinct = |v: &[f64]| 1 + v.windows(2).filter(|w| w[0] != w[1]).count();
+    // 53 distinct counts per sensor path; temperatures and ts have more.
+    let over = |points: usize| x.numeric.iter().filter(|s| distinct(&s.values) > points).count();
+    for (points, want) in [(0, 0), (60, over(60)), (1000, 0)] {
+        let options = SetOptions {
+            sketch_points: points,
+            ..SetOptions::default()
+        };
+        let set = SynthesisSet::from_extraction(x.clone(), &config(), &options);
+        assert_eq!(set.info.fitting.sketch_points, points);
+        assert_eq!(set.info.fitting.sketched_paths, want, "{points} points");
+    }
+    assert!(
+        over(60) > 0 && over(60) < x.numeric.len(),
+        "the corpus has paths on both sides of 60"
+    );
+}
+
+#[test]
 fn fits_every_numeric_path_deterministically() {
     let set = build(3);
     assert_eq!(set, build(1), "thread count must not change the set");

@@ -33,21 +33,23 @@ const MAX_DF: f64 = 1e8;
 /// Smallest degrees of freedom searched; heavier tails than this are not plausible fits.
 const MIN_DF: f64 = 0.02;
 
-/// Minimises `objective` by damped Newton with its `derivatives` from
-/// `start` within `[lower, upper]`, and by the Nelder–Mead simplex (which
-/// needs no derivatives and no box) from the same start if Newton does not
-/// converge. Returns the point and the objective there.
+/// Minimises the objective whose value and `derivatives` are given by
+/// damped Newton from `start` within `[lower, upper]`, and by the
+/// Nelder–Mead simplex on the value alone (+∞ outside the box) from the
+/// same start if Newton does not converge. Returns the point and the
+/// objective there.
 fn minimise<const N: usize>(
     family: Family,
-    derivatives: impl FnMut(&[f64; N]) -> Derivatives<N>,
-    objective: impl FnMut(&[f64; N]) -> f64,
+    derivatives: impl Fn(&[f64; N]) -> Derivatives<N>,
     start: [f64; N],
     (lower, upper): ([f64; N], [f64; N]),
     step: f64,
 ) -> Result<([f64; N], f64), FitError> {
-    if let Some(optimum) = newton::minimize(derivatives, start, lower, upper, FTOL, 100) {
+    if let Some(optimum) = newton::minimize(&derivatives, start, lower, upper, FTOL, 100) {
         return Ok((optimum.point, optimum.value));
     }
+    let inside = |p: &[f64; N]| (0..N).all(|i| (lower[i]..=upper[i]).contains(&p[i]));
+    let objective = |p: &[f64; N]| if inside(p) { derivatives(p).0 } else { f64::INFINITY };
     let min = nelder_mead(objective, start, step, FTOL, XTOL, MAX_ITER);
     if min.converged {
         Ok((min.point, min.value))
@@ -106,12 +108,6 @@ pub(crate) fn cauchy(s: &Sample) -> Result<Fit, FitError> {
     let s0 = 0.5 * spread;
     let n = s.nf;
     let decode = |p: &[f64; 2]| (m + p[0] * s0, s0 * p[1].exp());
-    let objective = |p: &[f64; 2]| {
-        let (loc, scale) = decode(p);
-        let inv = 1.0 / scale;
-        let sum = s.sum(|x| ((x - loc) * inv).powi(2).ln_1p());
-        n * (PI * scale).ln() + sum
-    };
     let derivatives = |p: &[f64; 2]| {
         let (loc, scale) = decode(p);
         let inv = 1.0 / scale;
@@ -138,7 +134,6 @@ pub(crate) fn cauchy(s: &Sample) -> Result<Fit, FitError> {
     let (point, value) = minimise(
         Family::Cauchy,
         derivatives,
-        objective,
         [0.0, 0.0],
         ([f64::NEG_INFINITY; 2], [f64::INFINITY; 2]),
         0.2,
@@ -169,19 +164,7 @@ pub(crate) fn student_t(s: &Sample) -> Result<Fit, FitError> {
     s.finite(Family::StudentT)?;
     let (m, spread) = centre_spread(s);
     let s0 = spread / 1.349;
-    let n = s.nf;
     let decode = |p: &[f64; 3]| (m + p[0] * s0, s0 * p[1].exp(), df_from(p[2]));
-    let objective = |p: &[f64; 3]| {
-        let (loc, scale, df) = decode(p);
-        if df < MIN_DF {
-            return f64::INFINITY;
-        }
-        let inv = 1.0 / scale;
-        let inv_df = 1.0 / df;
-        let sum = s.sum(|x| (((x - loc) * inv).powi(2) * inv_df).ln_1p());
-        let half = 0.5 * df;
-        -n * (gaps::half_ratio(half) - 0.5 * (df * PI).ln() - scale.ln()) + (half + 0.5) * sum
-    };
     let derivatives = |p: &[f64; 3]| {
         let (loc, scale, df) = decode(p);
         log_to_inverse(t_derivatives(s, (loc, scale, df), s0), 2, df)
@@ -191,7 +174,7 @@ pub(crate) fn student_t(s: &Sample) -> Result<Fit, FitError> {
         [f64::INFINITY, f64::INFINITY, W_BOUNDS.1],
     );
     let start = [0.0, 0.0, 0.2];
-    let (point, value) = minimise(Family::StudentT, derivatives, objective, start, bounds, 0.2)?;
+    let (point, value) = minimise(Family::StudentT, derivatives, start, bounds, 0.2)?;
     let (loc, scale, df) = decode(&point);
     let d = StudentsT::new(loc, scale, df).map_err(|_| FitError::NoConvergence {
         family: Family::StudentT,
@@ -295,20 +278,13 @@ pub(crate) fn f(s: &Sample) -> Result<Fit, FitError> {
         }
     }
     let decode = |p: &[f64; 2]| (df_from(p[0]), df_from(p[1]));
-    let objective = |p: &[f64; 2]| {
-        let (d1, d2) = decode(p);
-        if d1 < MIN_DF || d2 < MIN_DF {
-            return f64::INFINITY;
-        }
-        f_derivatives(s, (d1, d2)).0
-    };
     let derivatives = |p: &[f64; 2]| {
         let (d1, d2) = decode(p);
         log_to_inverse(log_to_inverse(f_derivatives(s, (d1, d2)), 0, d1), 1, d2)
     };
     let bounds = ([W_BOUNDS.0; 2], [W_BOUNDS.1; 2]);
     let start = [1.0 / d1_0, 1.0 / d2_0];
-    let (point, value) = minimise(Family::F, derivatives, objective, start, bounds, 0.2)?;
+    let (point, value) = minimise(Family::F, derivatives, start, bounds, 0.2)?;
     let (d1, d2) = decode(&point);
     let d = FisherSnedecor::new(d1, d2).map_err(|_| FitError::NoConvergence { family: Family::F })?;
     let ll = s.reported_ll(|| s.sum(|x| d.ln_pdf(x)), -value);

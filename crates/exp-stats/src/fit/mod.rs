@@ -230,6 +230,9 @@ pub struct Selection {
     pub runner_up: Option<Fit>,
     /// Every candidate in the order given, with its fit or why it failed.
     pub tried: Vec<(Family, Result<Fit, FitError>)>,
+    /// The iterative likelihoods were summed over a sketch, not the data
+    /// (only [`select_sketched`], on more distinct values than its points).
+    pub sketched: bool,
 }
 
 impl Selection {
@@ -321,5 +324,10 @@ fn select_sample(sample: &Sample, candidates: &[Family]) -> Result<Selection, Fi
     }
     let best = best.cloned().ok_or(FitError::NoCandidate)?;
     let runner_up = runner_up.cloned();
-    Ok(Selection { best, runner_up, tried })
+    Ok(Selection {
+        best,
+        runner_up,
+        tried,
+        sketched: !sample.exact,
+    })
 }

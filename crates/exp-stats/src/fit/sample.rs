@@ -69,9 +69,7 @@ impl Sample {
         if n < 2 {
             return Err(FitError::TooFewValues { needed: 2, got: n });
         }
-        let quartile = |q| crate::percentile(sorted, q).unwrap_or(f64::NAN);
-        let quartiles = [quartile(0.25), quartile(0.5), quartile(0.75)];
-        Sample::from_distinct(distinct(sorted), n, quartiles, max_points)
+        Sample::from_distinct(distinct(sorted), n, max_points)
     }
 
     /// The sample of distinct values with their counts (any order), exactly.
@@ -82,17 +80,11 @@ impl Sample {
         if n < 2 {
             return Err(FitError::TooFewValues { needed: 2, got: n });
         }
-        let quartiles = [0.25, 0.5, 0.75].map(|q| table_percentile(&table, n, q));
-        Sample::from_distinct(table, n, quartiles, usize::MAX)
+        Sample::from_distinct(table, n, usize::MAX)
     }
 
     /// `table`: distinct values ascending with their counts, `n` in all.
-    fn from_distinct(
-        table: Vec<(f64, f64)>,
-        n: usize,
-        quartiles: [f64; 3],
-        max_points: usize,
-    ) -> Result<Sample, FitError> {
+    fn from_distinct(table: Vec<(f64, f64)>, n: usize, max_points: usize) -> Result<Sample, FitError> {
         let finite = table.iter().all(|(x, _)| x.is_finite());
         let (min, max) = (table[0].0, table[table.len() - 1].0);
         if finite && min == max {
@@ -113,7 +105,7 @@ impl Sample {
         } else {
             f64::NAN
         };
-        let quartiles = quartiles.map(|q| if q.is_nan() { mean } else { q });
+        let quartiles = [0.25, 0.5, 0.75].map(|q| table_percentile(&table, n, q));
         let exact = table.len() <= max_points;
         let points = if exact { table } else { sketch(&table, n, max_points) };
         let points_mean = if exact {
@@ -235,9 +227,9 @@ impl Sample {
     /// The log-likelihood to report, from statrs' sum over the points
     /// (computed only when it is used) and our own (closed-form or
     /// optimised) value. On exact points statrs' sum is preferred when it
-    /// is finite, so the density definitions are statrs'; statrs' F density, for one, computes `pdf().ln()` and
-    /// overflows for large degrees of freedom although the log density is
-    /// finite. On a sketch our value is preferred: the closed forms use the
+    /// is finite, so the density definitions are statrs'; statrs' F
+    /// density, for one, computes `pdf().ln()` and overflows for large
+    /// degrees of freedom although the log density is finite. On a sketch our value is preferred: the closed forms use the
     /// exact statistics of the whole data, where statrs' sum would be the
     /// sketch's.
     pub fn reported_ll(&self, statrs_sum: impl FnOnce() -> f64, ours: f64) -> f64 {
@@ -372,8 +364,12 @@ mod tests {
             (from_table.n, from_table.mean, from_table.var),
             (from_data.n, from_data.mean, from_data.var)
         );
+        // Quartiles of the counts are those of the data they stand for (type 7).
+        let sorted = [1.0, 2.0, 3.0, 3.0, 3.0, 7.0];
         for quarter in 1..=3 {
-            assert_eq!(from_table.quartile(quarter), from_data.quartile(quarter));
+            let want = crate::percentile(&sorted, quarter as f64 / 4.0).unwrap();
+            assert_eq!(from_table.quartile(quarter), want);
+            assert_eq!(from_data.quartile(quarter), want);
         }
     }
 

@@ -44,7 +44,7 @@ impl SynthesisSet {
     /// configuration the extraction ran with (it is recorded in `set.json`).
     /// Deterministic: the result does not depend on `options.threads`.
     pub fn from_extraction(extraction: Extraction, config: &Config, options: &SetOptions) -> SynthesisSet {
-        let numeric = fit_all(&extraction.numeric, options);
+        let (numeric, sketched_paths) = fit_all(&extraction.numeric, options);
         let corpus = CorpusTable::new(&extraction.summary, &extraction.structures, &extraction.paths);
         let info = SetInfo {
             version: SET_VERSION,
@@ -56,7 +56,7 @@ impl SynthesisSet {
             categorical_threshold: config.categorical_threshold,
             fitting: FittingSummary {
                 sketch_points: options.sketch_points,
-                sketched_paths: sketched_paths(&extraction.numeric, options.sketch_points),
+                sketched_paths,
                 ..FittingSummary::of(&numeric)
             },
             skipped: extraction.summary.skipped.iter().map(SkippedRecord::from).collect(),
@@ -73,15 +73,16 @@ impl SynthesisSet {
 
 /// Fits the paths on `options.threads` threads; each takes the next
 /// unfitted path (large paths do not stall a fixed partition) and results
-/// are put back in input order.
-pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> Vec<NumericPath> {
+/// are put back in input order. Also returns how many paths were fitted on
+/// a sketch.
+pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> (Vec<NumericPath>, usize) {
     let threads = match options.threads {
         0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
         n => n,
     }
     .clamp(1, summaries.len().max(1));
     let next = AtomicUsize::new(0);
-    let mut results: Vec<(usize, NumericPath)> = std::thread::scope(|scope| {
+    let mut results: Vec<(usize, (NumericPath, bool))> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
@@ -89,7 +90,7 @@ pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> Vec<Numeri
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(summary) = summaries.get(i) else { break };
-                        done.push((i, fit_path(summary, options.sketch_points)));
+                        done.push((i, fit_one(summary, options.sketch_points)));
                     }
                     done
                 })
@@ -105,17 +106,22 @@ pub fn fit_all(summaries: &[NumericSummary], options: &SetOptions) -> Vec<Numeri
             .collect()
     });
     results.sort_by_key(|&(i, _)| i);
-    results.into_iter().map(|(_, p)| p).collect()
+    let sketched = results.iter().filter(|(_, (_, sketched))| *sketched).count();
+    (results.into_iter().map(|(_, (p, _))| p).collect(), sketched)
 }
 
 /// Fits one path; a path no family fits gets `fit: None`.
 pub fn fit_path(summary: &NumericSummary, sketch_points: usize) -> NumericPath {
+    fit_one(summary, sketch_points).0
+}
+
+/// [`fit_path`], and whether the fit summed over a sketch.
+fn fit_one(summary: &NumericSummary, sketch_points: usize) -> (NumericPath, bool) {
     let points = if sketch_points == 0 { usize::MAX } else { sketch_points };
-    let (fit, runner_up) = match select_sketched(&summary.values, points, &Family::ALL) {
-        Ok(selection) => (Some(record(&selection.best)), selection.runner_up.as_ref().map(record)),
-        Err(_) => (None, None),
-    };
-    NumericPath {
+    let selection = select_sketched(&summary.values, points, &Family::ALL).ok();
+    let fit = selection.as_ref().map(|s| record(&s.best));
+    let runner_up = selection.as_ref().and_then(|s| s.runner_up.as_ref()).map(record);
+    let path = NumericPath {
         path: summary.path,
         fit,
         runner_up,
@@ -125,20 +131,8 @@ pub fn fit_path(summary: &NumericSummary, sketch_points: usize) -> NumericPath {
         is_integer: summary.is_integer,
         decimals: summary.max_decimals,
         format: summary.format,
-    }
-}
-
-/// How many paths have more distinct values than `sketch_points` (their
-/// values are sorted, so equal values are neighbours).
-fn sketched_paths(summaries: &[NumericSummary], sketch_points: usize) -> usize {
-    if sketch_points == 0 {
-        return 0;
-    }
-    let distinct = |values: &[f64]| 1 + values.windows(2).filter(|w| w[0] != w[1]).count();
-    summaries
-        .iter()
-        .filter(|s| s.values.len() > sketch_points && distinct(&s.values) > sketch_points)
-        .count()
+    };
+    (path, selection.is_some_and(|s| s.sketched))
 }
 
 fn record(fit: &Fit) -> FitRecord {
