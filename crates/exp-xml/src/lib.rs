@@ -63,7 +63,8 @@ pub struct Config {
     /// makes each input one document.
     pub split_at: Option<String>,
     pub policy: AttributePolicy,
-    /// Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.
+    /// Paths with at most this many distinct values are categorical, unless
+    /// they are count data a discrete family fits better.
     pub categorical_threshold: usize,
     /// Threads for [`extract`]: 1 reads everything on the calling thread;
     /// more split the work per input (a single input is read on one

@@ -77,7 +77,8 @@ pub struct SetInfo {
     pub corpus: CorpusTable,
     /// How attribute values were treated (with K for `auto`).
     pub attribute_policy: PolicyRecord,
-    /// Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.
+    /// Paths with at most this many distinct values are categorical, unless
+    /// they are count data a discrete family fits better.
     pub categorical_threshold: usize,
     /// Share of numeric paths per winning family.
     pub fitting: FittingSummary,

@@ -161,7 +161,8 @@ impl ValueAcc {
             // Not decided by the counted values alone.
             self.count_all();
         }
-        self.distinct() > threshold || (self.truncated.len() == 0 && counts_are_numeric(self.counts.rows()))
+        // A truncated value made the path non-numeric already.
+        self.distinct() > threshold || counts_are_numeric(self.counts.rows())
     }
 
     /// Distinct values (plain and truncated); the uncounted ones are known
@@ -189,8 +190,8 @@ pub(crate) fn counts_are_numeric<'a>(rows: impl IntoIterator<Item = (&'a str, u6
     use exp_stats::fit::{select_table, Family};
     let mut table = Vec::new();
     for (text, count) in rows {
-        let plain = !text.is_empty()
-            && text.len() <= 15
+        // Digits only, no leading zero, and few enough to be exact in f64.
+        let plain = (1..=15).contains(&text.len())
             && text.bytes().all(|b| b.is_ascii_digit())
             && (text == "0" || !text.starts_with('0'));
         match text.parse::<u64>() {

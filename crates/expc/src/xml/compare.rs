@@ -20,7 +20,8 @@ pub struct Args {
     /// `auto` attribute policy threshold, as in `expc xml extract`.
     #[arg(long, default_value_t = 16)]
     max_distinct: usize,
-    /// Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.
+    /// Paths with at most this many distinct values are categorical, unless
+    /// they are count data a discrete family fits better.
     #[arg(long, default_value_t = exp_xml::DEFAULT_CATEGORICAL_THRESHOLD)]
     categorical_threshold: usize,
     /// Probe query run on both corpora: `TAG@ATTRIBUTE` or `TAG@ATTRIBUTE=VALUE`.

@@ -27,7 +27,8 @@ pub struct Args {
     /// `auto`: most distinct values an attribute may have to stay in paths.
     #[arg(long, default_value_t = 16)]
     max_distinct: usize,
-    /// Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.
+    /// Paths with at most this many distinct values are categorical, unless
+    /// they are count data a discrete family fits better.
     #[arg(long, default_value_t = exp_xml::DEFAULT_CATEGORICAL_THRESHOLD)]
     categorical_threshold: usize,
     /// Replace every string of the set by a seeded random string of the same length.
