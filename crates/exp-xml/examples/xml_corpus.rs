@@ -16,7 +16,8 @@
 use std::fmt::Write as _;
 use std::io::Write as _;
 
-use exp_stats::{sample::standard_normal, Rng};
+use exp_plan::{Dist, DistValue, Unit};
+use exp_stats::{sample::standard_normal, Rng, Sampler};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -98,7 +99,8 @@ const PROVIDERS: [Provider; 6] = [
                 s,
                 "<Data Name='HiveName'>\\??\\C:\\Windows\\ServiceProfiles\\LocalService\\NTUSER.DAT</Data><Data Name='KeysUpdated'>{}</Data><Data Name='DirtyPages'>{}</Data>",
                 rng.below(400),
-                (gamma_like(rng, 2.0) * 12.0) as u64
+                // Gamma(2, 12): the sum of two exponentials.
+                (-12.0 * (rng.open01() * rng.open01()).ln()) as u64
             );
         },
     },
@@ -171,12 +173,6 @@ const PROVIDERS: [Provider; 6] = [
         },
     },
 ];
-
-/// A positive draw with mean about `shape` (sum of exponentials).
-fn gamma_like(rng: &mut Rng, shape: f64) -> f64 {
-    let whole = shape as u64;
-    (0..whole.max(1)).map(|_| -rng.open01().ln()).sum()
-}
 
 fn event_log(target: usize) -> String {
     let mut rng = Rng::new(7);
@@ -255,67 +251,88 @@ fn iso_seconds(secs: u64) -> String {
     )
 }
 
-/// The law of one numeric device metric.
-#[derive(Clone, Copy)]
+/// A seeded sampler of the project's distributions (`exp_stats::Sampler`).
+fn sampler(dist: Dist) -> Sampler {
+    Sampler::new(&DistValue {
+        unit: Unit::Count,
+        dist,
+    })
+    .expect("valid constant parameters")
+}
+
+/// How one numeric device metric is drawn and written.
 enum Law {
-    Gamma(f64, f64),
-    LogNormal(f64, f64),
-    Normal(f64, f64),
-    Weibull(f64, f64),
-    Beta(f64, f64),
-    Poisson(f64),
-    Geometric(f64),
+    /// A distribution, written with this many decimals.
+    Dist(Sampler, usize),
+    /// Beta(a, b) as Ga/(Ga + Gb) from two gamma samplers, 4 decimals.
+    Beta(Sampler, Sampler),
 }
 
 impl Law {
-    fn draw(self, rng: &mut Rng) -> f64 {
+    fn draw(&self, rng: &mut Rng) -> f64 {
         match self {
-            Law::Gamma(k, scale) => scale * (0..k as u64).map(|_| -rng.open01().ln()).sum::<f64>(),
-            Law::LogNormal(mu, sigma) => (mu + sigma * standard_normal(rng)).exp(),
-            Law::Normal(mean, sd) => mean + sd * standard_normal(rng),
-            Law::Weibull(k, scale) => scale * (-rng.open01().ln()).powf(1.0 / k),
+            Law::Dist(d, _) => d.sample(rng),
             Law::Beta(a, b) => {
-                let x = Law::Gamma(a, 1.0).draw(rng);
-                x / (x + Law::Gamma(b, 1.0).draw(rng))
+                let x = a.sample(rng);
+                x / (x + b.sample(rng))
             }
-            Law::Poisson(lambda) => {
-                let (limit, mut product, mut k) = ((-lambda).exp(), rng.open01(), 0.0);
-                while product > limit {
-                    product *= rng.open01();
-                    k += 1.0;
-                }
-                k
-            }
-            Law::Geometric(p) => (rng.open01().ln() / (1.0 - p).ln()).floor(),
         }
     }
 
-    /// Decimals written: counts as integers, the rest with 1–4 places.
-    fn decimals(self, index: usize) -> usize {
+    fn decimals(&self) -> usize {
         match self {
-            Law::Poisson(_) | Law::Geometric(_) => 0,
+            Law::Dist(_, decimals) => *decimals,
             Law::Beta(..) => 4,
-            _ => 1 + index % 3,
         }
     }
 }
 
 const GROUPS: [&str; 6] = ["cpu", "mem", "disk", "net", "power", "radio"];
 
-/// 72 metrics: 12 per group, each group cycling through the laws.
+/// 72 metrics: 12 per group, each group cycling through the laws; counts
+/// are written as integers, the rest with 1–3 decimals.
 fn metric_laws() -> Vec<(String, Law)> {
     let mut out = Vec::new();
     for (g, group) in GROUPS.iter().enumerate() {
         for i in 0..12 {
             let scale = (1 + g * 12 + i) as f64;
+            let decimals = 1 + i % 3;
             let law = match i % 7 {
-                0 => Law::Gamma(2.0 + (i % 3) as f64, scale),
-                1 => Law::LogNormal(1.0 + 0.1 * scale, 0.6),
-                2 => Law::Normal(50.0 + scale, 4.0 + scale * 0.1),
-                3 => Law::Weibull(1.5, 10.0 * scale),
-                4 => Law::Beta(2.0, 5.0),
-                5 => Law::Poisson(12.0),
-                _ => Law::Geometric(0.3),
+                0 => Law::Dist(
+                    sampler(Dist::Gamma {
+                        shape: 2.0 + (i % 3) as f64,
+                        scale,
+                    }),
+                    decimals,
+                ),
+                1 => Law::Dist(
+                    sampler(Dist::Lognormal {
+                        shape: 0.6,
+                        scale: (1.0 + 0.1 * scale).exp(),
+                        location: 0.0,
+                    }),
+                    decimals,
+                ),
+                2 => Law::Dist(
+                    sampler(Dist::Normal {
+                        mean: 50.0 + scale,
+                        sd: 4.0 + scale * 0.1,
+                    }),
+                    decimals,
+                ),
+                3 => Law::Dist(
+                    sampler(Dist::Weibull {
+                        shape: 1.5,
+                        scale: 10.0 * scale,
+                    }),
+                    decimals,
+                ),
+                4 => Law::Beta(
+                    sampler(Dist::Gamma { shape: 2.0, scale: 1.0 }),
+                    sampler(Dist::Gamma { shape: 5.0, scale: 1.0 }),
+                ),
+                5 => Law::Dist(sampler(Dist::Poisson { mean: 12.0 }), 0),
+                _ => Law::Dist(sampler(Dist::Geometric { p: 0.3 }), 0),
             };
             out.push((format!("{group}_{i:02}"), law));
         }
@@ -335,9 +352,9 @@ fn devices(target: usize) -> String {
             ["sx10", "sx20", "lx5"][rng.below(3) as usize],
             rng.below(4)
         );
-        for (i, (name, law)) in laws.iter().enumerate() {
+        for (name, law) in &laws {
             let value = law.draw(&mut rng);
-            let _ = write!(s, "<{name}>{value:.prec$}</{name}>", prec = law.decimals(i));
+            let _ = write!(s, "<{name}>{value:.prec$}</{name}>", prec = law.decimals());
         }
         let _ = writeln!(
             s,

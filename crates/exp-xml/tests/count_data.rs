@@ -4,24 +4,20 @@
 //! and geometric(0.3)); flags, zero-padded codes and small samples stay
 //! categorical.
 
+use exp_plan::{Dist, DistValue, Unit};
 use exp_stats::fit::Family;
-use exp_stats::Rng;
+use exp_stats::{Rng, Sampler};
 use exp_xml::set::{SetOptions, SynthesisSet};
 use exp_xml::{extract, AttributePolicy, Config, Extraction, Source, ValueKind};
 
 const DOCUMENTS: u64 = 2000;
 
-fn poisson(rng: &mut Rng, lambda: f64) -> u64 {
-    let (limit, mut product, mut k) = ((-lambda).exp(), rng.open01(), 0);
-    while product > limit {
-        product *= rng.open01();
-        k += 1;
-    }
-    k
-}
-
-fn geometric(rng: &mut Rng, p: f64) -> u64 {
-    (rng.open01().ln() / (1.0 - p).ln()).floor() as u64
+fn sampler(dist: Dist) -> Sampler {
+    Sampler::new(&DistValue {
+        unit: Unit::Count,
+        dist,
+    })
+    .expect("valid parameters")
 }
 
 /// `documents` readings: Poisson(12) and geometric(0.3) counts, a 0/1
@@ -29,17 +25,22 @@ fn geometric(rng: &mut Rng, p: f64) -> u64 {
 /// documents.
 fn extraction(documents: u64) -> Extraction {
     let mut rng = Rng::new(99);
+    let (p, g, few) = (
+        sampler(Dist::Poisson { mean: 12.0 }),
+        sampler(Dist::Geometric { p: 0.3 }),
+        sampler(Dist::Poisson { mean: 3.0 }),
+    );
     let mut s = String::from("<readings>\n");
     for i in 0..documents {
         s.push_str(&format!(
             "<r><p>{}</p><g>{}</g><flag>{}</flag><code>00{}</code>",
-            poisson(&mut rng, 12.0),
-            geometric(&mut rng, 0.3),
+            p.sample(&mut rng),
+            g.sample(&mut rng),
             rng.below(2),
             rng.below(5)
         ));
         if i < 40 {
-            s.push_str(&format!("<few>{}</few>", poisson(&mut rng, 3.0)));
+            s.push_str(&format!("<few>{}</few>", few.sample(&mut rng)));
         }
         s.push_str("</r>\n");
     }
