@@ -30,7 +30,10 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::mpsc;
 
+mod budget;
 mod thread;
+
+use budget::{PassBudget, SpinBudget};
 
 pub use thread::Scheduling;
 
@@ -60,6 +63,10 @@ pub enum SendOutcome {
     Sent,
     /// A bounded channel was full: the message is dropped and counted, the device keeps its schedule.
     Full,
+    /// No room now (the device is behind): the pacer offers the same fire
+    /// again after `RETRY_LATER`, keeping its deadline, so the wait shows as
+    /// lateness and nothing is dropped or queued without bound.
+    Later,
     /// The receiver is gone: the device is not scheduled again.
     Closed,
 }
@@ -69,6 +76,10 @@ pub enum SendOutcome {
 /// not block.
 pub trait FireSink: Send + 'static {
     fn send(&mut self, slot: usize, fire: Fire) -> SendOutcome;
+
+    /// A fire answered [`SendOutcome::Later`] that the pacer gives up on:
+    /// the end came first. Sinks that record every message record it here.
+    fn abandon(&mut self, _slot: usize, _fire: Fire) {}
 }
 
 /// One unbounded channel per device (slot i → channel i).
@@ -138,6 +149,10 @@ pub struct PacerConfig {
     /// Hold a 0 µs CPU wake-latency request while running (best effort, see
     /// `pacer/thread.rs`).
     pub cpu_wake_latency_zero: bool,
+    /// The most passes (wake-ups that fire) per second, on average: denser
+    /// deadlines are fired in batches, at most `1 / max_passes_per_s` late;
+    /// sparser ones on time. 0 fires every deadline on its own.
+    pub max_passes_per_s: f64,
 }
 
 impl Default for PacerConfig {
@@ -151,6 +166,7 @@ impl Default for PacerConfig {
             max_sleep_ns: 10_000_000,
             nice: -10,
             cpu_wake_latency_zero: true,
+            max_passes_per_s: 2000.0,
         }
     }
 }
@@ -161,6 +177,10 @@ pub struct PacerStats {
     pub fires: u64,
     /// Fires a bounded channel had no room for.
     pub overflows: u64,
+    /// Offers a sink answered with [`SendOutcome::Later`].
+    pub postponed: u64,
+    /// Postponed fires given up at the end (see [`FireSink::abandon`]).
+    pub abandoned: u64,
     /// Devices dropped because their receiver was closed.
     pub closed: u64,
     pub max_lateness_ns: u64,
@@ -245,45 +265,6 @@ impl Drop for Pacer {
     }
 }
 
-/// How much the pacer may still spin: a token bucket filling at `share` of
-/// wall time, holding at most `BURST`. Spread this way, spinning never takes
-/// a core for long at a time; a budget per one-second window was spent in
-/// one burst at each window's start, which took a core from the workers and
-/// the broker for 50 ms every second and showed as a tail in ack latency.
-struct SpinBudget {
-    share: f64,
-    last: Instant,
-    tokens: Duration,
-}
-
-impl SpinBudget {
-    const BURST: Duration = Duration::from_millis(1);
-
-    fn new(share: f64) -> Self {
-        SpinBudget {
-            share: share.clamp(0.0, 1.0),
-            last: Instant::now(),
-            tokens: Self::BURST,
-        }
-    }
-
-    /// `spin` if the bucket holds that much, else zero (sleep all the way).
-    fn allowed(&mut self, now: Instant, spin: Duration) -> Duration {
-        let earned = now.saturating_duration_since(self.last).mul_f64(self.share);
-        self.tokens = (self.tokens + earned).min(Self::BURST);
-        self.last = now;
-        if self.tokens >= spin {
-            spin
-        } else {
-            Duration::ZERO
-        }
-    }
-
-    fn spend(&mut self, spun: Duration) {
-        self.tokens = self.tokens.saturating_sub(spun);
-    }
-}
-
 /// ns since `start`, 0 before it.
 fn since(start: Instant, now: Instant) -> u64 {
     u64::try_from(now.saturating_duration_since(start).as_nanos()).unwrap_or(u64::MAX)
@@ -299,7 +280,7 @@ fn run<S: FireSink>(
     let mut stats = PacerStats::default();
     let limit = config.messages.unwrap_or(u64::MAX);
     let admissible = |deadline: u64, seq: u64| seq < limit && config.end_ns.is_none_or(|end| deadline < end);
-    let mut seqs = vec![0u64; schedules.len()];
+    let mut slots = vec![Slot::default(); schedules.len()];
     let mut heap = BinaryHeap::with_capacity(schedules.len());
     for (slot, schedule) in schedules.iter_mut().enumerate() {
         if let Some(deadline) = schedule.next().filter(|&d| admissible(d, 0)) {
@@ -311,15 +292,23 @@ fn run<S: FireSink>(
     stats.scheduling = scheduling;
     let mut budget = SpinBudget::new(config.spin_share);
     let max_sleep = Duration::from_nanos(config.max_sleep_ns.max(1));
+    let mut passes = PassBudget::new(config.max_passes_per_s);
 
     while !stop.load(Ordering::Acquire) {
         let Some(&Reverse((deadline, _))) = heap.peek() else {
             break;
         };
-        let target = start + Duration::from_nanos(deadline);
+        let due = start + Duration::from_nanos(deadline);
         let now = Instant::now();
+        let target = passes.earliest(now, due);
         let remaining = target.saturating_duration_since(now);
-        let spin = budget.allowed(now, Duration::from_nanos(config.spin_margin_ns));
+        // A pass held back to batch dense deadlines is late anyway: spinning
+        // to hit it exactly would buy nothing.
+        let spin = if target > due {
+            Duration::ZERO
+        } else {
+            budget.allowed(now, Duration::from_nanos(config.spin_margin_ns))
+        };
         if remaining > spin {
             // Coarse phase: park (not sleep) so `Pacer::stop` can wake us at once.
             let planned = (remaining - spin).min(max_sleep);
@@ -343,19 +332,45 @@ fn run<S: FireSink>(
             budget.spend(spun);
             stats.spun_ns += u64::try_from(spun.as_nanos()).unwrap_or(u64::MAX);
         }
+        passes.spend(Instant::now());
         fire_due(
             start,
             &mut heap,
             &mut schedules,
-            &mut seqs,
+            &mut slots,
             &mut sink,
             config.max_batch,
             &admissible,
             &mut stats,
         );
     }
+    // Stopped with fires still waiting for room: they were never sent.
+    let now_ns = since(start, Instant::now());
+    for (slot, state) in slots.iter().enumerate() {
+        if let (Some(deadline_ns), Some(schedule)) = (state.waiting_since, schedules.get(slot)) {
+            stats.abandoned += 1;
+            let fire = Fire {
+                device: schedule.device(),
+                seq: state.seq,
+                deadline_ns,
+                fired_ns: now_ns,
+            };
+            sink.abandon(slot, fire);
+        }
+    }
     stats.thread_cpu_ns = thread::cpu_ns();
     stats
+}
+
+/// How long a fire the sink could not take yet waits before it is offered again.
+const RETRY_LATER: Duration = Duration::from_millis(1);
+
+/// What the pacer keeps per device: the next message's number and, while
+/// the sink holds it back, the deadline of the message waiting.
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    seq: u64,
+    waiting_since: Option<u64>,
 }
 
 /// Fires everything due now (up to `max_batch`), rescheduling each device.
@@ -364,7 +379,7 @@ fn fire_due<S: FireSink>(
     start: Instant,
     heap: &mut BinaryHeap<Reverse<(u64, usize)>>,
     schedules: &mut [DeviceSchedule],
-    seqs: &mut [u64],
+    slots: &mut [Slot],
     sink: &mut S,
     max_batch: usize,
     admissible: &impl Fn(u64, u64) -> bool,
@@ -372,29 +387,45 @@ fn fire_due<S: FireSink>(
 ) {
     for _ in 0..max_batch.max(1) {
         let Some(mut top) = heap.peek_mut() else { return };
-        let Reverse((deadline, slot)) = *top;
+        let Reverse((due, slot)) = *top;
         let fired_ns = since(start, Instant::now());
-        if deadline > fired_ns {
+        if due > fired_ns {
             return;
         }
-        let (Some(schedule), Some(seq)) = (schedules.get_mut(slot), seqs.get_mut(slot)) else {
+        let (Some(schedule), Some(state)) = (schedules.get_mut(slot), slots.get_mut(slot)) else {
             PeekMut::pop(top);
             continue;
         };
         let fire = Fire {
             device: schedule.device(),
-            seq: *seq,
-            deadline_ns: deadline,
+            seq: state.seq,
+            deadline_ns: state.waiting_since.unwrap_or(due),
             fired_ns,
         };
+        let outcome = sink.send(slot, fire);
+        if outcome == SendOutcome::Later {
+            stats.postponed += 1;
+            let retry = fired_ns.saturating_add(u64::try_from(RETRY_LATER.as_nanos()).unwrap_or(u64::MAX));
+            if admissible(retry, state.seq) {
+                state.waiting_since = Some(fire.deadline_ns);
+                *top = Reverse((retry, slot));
+            } else {
+                // Past the end (or the limit) before it found room: given up, and said so.
+                stats.abandoned += 1;
+                state.waiting_since = None;
+                sink.abandon(slot, fire);
+                PeekMut::pop(top);
+            }
+            continue;
+        }
+        state.waiting_since = None;
         let lateness = fire.lateness_ns();
         stats.fires += 1;
         stats.max_lateness_ns = stats.max_lateness_ns.max(lateness);
         stats.total_lateness_ns = stats.total_lateness_ns.saturating_add(lateness);
-        let outcome = sink.send(slot, fire);
-        *seq += 1;
+        state.seq += 1;
         match outcome {
-            SendOutcome::Sent => {}
+            SendOutcome::Sent | SendOutcome::Later => {}
             SendOutcome::Full => stats.overflows += 1,
             SendOutcome::Closed => {
                 stats.closed += 1;
@@ -402,45 +433,12 @@ fn fire_due<S: FireSink>(
                 continue;
             }
         }
-        match schedule.next().filter(|&d| admissible(d, *seq)) {
+        match schedule.next().filter(|&d| admissible(d, state.seq)) {
             // Replacing the top sifts it down once: cheaper than pop + push.
             Some(next) => *top = Reverse((next, slot)),
             None => {
                 PeekMut::pop(top);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn spinning_is_spread_out_not_spent_in_one_burst() {
-        let spin = Duration::from_micros(200);
-        let t0 = Instant::now();
-        let mut budget = SpinBudget::new(0.05);
-        // Back to back, the bucket allows at most its burst.
-        let mut spun = Duration::ZERO;
-        while budget.allowed(t0, spin) == spin {
-            budget.spend(spin);
-            spun += spin;
-        }
-        assert_eq!(spun, SpinBudget::BURST);
-        // 4 ms of wall time earn 5 % of it: one more 200 µs spin, not two.
-        let later = t0 + Duration::from_millis(4);
-        assert_eq!(budget.allowed(later, spin), spin);
-        budget.spend(spin);
-        assert_eq!(budget.allowed(later, spin), Duration::ZERO);
-        // However long the pause, the bucket holds no more than its burst.
-        assert_eq!(
-            budget.allowed(t0 + Duration::from_secs(60), SpinBudget::BURST),
-            SpinBudget::BURST
-        );
-        assert_eq!(
-            budget.allowed(t0 + Duration::from_secs(60), SpinBudget::BURST * 2),
-            Duration::ZERO
-        );
     }
 }

@@ -192,3 +192,76 @@ fn bounded_channels_count_overflows() {
         .unwrap();
     assert_eq!(stats.fires, 4);
 }
+
+/// A sink with no room yet gets the same fire again, deadline kept, until
+/// it takes it; one that never has room gets it abandoned at the end.
+#[test]
+fn fires_a_sink_has_no_room_for_wait_and_keep_their_deadline() {
+    type Fires = std::sync::Arc<std::sync::Mutex<Vec<(u64, u64, u64)>>>;
+    /// Says `Later` `refusals` times, then takes everything; records (seq, deadline, lateness).
+    struct Busy {
+        refusals: u32,
+        sent: Fires,
+        abandoned: Fires,
+    }
+    impl exp_mqtt::FireSink for Busy {
+        fn send(&mut self, _slot: usize, f: Fire) -> SendOutcome {
+            if self.refusals > 0 {
+                self.refusals -= 1;
+                return SendOutcome::Later;
+            }
+            self.sent.lock().unwrap().push((f.seq, f.deadline_ns, f.lateness_ns()));
+            SendOutcome::Sent
+        }
+        fn abandon(&mut self, _slot: usize, f: Fire) {
+            self.abandoned
+                .lock()
+                .unwrap()
+                .push((f.seq, f.deadline_ns, f.lateness_ns()));
+        }
+    }
+    let run = |refusals: u32, config: PacerConfig| {
+        let (sent, abandoned) = (Fires::default(), Fires::default());
+        let fleet = FleetSchedule::new(&ns(Dist::Constant { value: 50e6 }), &FirstSend::Lockstep, 3).unwrap();
+        let sink = Busy {
+            refusals,
+            sent: sent.clone(),
+            abandoned: abandoned.clone(),
+        };
+        let stats = Pacer::start(Instant::now(), vec![fleet.device(0)], sink, config)
+            .unwrap()
+            .join()
+            .unwrap();
+        let take = |f: Fires| std::mem::take(&mut *f.lock().unwrap());
+        (stats, take(sent), take(abandoned))
+    };
+    // Three refusals, then room: both messages go out, the first ≥ 3 ms late.
+    let (stats, sent, abandoned) = run(
+        3,
+        PacerConfig {
+            messages: Some(2),
+            ..PacerConfig::default()
+        },
+    );
+    assert_eq!((stats.fires, stats.postponed, stats.abandoned), (2, 3, 0), "{stats:?}");
+    assert_eq!(
+        sent.iter().map(|&(seq, at, _)| (seq, at)).collect::<Vec<_>>(),
+        [(0, 0), (1, 50_000_000)]
+    );
+    assert!(sent[0].2 >= 3_000_000, "{sent:?}");
+    assert!(abandoned.is_empty());
+    // Never any room: the fire waits until the end, then is abandoned, not lost silently.
+    let (stats, sent, abandoned) = run(
+        u32::MAX,
+        PacerConfig {
+            end_ns: Some(20_000_000),
+            ..PacerConfig::default()
+        },
+    );
+    assert_eq!((stats.fires, stats.abandoned), (0, 1), "{stats:?}");
+    assert!(sent.is_empty());
+    assert_eq!(
+        abandoned.iter().map(|&(seq, at, _)| (seq, at)).collect::<Vec<_>>(),
+        [(0, 0)]
+    );
+}

@@ -208,8 +208,12 @@ where
     F: FnOnce(Events, Cancel) -> Fut,
     Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
 {
+    // One worker: the runtime's only async work is fleets' device I/O, and
+    // a second worker mostly woke up to steal a task, a context switch per
+    // few messages (bench/fleet-scale.sh: 19–22 µs of runner CPU per message
+    // with two workers, 17.7 with one). Blocking work has its own threads.
     let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
+        .worker_threads(1)
         .enable_all()
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
