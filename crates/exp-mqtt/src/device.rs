@@ -221,6 +221,13 @@ impl Device {
         }
     }
 
+    /// Whether `publish` would queue a message now rather than report it
+    /// lost: the device is open and has not fallen far behind.
+    pub fn has_room(&self) -> bool {
+        let session = self.shared.session();
+        !session.closed && session.has_room()
+    }
+
     /// Messages published and not yet written (QoS 0), acknowledged or lost.
     pub fn outstanding(&self) -> usize {
         self.shared.session().outstanding()

@@ -93,13 +93,11 @@ pub struct Publishers {
     pub buffer: Vec<u8>,
 }
 
-impl FireSink for Publishers {
-    fn send(&mut self, slot: usize, fire: Fire) -> SendOutcome {
-        let Some(s) = self.slots.get_mut(slot) else {
-            return SendOutcome::Closed;
-        };
+impl Publishers {
+    /// The row of a fire that is not (yet) sent: dropped, `reason`.
+    fn unsent_row(&self, fire: Fire, reason: &'static str) -> MessageRow {
         let scheduled_ns = self.offset_ns.saturating_add(fire.deadline_ns);
-        let mut row = MessageRow {
+        MessageRow {
             device: fire.device,
             seq: fire.seq,
             scheduled_ns,
@@ -109,13 +107,29 @@ impl FireSink for Publishers {
             delivery_latency_ns: None,
             bytes: 0,
             status: Status::Dropped,
-            reason: Some("not_connected"),
+            reason: Some(reason),
             warmup: self.warmup.covers(fire.seq, scheduled_ns),
+        }
+    }
+}
+
+impl FireSink for Publishers {
+    fn send(&mut self, slot: usize, fire: Fire) -> SendOutcome {
+        let mut row = self.unsent_row(fire, "not_connected");
+        let Some(s) = self.slots.get_mut(slot) else {
+            return SendOutcome::Closed;
         };
         let Some(device) = &s.device else {
             let _ = self.out.send(Msg::Unsent(row));
             return SendOutcome::Sent;
         };
+        // A device far behind (its broker slow or gone, this runner starved)
+        // holds the send back: the pacer offers it again, and the wait shows
+        // as lateness instead of a queue that grows.
+        if !device.has_room() {
+            return SendOutcome::Later;
+        }
+        let scheduled_ns = row.scheduled_ns;
         let sent_ns = self.clock.now_ns();
         let dseq = s.dseq;
         s.payload
@@ -146,6 +160,12 @@ impl FireSink for Publishers {
             }
         }
         SendOutcome::Sent
+    }
+
+    /// Still held back when the sending ended: never sent.
+    fn abandon(&mut self, _slot: usize, fire: Fire) {
+        let row = self.unsent_row(fire, "not_queued");
+        let _ = self.out.send(Msg::Unsent(row));
     }
 }
 

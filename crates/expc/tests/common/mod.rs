@@ -189,6 +189,14 @@ impl Mosquitto {
         }
     }
 
+    /// Stops the broker (SIGSTOP: connections stay open, nothing is read or
+    /// acknowledged) for `stalled`, then lets it go on.
+    pub fn stall_for(&self, stalled: Duration) {
+        signal(&self.child, "STOP");
+        std::thread::sleep(stalled);
+        signal(&self.child, "CONT");
+    }
+
     /// Kills the broker (every session is lost) and starts it again on the same port.
     pub fn restart_after(&mut self, down: Duration) {
         let _ = self.child.kill();
