@@ -44,8 +44,9 @@ pub use workload::*;
 /// that vary on their own are fields of the variants. Version 4: a
 /// parameter swept over a range stores the range, not its values. Version
 /// 5: a fleet's `warmup` is a share or a duration (`{"ratio": …}` or
-/// `{"ns": …}`), no longer `warmup_ratio`.
-pub const PLAN_VERSION: u32 = 5;
+/// `{"ns": …}`), no longer `warmup_ratio`. Version 6: a fleet's
+/// `lateness_bound_ns` may be null (the runtime derives it from the gap).
+pub const PLAN_VERSION: u32 = 6;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;

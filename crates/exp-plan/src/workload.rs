@@ -100,7 +100,8 @@ pub struct Fleet {
     pub warmup: Warmup,
     pub subscribe: bool,
     pub ack_timeout_ns: u64,
-    pub lateness_bound_ns: u64,
+    /// `None`: a tenth of the gap's median, at least 1 ms (the runtime decides).
+    pub lateness_bound_ns: Option<u64>,
     pub broker: Broker,
 }
 

@@ -271,6 +271,38 @@ impl Sampler {
         })
     }
 
+    /// The median: the smallest x with P(X ≤ x) ≥ ½, by bisection on the
+    /// CDF (every family has one, not every family a finite mean). `None`
+    /// only if the CDF is not a CDF (NaN).
+    pub fn median(&self) -> Option<f64> {
+        let at_least_half = |x: f64| self.cdf(x) >= 0.5;
+        let (mut lo, mut hi) = (-1.0_f64, 1.0_f64);
+        while !at_least_half(hi) {
+            hi *= 2.0;
+            if !hi.is_finite() {
+                return None;
+            }
+        }
+        while at_least_half(lo) {
+            lo *= 2.0;
+            if !lo.is_finite() {
+                return None;
+            }
+        }
+        // Invariant: cdf(lo) < ½ ≤ cdf(hi); stop when the interval no longer shrinks.
+        loop {
+            let mid = lo + (hi - lo) / 2.0;
+            if mid <= lo || mid >= hi {
+                return Some(hi);
+            }
+            if at_least_half(mid) {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+    }
+
     /// P(X ≤ x). Closed forms, with statrs' erfc and regularised incomplete
     /// gamma functions for the normal, lognormal, gamma and Poisson families.
     pub fn cdf(&self, x: f64) -> f64 {

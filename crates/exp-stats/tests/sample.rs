@@ -338,3 +338,27 @@ fn invalid_parameters_are_typed_errors() {
         "normal: `sd` must be finite and ≥ 0, got -1"
     );
 }
+
+/// Medians found by bisection on the CDF against their closed forms.
+#[test]
+fn medians_match_their_closed_forms() {
+    let ln2 = std::f64::consts::LN_2;
+    let cases = [
+        (Dist::Constant { value: 2e8 }, 2e8),
+        (Dist::Uniform { min: 2.0, max: 5.0 }, 3.5),
+        (Dist::Normal { mean: -10.0, sd: 3.0 }, -10.0),
+        (Dist::Exponential { mean: 1e6 }, 1e6 * ln2),
+        // scale · 2^(1/shape), also where the mean is infinite.
+        (Dist::Pareto { shape: 0.5, scale: 2.0 }, 2.0 * 4.0),
+        (Dist::Weibull { shape: 1.5, scale: 2.0 }, 2.0 * ln2.powf(1.0 / 1.5)),
+        // The smallest k with P(X ≤ k) ≥ ½: for p = 0.3, 1 − 0.7^(k+1) ≥ ½ at k = 1.
+        (Dist::Geometric { p: 0.3 }, 1.0),
+    ];
+    for (dist, expected) in cases {
+        let median = sampler(dist.clone()).median().unwrap();
+        assert!(
+            (median - expected).abs() <= 1e-9 * expected.abs().max(1.0),
+            "{dist:?}: {median}, expected {expected}"
+        );
+    }
+}

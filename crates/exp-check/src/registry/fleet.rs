@@ -43,7 +43,7 @@ pub const FLEET: BlockSchema = BlockSchema {
         .range(0.0, 0.99),
         Prop::with_default("subscribe", Ty::Bool, "false", "Also subscribe to the fleet's topics and record delivery."),
         Prop::with_default("ack_timeout", Ty::Quantity(Duration), "10s", "A message not acknowledged by then is marked `timeout`.").at_least(1e6),
-        Prop::with_default("lateness_bound", Ty::Quantity(Duration), "1ms", "A trial whose send-lateness p99 exceeds this is marked `contended`.").at_least(0.0),
+        Prop::optional("lateness_bound", Ty::Quantity(Duration), "A trial whose send-lateness p99 exceeds this is marked `contended`; without it, a tenth of the median gap, at least 1 ms.").at_least(0.0),
     ],
     variants: &[],
     parts: &["broker"],

@@ -2,6 +2,7 @@
 //! the collector's totals of each interval.
 
 use exp_plan::Fleet;
+use exp_stats::Sampler;
 
 use super::collector::{ns, Totals};
 use super::cpu::CpuUse;
@@ -68,9 +69,22 @@ pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
     t.lateness.sort_unstable();
     if let Some(p99) = p99(&t.lateness) {
         put("send_lateness_p99", p99 as f64);
-        put("contended", if p99 > fleet.lateness_bound_ns { 1.0 } else { 0.0 });
+        put("contended", if p99 > lateness_bound_ns(fleet) { 1.0 } else { 0.0 });
     }
     s
+}
+
+/// The send lateness above which a trial's timing was not what the
+/// schedule asked for: the fleet's `lateness_bound`, or a tenth of the
+/// median gap (a message that late has moved a tenth of the way to the
+/// next one), but never under 1 ms, the pacer's own batching allowance
+/// (it fires at most 2,000 passes a second, up to 0.5 ms late by design).
+pub fn lateness_bound_ns(fleet: &Fleet) -> u64 {
+    const FLOOR_NS: u64 = 1_000_000;
+    fleet.lateness_bound_ns.unwrap_or_else(|| {
+        let median = Sampler::new(&fleet.gap).ok().and_then(|gap| gap.median());
+        median.map_or(FLOOR_NS, |m| ((m / 10.0) as u64).max(FLOOR_NS))
+    })
 }
 
 /// The nearest-rank 99th percentile of sorted values.
@@ -82,6 +96,32 @@ fn p99(sorted: &[u64]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_lateness_bound_is_a_tenth_of_the_median_gap_at_least_1_ms() {
+        let mut fleet = crate::fleet::test_fleet(10);
+        let gap = |fleet: &mut Fleet, dist: serde_json::Value| {
+            fleet.gap = serde_json::from_value(dist).unwrap();
+        };
+        gap(
+            &mut fleet,
+            serde_json::json!({"unit": "ns", "family": "constant", "value": 200e6}),
+        );
+        assert_eq!(lateness_bound_ns(&fleet), 20_000_000);
+        // Pareto with shape 1 has no mean, but a median: 2 × scale.
+        gap(
+            &mut fleet,
+            serde_json::json!({"unit": "ns", "family": "pareto", "shape": 1.0, "scale": 50e6}),
+        );
+        assert_eq!(lateness_bound_ns(&fleet), 10_000_000);
+        gap(
+            &mut fleet,
+            serde_json::json!({"unit": "ns", "family": "constant", "value": 2e6}),
+        );
+        assert_eq!(lateness_bound_ns(&fleet), 1_000_000, "the floor");
+        fleet.lateness_bound_ns = Some(300_000);
+        assert_eq!(lateness_bound_ns(&fleet), 300_000, "as the spec says");
+    }
 
     #[test]
     fn p99_is_a_nearest_rank() {

@@ -387,6 +387,23 @@ fn credentials(fleet: &Fleet) -> Result<Option<(String, String)>, String> {
     })
 }
 
+/// A fleet of `devices` on the embedded broker, constant 50 ms gaps, for unit tests.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+fn test_fleet(devices: u32) -> Fleet {
+    serde_json::from_value(serde_json::json!({
+        "devices": devices, "client_id": "{fleet}-{index}", "topic": "{fleet}/{device}/t",
+        "qos": 1, "keep_alive_ns": 60_000_000_000u64, "clean_session": true,
+        "gap": {"unit": "ns", "family": "constant", "value": 50_000_000.0}, "first_send": "uniform",
+        "payload": {"json": {"size_bytes": 256, "fields": ["temperature"]}},
+        "messages": null, "connect_rate_per_s": 400.0, "warmup": {"ratio": 0.0}, "subscribe": false,
+        "ack_timeout_ns": 10_000_000_000u64, "lateness_bound_ns": null,
+        "broker": {"url": null, "port": null, "ca_file": null, "client_cert": null, "client_key": null,
+                   "username_env": null, "password_env": null, "max_inflight": 100, "max_packet_bytes": 262144}
+    }))
+    .unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
