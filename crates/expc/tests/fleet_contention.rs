@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{read_parquet, Mosquitto, Scratch};
+use common::{expc, read_parquet, run_dir, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 use exp_results::open_run;
 
@@ -103,7 +103,7 @@ experiment "contention" {{
     std::fs::write(&spec_path, spec).unwrap();
     let out = scratch.0.join("runs");
     let started = Instant::now();
-    let mut run = Command::new(env!("CARGO_BIN_EXE_expc"))
+    let mut run = expc()
         .arg("run")
         .arg(&spec_path)
         .arg("--out")
@@ -134,8 +134,7 @@ experiment "contention" {{
     );
     assert!(status.success(), "{log}");
 
-    let experiment = std::fs::read_dir(&out).unwrap().flatten().next().unwrap().path();
-    let dir = std::fs::read_dir(experiment).unwrap().flatten().next().unwrap().path();
+    let dir = run_dir(&out).unwrap();
     let manifest = Manifest::read(&dir).unwrap();
     assert_eq!(manifest.status, RunStatus::Complete, "{log}");
     let view = open_run(&dir).unwrap();
