@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 #[serde(rename_all = "snake_case")]
 pub enum DType {
     U64,
+    /// A time or a duration in ns (`*_ns` columns): filled with `u64`
+    /// cells like `U64`, stored as Int64, so that a difference of two
+    /// columns computes in polars and DuckDB (UInt64 would wrap or raise).
+    /// A value above `i64::MAX` (after the year 2262: only a saturated
+    /// one) is stored as null.
+    Ns,
     I64,
     F64,
     Bool,
@@ -61,7 +67,7 @@ impl Schema {
     ///
     /// ```
     /// # use exp_results::{Cell, DType, Schema};
-    /// let schema = Schema::new("t").column("t_ns", DType::U64).column("name", DType::Str);
+    /// let schema = Schema::new("t").column("t_ns", DType::Ns).column("name", DType::Str);
     /// let row = schema.row([("name", "a".into()), ("t_ns", 5u64.into())]).unwrap();
     /// assert_eq!(row, vec![Cell::U64(5), Cell::Str("a".into())]);
     /// ```
@@ -112,7 +118,7 @@ pub enum ColumnData {
 impl ColumnData {
     pub fn empty(dtype: DType) -> Self {
         match dtype {
-            DType::U64 => ColumnData::U64(Vec::new()),
+            DType::U64 | DType::Ns => ColumnData::U64(Vec::new()),
             DType::I64 => ColumnData::I64(Vec::new()),
             DType::F64 => ColumnData::F64(Vec::new()),
             DType::Bool => ColumnData::Bool(Vec::new()),
@@ -185,12 +191,22 @@ impl Cell {
         matches!(
             (self, dtype),
             (Cell::Null, _)
-                | (Cell::U64(_), DType::U64)
+                | (Cell::U64(_), DType::U64 | DType::Ns)
                 | (Cell::I64(_), DType::I64)
                 | (Cell::F64(_), DType::F64)
                 | (Cell::Bool(_), DType::Bool)
                 | (Cell::Str(_), DType::Str)
         )
+    }
+}
+
+impl DType {
+    /// The type of the column data that fills a column of this type.
+    pub fn filled_as(self) -> DType {
+        match self {
+            DType::Ns => DType::U64,
+            other => other,
+        }
     }
 }
 
@@ -302,7 +318,7 @@ mod tests {
 
     #[test]
     fn rows_are_checked_against_the_schema() {
-        let schema = Schema::new("t").column("t_ns", DType::U64).column("name", DType::Str);
+        let schema = Schema::new("t").column("t_ns", DType::Ns).column("name", DType::Str);
         let mut batch = schema.batch();
         batch.push_row(vec![5u64.into(), "a".into()]).unwrap();
         batch.push_row(vec![Cell::Null, Cell::Null]).unwrap();
@@ -323,7 +339,7 @@ mod tests {
 
     #[test]
     fn rows_by_name_follow_the_schema_order() {
-        let schema = Schema::new("t").column("t_ns", DType::U64).column("name", DType::Str);
+        let schema = Schema::new("t").column("t_ns", DType::Ns).column("name", DType::Str);
         let row = schema.row([("name", "a".into()), ("t_ns", 5u64.into())]).unwrap();
         assert_eq!(row, vec![Cell::U64(5), Cell::Str("a".into())]);
         assert_eq!(
@@ -357,7 +373,7 @@ mod tests {
             Err(RowError::ColumnType {
                 table,
                 column: column("t_ns"),
-                expected: DType::U64
+                expected: DType::Ns
             })
         );
         let error = schema.row([("name", 1.5.into()), ("t_ns", 5u64.into())]).unwrap_err();

@@ -23,6 +23,35 @@ fn store(dir: &Path, row_group_rows: usize) -> Store {
     .unwrap()
 }
 
+/// Times are filled as u64 and stored as Int64: a difference of two time
+/// columns is a signed duration in polars (UInt64 would wrap), and only a
+/// saturated value past i64::MAX becomes null.
+#[test]
+fn times_are_stored_as_int64_so_differences_compute() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = store(dir.path(), 1000);
+    let schema = Schema::new("times")
+        .column("scheduled_ns", DType::Ns)
+        .column("sent_ns", DType::Ns);
+    let sink = store.sink(&schema, 0, 1);
+    let mut batch = schema.batch();
+    batch.push_row(vec![5u64.into(), 3u64.into()]).unwrap();
+    batch.push_row(vec![u64::MAX.into(), Cell::Null]).unwrap();
+    sink.write(batch).unwrap();
+    store.close().unwrap();
+    let frame = read(&dir.path().join("tables/times/trial=0/part-1.parquet"));
+    assert_eq!(frame.dtypes(), [DataType::Int64, DataType::Int64]);
+    let sent = frame.column("sent_ns").unwrap().as_materialized_series().clone();
+    let scheduled = frame.column("scheduled_ns").unwrap().as_materialized_series().clone();
+    let early = (&sent - &scheduled).unwrap();
+    assert_eq!(
+        early.i64().unwrap().get(0),
+        Some(-2),
+        "sent 2 ns before schedule, not 2^64 − 2"
+    );
+    assert_eq!(scheduled.i64().unwrap().get(1), None, "past i64::MAX: null");
+}
+
 #[test]
 fn round_trip_keeps_values_nulls_and_types() {
     let dir = tempfile::tempdir().unwrap();

@@ -83,6 +83,8 @@ pub fn run(
 fn schema(name: &str, columns: Vec<Column>) -> Schema {
     columns.into_iter().fold(Schema::new(name), |schema, c| {
         let dtype = match c.ty {
+            // Times and durations compute as Int64 (`DType::Ns`).
+            ColumnType::U64 if c.name.ends_with("_ns") => DType::Ns,
             ColumnType::U64 => DType::U64,
             ColumnType::F64 => DType::F64,
             ColumnType::Str => DType::Str,

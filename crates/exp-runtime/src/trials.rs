@@ -87,9 +87,9 @@ impl TrialsTable {
             schema = schema.column(column.name.clone(), column.dtype);
         }
         let schema = schema
-            .column("start_unix_ns", DType::U64)
-            .column("end_unix_ns", DType::U64)
-            .column("duration_ns", DType::U64)
+            .column("start_unix_ns", DType::Ns)
+            .column("end_unix_ns", DType::Ns)
+            .column("duration_ns", DType::Ns)
             .column("status", DType::Str)
             .column("contended", DType::Bool)
             .column("error", DType::Str);
@@ -138,7 +138,7 @@ fn column_kind(name: &str, value: &Value) -> (String, DType) {
         Value::Int(_) => (name.to_string(), DType::I64),
         Value::Float(_) => (name.to_string(), DType::F64),
         Value::Bool(_) => (name.to_string(), DType::Bool),
-        Value::DurationNs(_) => (format!("{name}_ns"), DType::U64),
+        Value::DurationNs(_) => (format!("{name}_ns"), DType::Ns),
         Value::Bytes(_) => (format!("{name}_bytes"), DType::U64),
         Value::BitPerS(_) => (format!("{name}_bit_per_s"), DType::U64),
         Value::PerS(_) => (format!("{name}_per_s"), DType::F64),

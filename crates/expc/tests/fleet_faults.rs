@@ -125,7 +125,7 @@ experiment "outage" {{
     assert!(statuses
         .iter()
         .all(|s| ["ok", "timeout", "error", "dropped"].contains(s)));
-    let ack = messages.column("ack_latency_ns").unwrap().u64().unwrap();
+    let ack = messages.column("ack_latency_ns").unwrap().i64().unwrap();
     let disturbed = statuses
         .iter()
         .zip(ack.iter())

@@ -131,9 +131,10 @@ fn rows(table: &DataFrame, workload: &str) -> Vec<Row> {
     let workloads = column("workload").str().unwrap();
     let statuses = column("status").str().unwrap();
     let ids = column("connection").u64().unwrap();
-    let durations = column("duration_ns").u64().unwrap();
+    // Times are Int64 (differences compute); they are never negative.
+    let durations = column("duration_ns").i64().unwrap();
     let paths = column("path").u64().unwrap();
-    let rtts = column("assigned_rtt_ns").u64().unwrap();
+    let rtts = column("assigned_rtt_ns").i64().unwrap();
     let mut out = Vec::new();
     for row in 0..table.height() {
         if workloads.get(row) != Some(workload) {
@@ -142,9 +143,9 @@ fn rows(table: &DataFrame, workload: &str) -> Vec<Row> {
         assert_eq!(statuses.get(row), Some("complete"), "{workload}, row {row}");
         out.push((
             ids.get(row).unwrap(),
-            durations.get(row).unwrap(),
+            u64::try_from(durations.get(row).unwrap()).unwrap(),
             paths.get(row),
-            rtts.get(row).unwrap(),
+            u64::try_from(rtts.get(row).unwrap()).unwrap(),
         ));
     }
     out.sort_unstable();

@@ -31,11 +31,11 @@ pub(crate) fn check_batch(schema: &Schema, batch: &Batch) -> Result<(), ResultsE
     }
     let rows = batch.rows();
     for (spec, data) in schema.columns.iter().zip(&batch.columns) {
-        if data.dtype() != spec.dtype {
+        if data.dtype() != spec.dtype.filled_as() {
             return Err(ResultsError::BatchType {
                 table: schema.name.clone(),
                 column: spec.name.clone(),
-                expected: spec.dtype,
+                expected: spec.dtype.filled_as(),
                 got: data.dtype(),
             });
         }
@@ -54,7 +54,7 @@ pub(crate) fn check_batch(schema: &Schema, batch: &Batch) -> Result<(), ResultsE
 pub(crate) fn polars_dtype(dtype: DType) -> pl::DataType {
     match dtype {
         DType::U64 => pl::DataType::UInt64,
-        DType::I64 => pl::DataType::Int64,
+        DType::Ns | DType::I64 => pl::DataType::Int64,
         DType::F64 => pl::DataType::Float64,
         DType::Bool => pl::DataType::Boolean,
         DType::Str => pl::DataType::String,
@@ -80,6 +80,11 @@ pub(crate) fn to_frame(schema: &Schema, batch: Batch) -> pl::PolarsResult<pl::Da
         .map(|(spec, data)| {
             let name = spec.name.as_str().into();
             let series = match data {
+                ColumnData::U64(v) if spec.dtype == DType::Ns => {
+                    let signed: Vec<Option<i64>> =
+                        v.into_iter().map(|x| x.and_then(|x| i64::try_from(x).ok())).collect();
+                    pl::Series::new(name, signed)
+                }
                 ColumnData::U64(v) => pl::Series::new(name, v),
                 ColumnData::I64(v) => pl::Series::new(name, v),
                 ColumnData::F64(v) => pl::Series::new(name, v),

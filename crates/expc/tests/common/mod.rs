@@ -77,12 +77,15 @@ pub fn trial_frames(run: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
     parts.iter().map(|p| read_parquet(p)).collect()
 }
 
-/// Every value of a UInt64 column across `frames`, nulls left out.
+/// Every value of a column across `frames` as `u64` (UInt64, or Int64 for
+/// times, `*_ns`), nulls left out.
 pub fn u64_values(frames: &[DataFrame], column: &str) -> Vec<u64> {
     frames
         .iter()
         .flat_map(|f| {
             f.column(column)
+                .unwrap()
+                .cast(&polars::prelude::DataType::UInt64)
                 .unwrap()
                 .u64()
                 .unwrap()
