@@ -20,7 +20,9 @@ pub struct CpuUse {
 
 pub struct CpuMeter {
     started: Instant,
-    self_ticks: u64,
+    /// This process's CPU time in ns (a clock, not 10 ms ticks: a short
+    /// trial's CPU per message would otherwise come in steps of 10 ms).
+    self_ns: u64,
     machine: Option<Machine>,
 }
 
@@ -28,22 +30,23 @@ impl CpuMeter {
     pub fn start() -> Self {
         CpuMeter {
             started: Instant::now(),
-            self_ticks: self_ticks(),
+            self_ns: exp_host::process_cpu_ns().unwrap_or(0),
             machine: machine_ticks(),
         }
     }
 
     pub fn read(&self) -> CpuUse {
         let hz = exp_host::clock_ticks_per_s().max(1) as f64;
-        let runner = self_ticks().saturating_sub(self.self_ticks);
+        let runner_s = exp_host::process_cpu_ns().unwrap_or(0).saturating_sub(self.self_ns) as f64 / 1e9;
         let (busy, steal) = machine_ticks().zip(self.machine).map_or((0, 0), |(now, then)| {
             (now.busy.saturating_sub(then.busy), now.steal.saturating_sub(then.steal))
         });
+        let (busy_s, steal_s) = (busy as f64 / hz, steal as f64 / hz);
         CpuUse {
             wall_s: self.started.elapsed().as_secs_f64(),
-            runner_s: runner as f64 / hz,
-            others_s: busy.saturating_sub(runner).saturating_sub(steal) as f64 / hz,
-            steal_s: steal as f64 / hz,
+            runner_s,
+            others_s: (busy_s - runner_s - steal_s).max(0.0),
+            steal_s,
         }
     }
 }
@@ -52,14 +55,6 @@ impl CpuMeter {
 pub fn rss_bytes() -> Option<u64> {
     let statm = exp_host::pid_statm(std::process::id()).ok().flatten()?;
     Some(statm.resident_pages.saturating_mul(exp_host::page_size()))
-}
-
-/// User and system ticks of this process, from /proc/self/stat.
-fn self_ticks() -> u64 {
-    exp_host::pid_stat(std::process::id())
-        .ok()
-        .flatten()
-        .map_or(0, |s| s.utime_ticks.saturating_add(s.stime_ticks))
 }
 
 #[derive(Clone, Copy)]
