@@ -7,6 +7,7 @@ mod out;
 mod calibrate;
 mod line_diff;
 mod message_json;
+mod metric_units;
 mod mqtt_report;
 mod progress;
 mod report;

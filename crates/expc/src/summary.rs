@@ -153,21 +153,23 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
             table.files
         );
     }
-    // Per-workload metrics (`workload.metric`) of the first trials.
+    // Per-workload metrics (`workload.metric`) of the first trials, with units.
     const SHOWN: usize = 8;
+    let kinds = workload_kinds(dir);
     let measured: Vec<_> = manifest.trials.iter().filter(|t| !t.metrics.is_empty()).collect();
     for trial in measured.iter().take(SHOWN) {
         let mut workloads: BTreeMap<&str, Vec<String>> = BTreeMap::new();
         for (key, value) in &trial.metrics {
             if let Some((workload, metric)) = key.split_once('.') {
+                let kind = kinds.get(workload).map_or("", String::as_str);
                 workloads
                     .entry(workload)
                     .or_default()
-                    .push(format!("{metric}={}", number(*value)));
+                    .push(crate::metric_units::metric_text(kind, metric, *value));
             }
         }
         for (workload, metrics) in workloads {
-            outln!("  trial {:<4} {workload:<16} {}", trial.trial, metrics.join("  "));
+            outln!("  trial {:<4} {workload:<16} {}", trial.trial, metrics.join(", "));
         }
     }
     if measured.len() > SHOWN {
@@ -175,6 +177,19 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
     }
     print_fleets(dir, manifest);
     outln!("details: expc report {}", dir.display());
+}
+
+/// Each workload's kind (`fleet`, …) from the run's `plan.json`; empty if
+/// it cannot be read (metrics then get the units their names imply).
+fn workload_kinds(dir: &Path) -> BTreeMap<String, String> {
+    let plan = std::fs::read(dir.join("plan.json"))
+        .ok()
+        .and_then(|bytes| exp_plan::Plan::from_json(&bytes).ok());
+    plan.iter()
+        .flat_map(|plan| &plan.workloads)
+        .filter_map(|w| w.variants.first())
+        .map(|w| (w.name.clone(), w.config.kind().to_string()))
+        .collect()
 }
 
 /// The MQTT fleet report of a small run (at most 4 trials and 2 million
