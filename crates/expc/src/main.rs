@@ -7,7 +7,6 @@ mod out;
 mod calibrate;
 mod line_diff;
 mod message_json;
-mod metric_units;
 mod mqtt_report;
 mod progress;
 mod report;
@@ -19,6 +18,7 @@ mod summary;
 mod test;
 mod traffic;
 mod traffic_report;
+mod units;
 mod xml;
 mod yaml;
 

@@ -8,8 +8,6 @@ use std::process::ExitCode;
 use exp_results::runner::Runner;
 use exp_results::{mqtt_report, open_run, summarize, MqttReport, RunStatus, RunSummary, RunView, Warning};
 
-use crate::summary::number;
-
 #[derive(clap::Args)]
 pub struct Args {
     /// A run directory (`runs/<experiment>/<run-id>`).
@@ -119,18 +117,14 @@ fn render(summary: &RunSummary, status_note: &str, mqtt: &str) -> String {
                 "  {:<28} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
                 "column", "count", "mean", "min", "p50", "p95", "p99", "max"
             ));
+            // Identifiers and dates are left out: their statistics mean nothing.
             for c in &trial.columns {
-                let cell = |v: Option<f64>| v.map_or_else(|| "-".to_string(), number);
+                let Some([mean, min, p50, p95, p99, max]) = crate::units::column_cells(c) else {
+                    continue;
+                };
                 out.push_str(&format!(
-                    "  {:<28} {:>8} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
-                    c.column,
-                    c.count,
-                    cell(c.mean),
-                    cell(c.min),
-                    cell(c.p50),
-                    cell(c.p95),
-                    cell(c.p99),
-                    cell(c.max)
+                    "  {:<28} {:>8} {mean:>11} {min:>11} {p50:>11} {p95:>11} {p99:>11} {max:>11}\n",
+                    c.column, c.count
                 ));
             }
         }

@@ -165,7 +165,7 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
                 workloads
                     .entry(workload)
                     .or_default()
-                    .push(crate::metric_units::metric_text(kind, metric, *value));
+                    .push(crate::units::metric_text(kind, metric, *value));
             }
         }
         for (workload, metrics) in workloads {
