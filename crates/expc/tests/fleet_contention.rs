@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{expc, read_parquet, run_dir, Mosquitto, Scratch};
+use common::{read_parquet, run_dir, spawn_run_captured, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 use exp_results::open_run;
 
@@ -103,15 +103,7 @@ experiment "contention" {{
     std::fs::write(&spec_path, spec).unwrap();
     let out = scratch.0.join("runs");
     let started = Instant::now();
-    let mut run = expc()
-        .arg("run")
-        .arg(&spec_path)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut run = spawn_run_captured(&spec_path, &out);
     meanwhile();
     // The peak RSS, read while the runner lives (it is gone after `wait`).
     let mut peak_kb = 0;

@@ -9,10 +9,9 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Mosquitto, Scratch};
+use common::{spawn_run_captured, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
@@ -70,15 +69,7 @@ experiment "outage" {{
     std::fs::write(&spec_path, spec).unwrap();
     let out = scratch.0.join("runs");
     let started = Instant::now();
-    let run = Command::new(env!("CARGO_BIN_EXE_expc"))
-        .arg("run")
-        .arg(&spec_path)
-        .arg("--out")
-        .arg(&out)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let run = spawn_run_captured(&spec_path, &out);
     // Sends start once every device is connected; the broker goes down a
     // second into them, for about a second.
     let deadline = Instant::now() + Duration::from_secs(60);

@@ -33,6 +33,20 @@ pub fn spawn_run(spec: &Path, out: &Path) -> Child {
         .unwrap()
 }
 
+/// Starts `expc run SPEC --out OUT` in the background, its output captured
+/// for `wait_with_output`.
+pub fn spawn_run_captured(spec: &Path, out: &Path) -> Child {
+    expc()
+        .arg("run")
+        .arg(spec)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
 /// The one run directory under `out` (finished or `.partial`).
 pub fn run_dir(out: &Path) -> Option<PathBuf> {
     let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
