@@ -210,7 +210,8 @@ where
 {
     // One worker: the runtime's only async work is fleets' device I/O, and
     // a second worker mostly woke up to steal a task, a context switch per
-    // few messages (bench/fleet-scale.sh: 19–22 µs of runner CPU per message
+    // few messages (`bench/fleet-scale.sh bench/fleet-scale.exp --trials 0
+    // --time-scale 0.3`, alternating: 19.1–21.5 µs of runner CPU per message
     // with two workers, 17.7 with one). Blocking work has its own threads.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)

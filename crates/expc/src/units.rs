@@ -1,4 +1,4 @@
-//! Quantities as people read them. Trial metrics: `ack_latency 236 µs`,
+//! Quantities as people read them. Trial metrics: `ack_latency 236.0µs`,
 //! `runner_rss_per_device 16.8 KB/device`, `throughput 20000 msg/s`; metric
 //! names carry no unit (specs name them in `repeat until`), so the unit
 //! comes from the workload's kind and the metric's name. Table columns:
@@ -7,6 +7,7 @@
 
 use exp_results::ColumnSummary;
 
+use crate::mqtt_report::time;
 use crate::summary::number;
 
 /// What a metric's number measures.
@@ -61,7 +62,8 @@ pub fn metric_text(kind: &str, metric: &str, value: f64) -> String {
     let per = if metric.ends_with("_per_device") { "/device" } else { "" };
     let text = match unit(kind, metric) {
         _ if !value.is_finite() => number(value),
-        Unit::Duration => duration(value),
+        // Durations as the MQTT report writes its latencies.
+        Unit::Duration => time(value),
         Unit::Bytes => scaled(value, 1000.0, &["B", "KB", "MB", "GB", "TB"]),
         Unit::Cores => format!("{} cores", significant(value)),
         Unit::Share => format!("{}%", significant(value * 100.0)),
@@ -72,14 +74,6 @@ pub fn metric_text(kind: &str, metric: &str, value: f64) -> String {
         Unit::Plain => significant(value),
     };
     format!("{metric} {text}{per}")
-}
-
-/// ns as `850 ns`, `236 µs`, `1.23 ms`, `4.5 s`.
-fn duration(ns: f64) -> String {
-    if ns == 0.0 {
-        return "0 s".into();
-    }
-    scaled(ns, 1000.0, &["ns", "µs", "ms", "s"])
 }
 
 /// `value` in the largest unit that keeps it at 1 or more.
@@ -177,8 +171,7 @@ pub fn column_cells(c: &ColumnSummary) -> Option<[String; 6]> {
         let Some(v) = v else { return "-".into() };
         match kind {
             _ if !v.is_finite() => number(v),
-            ColumnKind::Duration => duration(v),
-            ColumnKind::TrialTime => scaled(v, 1000.0, &["ns", "µs", "ms", "s"]),
+            ColumnKind::Duration | ColumnKind::TrialTime => time(v),
             ColumnKind::Bytes => scaled(v, 1000.0, &["B", "KB", "MB", "GB", "TB"]),
             ColumnKind::Percent => format!("{}%", significant(v)),
             ColumnKind::Rate => scaled(v, 1000.0, &["/s", "k/s", "M/s", "G/s"]),
@@ -227,11 +220,11 @@ mod tests {
                 [704_348.3, 19_560.0, 214_911.0, 359_216.0, 825_409.5, 1.265e7]
             )
             .unwrap(),
-            "704 µs | 19.6 µs | 215 µs | 359 µs | 825 µs | 12.7 ms"
+            "704.3µs | 19.6µs | 214.9µs | 359.2µs | 825.4µs | 12.65ms"
         );
         assert_eq!(
             cells("sent_ns", [3e10, 1.2e9, 3e10, 5e10, 6e10, 6.6e10]).unwrap(),
-            "- | 1.2 s | - | - | - | 66 s"
+            "- | 1.200s | - | - | - | 66.000s"
         );
         assert_eq!(
             cells("rss_bytes", [622e3, 1e3, 2e3, 3e3, 4e3, 5e6]).unwrap(),
@@ -254,13 +247,13 @@ mod tests {
     #[test]
     fn metrics_read_with_their_units() {
         let cases = [
-            ("fleet", "ack_latency", 235_956.4, "ack_latency 236 µs"),
-            ("fleet", "send_lateness_p99", 480_794.0, "send_lateness_p99 481 µs"),
+            ("fleet", "ack_latency", 235_956.4, "ack_latency 236.0µs"),
+            ("fleet", "send_lateness_p99", 480_794.0, "send_lateness_p99 480.8µs"),
             (
                 "fleet",
                 "runner_cpu_per_message",
                 16_613.3,
-                "runner_cpu_per_message 16.6 µs",
+                "runner_cpu_per_message 16.6µs",
             ),
             (
                 "fleet",
@@ -272,9 +265,9 @@ mod tests {
             ("fleet", "throughput", 19_999.976, "throughput 20000 msg/s"),
             ("fleet", "contended", 0.0, "contended no"),
             ("fleet", "messages_lost", 0.0, "messages_lost 0"),
-            ("fleet", "outage", 0.0, "outage 0 s"),
+            ("fleet", "outage", 0.0, "outage 0ns"),
             ("traffic", "throughput", 2.5e9, "throughput 2.5 Gbit/s"),
-            ("traffic", "response_time_p99", 1.5e9, "response_time_p99 1.5 s"),
+            ("traffic", "response_time_p99", 1.5e9, "response_time_p99 1.500s"),
             ("traffic", "failed_connections", 3.0, "failed_connections 3"),
             ("anomaly", "achieved_utilization", 0.4987, "achieved_utilization 49.9%"),
             ("anomaly", "bytes_touched", 2.0e9, "bytes_touched 2 GB"),

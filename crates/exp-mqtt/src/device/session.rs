@@ -59,7 +59,7 @@ pub(super) struct Session {
 /// The most a device queues unwritten, in bytes, beyond its first message:
 /// a fleet whose runner falls behind holds its sends back (the pacer waits,
 /// `has_room`) instead of buffering without a useful bound (4,000 devices ×
-/// 200 messages × 2 KiB was 1.6 GB).
+/// 200 messages × 2 KiB could hold 1.6 GB).
 const MAX_QUEUED_BYTES: usize = 64 * 1024;
 
 const PUBREL: u8 = 0x62;

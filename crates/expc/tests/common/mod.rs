@@ -19,14 +19,17 @@ pub fn expc() -> Command {
     Command::new(env!("CARGO_BIN_EXE_expc"))
 }
 
+/// `expc run SPEC --out OUT`, not yet started.
+fn run_command(spec: &Path, out: &Path) -> Command {
+    let mut command = expc();
+    command.arg("run").arg(spec).arg("--out").arg(out);
+    command
+}
+
 /// Starts `expc run SPEC --out OUT` in the background, its output discarded
 /// (the tests read what it wrote).
 pub fn spawn_run(spec: &Path, out: &Path) -> Child {
-    expc()
-        .arg("run")
-        .arg(spec)
-        .arg("--out")
-        .arg(out)
+    run_command(spec, out)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -36,11 +39,7 @@ pub fn spawn_run(spec: &Path, out: &Path) -> Child {
 /// Starts `expc run SPEC --out OUT` in the background, its output captured
 /// for `wait_with_output`.
 pub fn spawn_run_captured(spec: &Path, out: &Path) -> Child {
-    expc()
-        .arg("run")
-        .arg(spec)
-        .arg("--out")
-        .arg(out)
+    run_command(spec, out)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
