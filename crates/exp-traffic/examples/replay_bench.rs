@@ -171,7 +171,12 @@ fn arg(args: &[String], index: usize, default: u64) -> Result<u64, String> {
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    // One worker, as `expc run` has (crates/expc/src/run.rs).
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("runtime: {e}");
