@@ -1,7 +1,7 @@
 //! The checker's state: sources, diagnostics (deduplicated, since sweep
 //! points re-check the same text), modules and their evaluated bindings.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use exp_diagnostics::{Code, Diagnostic, FileId, SourceMap, Span};
@@ -9,6 +9,7 @@ use exp_syntax::ast::{self, Item};
 
 use crate::modules::{Loader, Program};
 use crate::value::Value;
+use crate::{FixedMap, FixedSet};
 
 /// Cache key of a lowered property value.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -27,25 +28,25 @@ pub(crate) struct Checker<'a> {
     pub loader: &'a dyn Loader,
     pub program: Program,
     diagnostics: Vec<Diagnostic>,
-    seen: HashSet<(Code, Option<Span>, String)>,
+    seen: FixedSet<(Code, Option<Span>, String)>,
     /// Per module: evaluated `let`s.
     pub lets: Vec<BTreeMap<String, Binding>>,
     /// Per module: every `let` name with its span, evaluated or not (to tell a
     /// forward reference from an undefined name).
-    pub declared: Vec<HashMap<String, Span>>,
+    pub declared: Vec<FixedMap<String, Span>>,
     /// Let bindings of the root module that were read.
-    pub used: HashSet<(usize, String)>,
+    pub used: FixedSet<(usize, String)>,
     /// File → folder its relative paths resolve against.
-    pub dirs: HashMap<FileId, PathBuf>,
+    pub dirs: FixedMap<FileId, PathBuf>,
     /// Parsed registry defaults, by their text.
-    pub defaults: HashMap<&'static str, Option<ast::Expr>>,
+    pub defaults: FixedMap<&'static str, Option<ast::Expr>>,
     /// Names whose definition failed (sweep parameters): uses stay silent.
-    pub poisoned: HashSet<String>,
+    pub poisoned: FixedSet<String>,
     /// Spans of the experiment's `sweep` blocks: a value written inside one
     /// is a sweep value, and range errors point at it rather than at its use.
     pub sweep_blocks: Vec<Span>,
     /// Lowered property values that are the same at every sweep point.
-    pub lowered: HashMap<LoweredKey, Option<serde_json::Value>>,
+    pub lowered: FixedMap<LoweredKey, Option<serde_json::Value>>,
     /// The experiment block lost statements to syntax errors: `duration` may
     /// have been one, so "never ends" (E0605) would only repeat that error.
     pub experiment_damaged: bool,
@@ -78,15 +79,15 @@ impl<'a> Checker<'a> {
             loader,
             program,
             diagnostics: Vec::new(),
-            seen: HashSet::new(),
+            seen: FixedSet::default(),
             lets: (0..count).map(|_| BTreeMap::new()).collect(),
-            declared: vec![HashMap::new(); count],
-            used: HashSet::new(),
+            declared: vec![FixedMap::default(); count],
+            used: FixedSet::default(),
             dirs,
-            defaults: HashMap::new(),
-            lowered: HashMap::new(),
+            defaults: FixedMap::default(),
+            lowered: FixedMap::default(),
             sweep_blocks: Vec::new(),
-            poisoned: HashSet::new(),
+            poisoned: FixedSet::default(),
             experiment_damaged: false,
         };
         for d in diagnostics {
@@ -133,7 +134,7 @@ impl<'a> Checker<'a> {
                 })
                 .collect();
             // `let`s named like an import: reported, and never bound.
-            let mut clashes: HashSet<String> = HashSet::new();
+            let mut clashes: FixedSet<String> = FixedSet::default();
             // Looked up once per `let`: a map, not a scan of the items (100,000
             // `let`s took minutes).
             let imports = self.imports_by_alias(module);
@@ -196,8 +197,8 @@ impl<'a> Checker<'a> {
 
     /// The span of each import (loaded or failed) by its alias; the first
     /// of two with one alias.
-    fn imports_by_alias(&self, module: usize) -> HashMap<String, Span> {
-        let mut imports = HashMap::new();
+    fn imports_by_alias(&self, module: usize) -> FixedMap<String, Span> {
+        let mut imports = FixedMap::default();
         for item in &self.program.modules[module].ast.items {
             if let Item::Import(import) = item {
                 imports

@@ -4,8 +4,6 @@
 //! variant of its block. `devices = n` over a million values of `n` costs a
 //! million small values, not a million fleets.
 
-use std::collections::HashSet;
-
 use exp_plan::{DistValue, Field};
 use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
@@ -15,6 +13,7 @@ use crate::query::mentions;
 use crate::registry::{self, BlockSchema, Prop, Role};
 use crate::sweep::{self, block_mentions, SweepParam};
 use crate::typing::plan_key;
+use crate::FixedSet;
 
 /// A block's attributes that become fields, with their properties: those of
 /// independent properties whose value names a sweep parameter the rest of
@@ -25,7 +24,7 @@ pub(crate) fn field_attributes<'b>(
     schema: &'static BlockSchema,
     params: &[SweepParam],
 ) -> Vec<(&'b Attribute, &'static Prop)> {
-    let mut seen = HashSet::new();
+    let mut seen = FixedSet::default();
     let candidates: Vec<(&Attribute, &Prop)> = block
         .members
         .iter()

@@ -35,6 +35,13 @@ use exp_plan::Plan;
 use checker::Checker;
 use modules::ModuleLoader;
 
+/// Hash maps and sets with a fixed hasher (SipHash, zero keys): what the
+/// checker does must not change from run to run, nor the coverage a fuzzer
+/// sees. Inputs are the user's own specs, so flooding is no concern.
+pub(crate) type FixedMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<std::hash::DefaultHasher>>;
+pub(crate) type FixedSet<T> = std::collections::HashSet<T, std::hash::BuildHasherDefault<std::hash::DefaultHasher>>;
+
 #[derive(Debug, Clone, Default)]
 pub struct Options {
     /// Overrides the experiment's `seed`.

@@ -2,11 +2,10 @@
 //! share: which names an expression mentions, and a block's attributes by
 //! key.
 
-use std::collections::HashMap;
-
 use exp_syntax::ast::{Attribute, Block, Expr, ExprKind, Member};
 
 use crate::checker::Scope;
+use crate::FixedMap;
 
 /// Whether an expression names a parameter of the current sweep point.
 pub(crate) fn uses_sweep(expr: &Expr, scope: Scope) -> bool {
@@ -30,8 +29,8 @@ pub(crate) fn mentions(expr: &Expr, is_name: &dyn Fn(&str) -> bool) -> bool {
 }
 
 /// A block's attributes by key (the first of each key).
-pub(crate) fn attributes(block: &Block) -> HashMap<&str, &Attribute> {
-    let mut map = HashMap::new();
+pub(crate) fn attributes(block: &Block) -> FixedMap<&str, &Attribute> {
+    let mut map = FixedMap::default();
     for member in &block.members {
         if let Member::Attribute(a) = member {
             map.entry(a.key.name.as_str()).or_insert(a);

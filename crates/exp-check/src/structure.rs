@@ -1,13 +1,12 @@
 //! Block structure: which blocks may appear where, labels, unknown and
 //! repeated properties. Values are checked later, per sweep point.
 
-use std::collections::HashMap;
-
 use exp_diagnostics::{closest, Code, Diagnostic};
 use exp_syntax::ast::{Attribute, Block, Item, Member};
 
 use crate::checker::Checker;
 use crate::registry::{self, BlockSchema, Prop, Role};
+use crate::FixedMap;
 
 impl Checker<'_> {
     /// The root file's experiment, after reporting every block that is out of place.
@@ -79,9 +78,9 @@ impl Checker<'_> {
             self.sweep_blocks.push(block.span);
         }
         let allowed = allowed_props(block, schema);
-        let mut seen: HashMap<&str, &Attribute> = HashMap::new();
-        let mut singletons: HashMap<&str, &Block> = HashMap::new();
-        let mut labels: HashMap<String, &Block> = HashMap::new();
+        let mut seen: FixedMap<&str, &Attribute> = FixedMap::default();
+        let mut singletons: FixedMap<&str, &Block> = FixedMap::default();
+        let mut labels: FixedMap<String, &Block> = FixedMap::default();
         for member in &block.members {
             match member {
                 Member::Attribute(attr) => {

@@ -6,7 +6,7 @@
 //! first label on it, labels are cut to their window, and a note says which
 //! line was cut.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 use std::ops::Range;
 
 use codespan_reporting::files::{Error, Files};
@@ -23,7 +23,7 @@ const CONTEXT_BYTES: usize = 40;
 pub(crate) struct Clipped<'a> {
     sources: &'a SourceMap,
     /// The window of each cut line that holds a label, by file and line index.
-    windows: HashMap<(FileId, usize), Range<usize>>,
+    windows: BTreeMap<(FileId, usize), Range<usize>>,
 }
 
 impl<'a> Clipped<'a> {
@@ -32,7 +32,7 @@ impl<'a> Clipped<'a> {
     pub fn new(sources: &'a SourceMap, diagnostic: &Diagnostic) -> (Self, Diagnostic) {
         let mut view = Clipped {
             sources,
-            windows: HashMap::new(),
+            windows: BTreeMap::new(),
         };
         let mut fitted = diagnostic.clone();
         if !diagnostic.labels.iter().any(|l| view.on_long_line(l.span)) {
@@ -40,7 +40,7 @@ impl<'a> Clipped<'a> {
         }
         // Anchor each long line's window at the primary label if it starts
         // there, else at the first label position on it.
-        let mut anchors: HashMap<(FileId, usize), usize> = HashMap::new();
+        let mut anchors: BTreeMap<(FileId, usize), usize> = BTreeMap::new();
         let mut labels: Vec<&crate::Label> = diagnostic.labels.iter().collect();
         labels.sort_by_key(|l| !l.primary);
         for label in labels {

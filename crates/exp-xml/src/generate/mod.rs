@@ -15,13 +15,12 @@ mod plan;
 mod template;
 mod values;
 
-use std::collections::HashMap;
-
 use exp_stats::{AliasIndex, Rng};
 
 pub use output::{generate_to_dir, generate_to_dir_until, generate_to_writer, GenerateError, GenerateStats, STOP_POLL};
 pub use plan::{Amount, GenerateOptions, Layout, Shard};
 
+use crate::hash::FastMap;
 use crate::set::{NumericPath, SynthesisSet};
 use crate::{md5_of, CategoricalCount, Md5Hash, PathInfo, ValueKind, XmlError};
 use template::Template;
@@ -120,16 +119,16 @@ impl Generator {
 
 /// Builds one value source per (path, context), on first use.
 struct Compiler<'s> {
-    paths: HashMap<Md5Hash, &'s PathInfo>,
-    categorical: HashMap<Md5Hash, Vec<&'s CategoricalCount>>,
-    numeric: HashMap<Md5Hash, &'s NumericPath>,
-    built: HashMap<(Md5Hash, Context), usize>,
+    paths: FastMap<Md5Hash, &'s PathInfo>,
+    categorical: FastMap<Md5Hash, Vec<&'s CategoricalCount>>,
+    numeric: FastMap<Md5Hash, &'s NumericPath>,
+    built: FastMap<(Md5Hash, Context), usize>,
     sources: Vec<Source>,
 }
 
 impl<'s> Compiler<'s> {
     fn new(set: &'s SynthesisSet) -> Self {
-        let mut categorical: HashMap<Md5Hash, Vec<&CategoricalCount>> = HashMap::new();
+        let mut categorical: FastMap<Md5Hash, Vec<&CategoricalCount>> = FastMap::default();
         for row in &set.categorical {
             categorical.entry(row.path).or_default().push(row);
         }
@@ -137,7 +136,7 @@ impl<'s> Compiler<'s> {
             paths: set.paths.iter().map(|p| (p.hash, p)).collect(),
             categorical,
             numeric: set.numeric.iter().map(|n| (n.path, n)).collect(),
-            built: HashMap::new(),
+            built: FastMap::default(),
             sources: Vec::new(),
         }
     }

@@ -16,11 +16,10 @@
 //! character is replaced: by letters for names, letters and digits for
 //! values.
 
-use std::collections::HashSet;
-
 use aho_corasick::AhoCorasick;
 use exp_stats::Rng;
 
+use crate::hash::FastSet;
 use crate::XmlError;
 
 /// Originals with at least this many characters never appear in an
@@ -44,7 +43,7 @@ pub(crate) struct Drawer {
     rng: Rng,
     /// Every original of at least `MIN_HIDDEN_CHARS` characters.
     hidden: AhoCorasick,
-    used: HashSet<String>,
+    used: FastSet<String>,
 }
 
 impl Drawer {
@@ -53,7 +52,7 @@ impl Drawer {
         Ok(Self {
             rng: Rng::new(seed),
             hidden,
-            used: HashSet::new(),
+            used: FastSet::default(),
         })
     }
 
@@ -198,7 +197,7 @@ mod tests {
     #[test]
     fn injective_on_a_full_small_space() {
         let mut d = Drawer::new(1, &[]).expect("drawer");
-        let mut seen = HashSet::new();
+        let mut seen = FastSet::default();
         for digit in 0..10 {
             let r = d
                 .draw(&digit.to_string(), Class::Value { numeric: false }, true)

@@ -25,8 +25,6 @@ mod reveal;
 mod reveal_files;
 mod tag_text;
 
-use std::collections::HashMap;
-
 use serde::{Deserialize, Serialize};
 
 pub use draw::MIN_HIDDEN_CHARS;
@@ -34,6 +32,7 @@ pub use map_file::{read_map, write_map, MAP_FILE};
 pub use reveal::Revealer;
 pub use reveal_files::{reveal, reveal_path};
 
+use crate::hash::FastMap;
 use crate::set::SynthesisSet;
 use crate::{md5_of, Md5Hash, XmlError};
 use draw::{Class, Drawer};
@@ -72,7 +71,7 @@ pub struct ObfuscationMap {
 /// Distinct strings of a set in first-occurrence order, with their kinds.
 #[derive(Default)]
 struct Strings {
-    index: HashMap<String, usize>,
+    index: FastMap<String, usize>,
     entries: Vec<(String, Vec<StringKind>)>,
 }
 
@@ -154,7 +153,8 @@ pub fn obfuscate(set: &SynthesisSet, seed: u64) -> Result<(SynthesisSet, Obfusca
         .filter(|s| s.chars().count() >= MIN_HIDDEN_CHARS)
         .collect();
     let mut drawer = Drawer::new(seed, &hidden)?;
-    let mut replacement: HashMap<String, String> = HashMap::with_capacity(strings.entries.len());
+    let mut replacement: FastMap<String, String> =
+        FastMap::with_capacity_and_hasher(strings.entries.len(), Default::default());
     for (original, kinds) in &strings.entries {
         let r = drawer.draw(original, class_of(original, kinds), true)?;
         replacement.insert(original.clone(), r);
@@ -194,7 +194,7 @@ pub fn obfuscate(set: &SynthesisSet, seed: u64) -> Result<(SynthesisSet, Obfusca
 /// occur in rewritten texts which still contain an original (to redraw).
 fn apply(
     set: &SynthesisSet,
-    replacement: &HashMap<String, String>,
+    replacement: &FastMap<String, String>,
     drawer: &Drawer,
 ) -> Result<(SynthesisSet, Vec<String>), XmlError> {
     let map = |s: &str| replacement.get(s).cloned().unwrap_or_else(|| s.to_owned());
@@ -206,7 +206,7 @@ fn apply(
         }
         Ok(out)
     };
-    let mut hashes: HashMap<Md5Hash, Md5Hash> = HashMap::new();
+    let mut hashes: FastMap<Md5Hash, Md5Hash> = FastMap::default();
     let mut out = set.clone();
     for s in &mut out.structures {
         s.skeleton = text(&s.skeleton)?;
@@ -238,7 +238,7 @@ fn apply(
     // still follow the originals.
     out.structures
         .sort_by(|a, b| b.count.cmp(&a.count).then(a.hash.cmp(&b.hash)));
-    let position: HashMap<Md5Hash, usize> = out.paths.iter().enumerate().map(|(i, p)| (p.hash, i)).collect();
+    let position: FastMap<Md5Hash, usize> = out.paths.iter().enumerate().map(|(i, p)| (p.hash, i)).collect();
     out.categorical.sort_by(|a, b| {
         let group = |h: &Md5Hash| position.get(h).copied().unwrap_or(usize::MAX);
         group(&a.path)
@@ -251,7 +251,7 @@ fn apply(
 
 impl ObfuscationMap {
     /// Replacement → original for strings of the given kinds.
-    pub fn reverse(&self, kinds: &[StringKind]) -> HashMap<&str, &str> {
+    pub fn reverse(&self, kinds: &[StringKind]) -> FastMap<&str, &str> {
         self.entries
             .iter()
             .filter(|e| e.kinds.iter().any(|k| kinds.contains(k)))

@@ -12,10 +12,10 @@
 //! categorical value is revealed too (digits map to digits).
 
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::io::{Read, Write};
 
 use super::{ObfuscationMap, StringKind};
+use crate::hash::FastMap;
 use crate::XmlError;
 
 /// Bytes read from a stream at a time; a token longer than this (a long
@@ -25,8 +25,8 @@ const CHUNK: usize = 1 << 20;
 /// Lookup tables built once from a map.
 #[derive(Debug)]
 pub struct Revealer<'m> {
-    names: HashMap<&'m str, &'m str>,
-    values: HashMap<&'m str, &'m str>,
+    names: FastMap<&'m str, &'m str>,
+    values: FastMap<&'m str, &'m str>,
     /// Names read and names found in the map, since the last
     /// [`Revealer::take_name_counts`]: a file whose names are all unknown
     /// was obfuscated with another map.

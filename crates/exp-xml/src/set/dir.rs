@@ -6,7 +6,6 @@
 //! their names in `param_names` (comma separated), so the numbers stay
 //! exact `f64`s; the runner-up has the same columns prefixed `runner_up_`.
 
-use std::collections::HashSet;
 use std::fs;
 use std::path::Path;
 
@@ -16,6 +15,7 @@ use polars::prelude::{NamedFrom, Series};
 use super::columns::{write_table, Table};
 use super::info::{FittingSummary, FrequencyStats, SET_VERSION};
 use super::{FitRecord, NumericPath, SetInfo, SynthesisSet};
+use crate::hash::FastSet;
 use crate::{CategoricalCount, Md5Hash, NumberFormat, PathInfo, Structure, ValueKind, XmlError};
 
 /// The files of a set directory.
@@ -192,7 +192,7 @@ pub fn read_set(dir: &Path) -> Result<SynthesisSet, XmlError> {
             occurrences,
         })
         .collect();
-    let known: HashSet<Md5Hash> = paths.iter().map(|p| p.hash).collect();
+    let known: FastSet<Md5Hash> = paths.iter().map(|p| p.hash).collect();
 
     let t = Table::open(&dir.join(SET_FILES[2]))?;
     let categorical: Vec<CategoricalCount> = zip3(t.hashes("path")?, t.str("value")?, t.u64("count")?)
@@ -246,7 +246,7 @@ fn zip3<A, B, C>(a: Vec<A>, b: Vec<B>, c: Vec<C>) -> impl Iterator<Item = (A, B,
     a.into_iter().zip(b).zip(c).map(|((a, b), c)| (a, b, c))
 }
 
-fn check_known(t: &Table, refs: impl Iterator<Item = Md5Hash>, known: &HashSet<Md5Hash>) -> Result<(), XmlError> {
+fn check_known(t: &Table, refs: impl Iterator<Item = Md5Hash>, known: &FastSet<Md5Hash>) -> Result<(), XmlError> {
     for hash in refs {
         if !known.contains(&hash) {
             return Err(t.invalid(format!("path {hash} is not in paths.parquet")));
