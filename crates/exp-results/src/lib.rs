@@ -11,6 +11,7 @@
 //! [`RunDir`] owns the directory, [`Store`] writes the tables through
 //! [`TableSink`]s, [`open_run`] and [`summarize`] read a run back, and
 //! [`mqtt_report`] reads its MQTT fleets' tables into fleet statistics.
+//! [`schemas`] names the tables the executors write and their columns.
 //! Nothing here prints; everything fallible returns [`ResultsError`].
 
 mod columns;
@@ -21,6 +22,7 @@ pub mod mqtt_report;
 mod read;
 mod rundir;
 pub mod runner;
+pub mod schemas;
 mod shards;
 mod store;
 mod summary;
@@ -32,7 +34,7 @@ pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
     ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
-pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial, MESSAGES_TABLE};
+pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};

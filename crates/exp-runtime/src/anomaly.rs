@@ -20,7 +20,7 @@ use crate::preflight::{self, Finding, Host};
 const GRACE: Duration = Duration::from_secs(1);
 
 /// The ground truth: one row per phase change of every anomaly.
-pub const TIMELINE_TABLE: &str = exp_results::mqtt_report::TIMELINE_TABLE;
+pub const TIMELINE_TABLE: &str = exp_results::schemas::TIMELINE_TABLE;
 
 pub fn timeline_schema() -> Schema {
     Schema::new(TIMELINE_TABLE)

@@ -59,9 +59,9 @@ pub(crate) fn limits(name: &str, config: &WorkloadConfig) -> Vec<Finding> {
 /// in which this table has no row measured nothing of the workload.
 pub fn activity_table(config: &WorkloadConfig) -> &'static str {
     match config {
-        WorkloadConfig::Fleet(_) => exp_results::mqtt_report::MESSAGES_TABLE,
+        WorkloadConfig::Fleet(_) => exp_results::schemas::MESSAGES_TABLE,
         WorkloadConfig::Anomaly(_) => anomaly::TIMELINE_TABLE,
-        WorkloadConfig::Traffic(_) => exp_results::traffic_report::CONNECTIONS_TABLE,
+        WorkloadConfig::Traffic(_) => exp_results::schemas::CONNECTIONS_TABLE,
         WorkloadConfig::Xml(_) => xml::GENERATION_TABLE,
     }
 }

@@ -163,8 +163,8 @@ fn trial_progress(elapsed_ns: u64, planned_ns: Option<u64>, rows: &BTreeMap<Stri
         None => seconds(elapsed_ns),
     };
     let counted = [
-        (exp_results::MESSAGES_TABLE, "messages"),
-        (exp_results::traffic_report::CONNECTIONS_TABLE, "connections"),
+        (exp_results::schemas::MESSAGES_TABLE, "messages"),
+        (exp_results::schemas::CONNECTIONS_TABLE, "connections"),
     ];
     let counts: Vec<String> = counted
         .iter()

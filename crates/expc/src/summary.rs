@@ -5,6 +5,7 @@ use std::path::Path;
 
 use exp_plan::Plan;
 use exp_results::manifest::{Manifest, TrialStatus};
+use exp_results::schemas::MESSAGES_TABLE;
 use exp_runtime::schedule::{intervals, scale};
 use exp_runtime::RunOptions;
 
@@ -199,7 +200,7 @@ fn workload_kinds(dir: &Path) -> BTreeMap<String, String> {
 fn print_fleets(dir: &Path, manifest: &Manifest) {
     const MAX_TRIALS: usize = 4;
     const MAX_MESSAGES: u64 = 2_000_000;
-    let messages = manifest.tables.get(exp_results::MESSAGES_TABLE).map_or(0, |t| t.rows);
+    let messages = manifest.tables.get(MESSAGES_TABLE).map_or(0, |t| t.rows);
     if messages == 0 || manifest.trials.len() > MAX_TRIALS || messages > MAX_MESSAGES {
         return;
     }

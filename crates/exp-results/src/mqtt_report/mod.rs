@@ -2,8 +2,8 @@
 //! latency and lateness quantiles, and how closely the achieved gaps
 //! followed the plan's gap distribution.
 //!
-//! Reads `mqtt_messages` and `mqtt_devices` (written by the fleet executor,
-//! `exp-runtime/src/fleet/tables.rs`), the `trials` table's `contended`
+//! Reads `mqtt_messages` and `mqtt_devices` (written by the fleet executor;
+//! schemas in `crate::schemas`), the `trials` table's `contended`
 //! column, `anomaly_timeline` (latency by anomaly phase, `phases.rs`), the
 //! manifest (trial → point, time scale) and `plan.json` (the gap
 //! distributions). Every statistic leaves out warm-up rows; the counts of
@@ -27,53 +27,12 @@ use serde::{Deserialize, Serialize};
 
 pub use gaps::{GapAccuracy, GapStats, GapTarget, KsTest};
 pub use passes::{Connections, Counts, Loss};
-pub use phases::{PhaseStats, NO_ANOMALY, NO_ANOMALY_AFTER, TIMELINE_TABLE};
+pub use phases::{PhaseStats, NO_ANOMALY, NO_ANOMALY_AFTER};
 pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
 
 use crate::read::{PartFile, RunView, Warning};
-use crate::{DType, ResultsError, Schema};
-
-/// The fleet executor's table of messages, one row per fired message.
-pub const MESSAGES_TABLE: &str = "mqtt_messages";
-/// The fleet executor's table of device connections.
-pub const DEVICES_TABLE: &str = "mqtt_devices";
-/// The runtime's table of trials.
-pub const TRIALS_TABLE: &str = "trials";
-
-/// The columns of [`MESSAGES_TABLE`]: the contract between the fleet
-/// executor, which writes them, and this report, which reads them by name.
-pub fn messages_schema() -> Schema {
-    Schema::new(MESSAGES_TABLE)
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("seq", DType::U64)
-        .column("scheduled_ns", DType::Ns)
-        .column("sent_ns", DType::Ns)
-        .column("acked_ns", DType::Ns)
-        .column("delivered_ns", DType::Ns)
-        .column("lateness_ns", DType::Ns)
-        .column("ack_latency_ns", DType::Ns)
-        .column("delivery_latency_ns", DType::Ns)
-        .column("bytes", DType::U64)
-        .column("status", DType::Str)
-        .column("reason", DType::Str)
-        .column("warmup", DType::Bool)
-}
-
-/// The columns of [`DEVICES_TABLE`], as for [`messages_schema`].
-pub fn devices_schema() -> Schema {
-    Schema::new(DEVICES_TABLE)
-        .column("fleet", DType::Str)
-        .column("device", DType::U64)
-        .column("client_id", DType::Str)
-        .column("connect_start_ns", DType::Ns)
-        .column("connected_ns", DType::Ns)
-        .column("connect_latency_ns", DType::Ns)
-        .column("disconnects", DType::U64)
-        .column("reconnects", DType::U64)
-        .column("errors", DType::U64)
-        .column("status", DType::Str)
-}
+use crate::schemas::{DEVICES_TABLE, MESSAGES_TABLE, TRIALS_TABLE};
+use crate::ResultsError;
 
 /// A file (by index in the list being read) and why it could not be read.
 type Failure = (usize, ResultsError);

@@ -19,10 +19,9 @@ use super::scan::for_each_chunk;
 use super::stats::Quantiles;
 use super::{trial_files, Failure};
 use crate::read::{RunView, Warning};
+use crate::schemas::TIMELINE_TABLE;
 use crate::ResultsError;
 
-/// The runtime's table of anomaly activations.
-pub const TIMELINE_TABLE: &str = "anomaly_timeline";
 /// The label of the phase before any anomaly started.
 pub const NO_ANOMALY: &str = "none";
 /// The label of the time without active anomalies after one has run: the

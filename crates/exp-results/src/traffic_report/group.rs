@@ -7,8 +7,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::read::Frame;
-use super::schemas::{STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED};
 use crate::mqtt_report::Quantiles;
+use crate::schemas::{STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED};
 use crate::ResultsError;
 
 /// What rows are grouped by.

@@ -3,27 +3,22 @@
 //! connections, bytes moved and failed connections; and the same pooled
 //! over all trials by structure, the table a structure × RTT study reads.
 //!
-//! Reads the tables the traffic executor writes (`schemas.rs`). Rows
+//! Reads the tables the traffic executor writes (`crate::schemas`). Rows
 //! outside the `measure` window (`in_window == false`) are left out of
 //! every statistic. A file that cannot be read is left out with a
 //! [`Warning`].
 
 mod group;
 mod read;
-mod schemas;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 pub use group::{GroupKey, TrafficGroup};
-pub use schemas::{
-    active_schema, connections_schema, epochs_schema, queue_schema, stage_schema, throughput_schema, ACTIVE_TABLE,
-    CONNECTIONS_TABLE, EPOCHS_TABLE, QUEUE_TABLE, STAGE_TABLE, STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED,
-    STATUS_NOT_STARTED, STATUS_SHORT, THROUGHPUT_TABLE,
-};
 
 use crate::read::{RunView, Warning};
+use crate::schemas::{ACTIVE_TABLE, CONNECTIONS_TABLE, EPOCHS_TABLE, THROUGHPUT_TABLE};
 use group::Accumulator;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

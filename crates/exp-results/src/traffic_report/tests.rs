@@ -6,6 +6,10 @@ use std::path::{Path, PathBuf};
 
 use super::group::{self, Accumulator, GroupKey};
 use super::*;
+use crate::schemas::{
+    active_schema, connections_schema, epochs_schema, throughput_schema, CONNECTIONS_TABLE, STATUS_COMPLETE,
+    STATUS_FAILED, STATUS_SHORT,
+};
 use crate::{Cell, Schema, Store, StoreOptions};
 
 fn key_cells(structure: &str) -> Vec<Cell> {

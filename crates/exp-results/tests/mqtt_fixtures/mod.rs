@@ -12,7 +12,7 @@ use exp_results::*;
 use exp_stats::{Rng, Sampler};
 
 /// The fleet executor's schemas, as the report defines them.
-pub use exp_results::mqtt_report::{devices_schema, messages_schema};
+pub use exp_results::schemas::{devices_schema, messages_schema};
 
 /// One message row. `ack`/`delivery` are latencies; the absolute times follow from `sent`.
 pub struct Msg<'a> {

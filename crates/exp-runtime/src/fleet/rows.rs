@@ -120,7 +120,7 @@ pub fn device_row(
 
 #[cfg(test)]
 mod tests {
-    use exp_results::mqtt_report::messages_schema;
+    use exp_results::schemas::messages_schema;
 
     use super::*;
 

@@ -5,7 +5,7 @@
 use std::sync::mpsc;
 use std::thread::JoinHandle;
 
-pub use exp_results::mqtt_report::{devices_schema, messages_schema};
+pub use exp_results::schemas::{devices_schema, messages_schema};
 use exp_results::{Batch, Cell, Schema, TableSink};
 
 use super::rows::MessageRow;

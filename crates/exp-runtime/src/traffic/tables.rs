@@ -1,7 +1,7 @@
 //! One window's replay records as rows of the traffic tables (schemas in
-//! `exp_results::traffic_report`, which the report reads by name).
+//! `exp_results::schemas`, which the report reads by name).
 
-use exp_results::traffic_report::{
+use exp_results::schemas::{
     active_schema, connections_schema, epochs_schema, queue_schema, stage_schema, throughput_schema, STATUS_COMPLETE,
     STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED, STATUS_SHORT,
 };

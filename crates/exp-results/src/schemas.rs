@@ -1,13 +1,63 @@
-//! The traffic executor's tables: the contract between the executor
-//! (`exp-runtime/src/traffic/tables.rs`), which writes them, and this
-//! report, which reads them by name.
+//! The tables the executors write, by name and columns: the contract
+//! between the writers (exp-runtime's executors) and the readers (the
+//! reports of exp-report), which find columns by these names. A table's
+//! schema lives here when a report reads it; tables only the runtime reads
+//! back keep theirs beside their writer.
 //!
 //! Times are nanoseconds from the trial's start (like every `_ns` column of
-//! a run); `window` is the index of the workload's active window the row
-//! belongs to (each window replays the connections again); `in_window` is
-//! false for rows outside the `measure` window, which statistics leave out.
+//! a run). In the traffic tables, `window` is the index of the workload's
+//! active window the row belongs to (each window replays the connections
+//! again) and `in_window` is false for rows outside the `measure` window,
+//! which statistics leave out.
 
 use crate::{DType, Schema};
+
+/// The runtime's table of trials.
+pub const TRIALS_TABLE: &str = "trials";
+/// The anomaly executor's table of activations (`exp-runtime/src/anomaly.rs`).
+pub const TIMELINE_TABLE: &str = "anomaly_timeline";
+
+/// The fleet executor's table of messages, one row per fired message.
+pub const MESSAGES_TABLE: &str = "mqtt_messages";
+/// The fleet executor's table of device connections.
+pub const DEVICES_TABLE: &str = "mqtt_devices";
+
+/// The columns of [`MESSAGES_TABLE`], written by the fleet executor
+/// (`exp-runtime/src/fleet/tables.rs`) and read by the MQTT report.
+pub fn messages_schema() -> Schema {
+    Schema::new(MESSAGES_TABLE)
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("seq", DType::U64)
+        .column("scheduled_ns", DType::Ns)
+        .column("sent_ns", DType::Ns)
+        .column("acked_ns", DType::Ns)
+        .column("delivered_ns", DType::Ns)
+        .column("lateness_ns", DType::Ns)
+        .column("ack_latency_ns", DType::Ns)
+        .column("delivery_latency_ns", DType::Ns)
+        .column("bytes", DType::U64)
+        .column("status", DType::Str)
+        .column("reason", DType::Str)
+        .column("warmup", DType::Bool)
+}
+
+/// The columns of [`DEVICES_TABLE`], as for [`messages_schema`].
+pub fn devices_schema() -> Schema {
+    Schema::new(DEVICES_TABLE)
+        .column("fleet", DType::Str)
+        .column("device", DType::U64)
+        .column("client_id", DType::Str)
+        .column("connect_start_ns", DType::Ns)
+        .column("connected_ns", DType::Ns)
+        .column("connect_latency_ns", DType::Ns)
+        .column("disconnects", DType::U64)
+        .column("reconnects", DType::U64)
+        .column("errors", DType::U64)
+        .column("status", DType::Str)
+}
+
+// The traffic executor's tables (`exp-runtime/src/traffic/tables.rs`).
 
 /// One row per replayed connection.
 pub const CONNECTIONS_TABLE: &str = "traffic_connections";
