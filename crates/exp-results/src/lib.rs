@@ -9,36 +9,30 @@
 //! ```
 //!
 //! [`RunDir`] owns the directory, [`Store`] writes the tables through
-//! [`TableSink`]s, [`open_run`] and [`summarize`] read a run back, and
-//! [`mqtt_report`] reads its MQTT fleets' tables into fleet statistics.
-//! [`schemas`] names the tables the executors write and their columns.
-//! Nothing here prints; everything fallible returns [`ResultsError`].
+//! [`TableSink`]s, and [`open_run`] reads a run back: its manifest and the
+//! files of its tables (exp-report turns them into summaries and reports).
+//! [`schemas`] names the tables the executors write and their columns, for
+//! the writers and the readers alike. Nothing here prints; everything
+//! fallible returns [`ResultsError`].
 
-mod columns;
 mod error;
 mod json_lines;
 pub mod manifest;
-pub mod mqtt_report;
 mod read;
 mod rundir;
 pub mod runner;
 pub mod schemas;
 mod shards;
 mod store;
-mod summary;
 pub mod table;
-pub mod traffic_report;
 
 pub use error::ResultsError;
 pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
     ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
-pub use mqtt_report::{mqtt_report, FleetReport, MqttReport, MqttTrial};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};
 pub use store::{RowCounts, Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
-pub use summary::{summarize, ColumnSummary, RunSummary, TableSummary, TrialSummary, TIME_COLUMN};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};
-pub use traffic_report::{traffic_report, TrafficGroup, TrafficReport};

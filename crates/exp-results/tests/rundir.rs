@@ -398,3 +398,9 @@ fn split_parts_merge_each_trial_once_with_the_worse_status() {
     }
     assert_eq!(merged.shards.len(), 2);
 }
+
+#[test]
+fn a_run_without_a_manifest_is_an_error() {
+    let root = tempfile::tempdir().unwrap();
+    assert!(matches!(open_run(root.path()), Err(ResultsError::Io { .. })));
+}

@@ -1,11 +1,11 @@
 //! The text rendering of the MQTT fleet report (`expc report`); the
-//! numbers and their definitions are exp-results' (`mqtt_report`).
+//! numbers and their definitions are exp-report's (`mqtt`).
 
 use std::fmt::Write;
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_results::mqtt_report::{Counts, GapAccuracy, PhaseStats, Quantiles};
-use exp_results::{FleetReport, MqttReport};
+use exp_report::mqtt::{Counts, GapAccuracy, PhaseStats, Quantiles};
+use exp_report::{FleetReport, MqttReport};
 
 use crate::summary::number;
 

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use exp_report::{mqtt_report, summarize, MqttReport, RunSummary};
 use exp_results::runner::Runner;
-use exp_results::{mqtt_report, open_run, summarize, MqttReport, RunStatus, RunSummary, RunView, Warning};
+use exp_results::{open_run, RunStatus, RunView, Warning};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -24,7 +25,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let mqtt = mqtt_report(&view, &mut mqtt_warnings);
     merge_warnings(&mut summary.warnings, mqtt_warnings);
     let mut traffic_warnings = Vec::new();
-    let traffic = exp_results::traffic_report(&view, &mut traffic_warnings);
+    let traffic = exp_report::traffic_report(&view, &mut traffic_warnings);
     merge_warnings(&mut summary.warnings, traffic_warnings);
     let mut out = std::io::stdout().lock();
     let text = if args.json {

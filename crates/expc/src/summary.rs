@@ -208,7 +208,7 @@ fn print_fleets(dir: &Path, manifest: &Manifest) {
         return;
     };
     // Warnings are for `expc report`; a run that just ended has complete tables.
-    if let Some(report) = exp_results::mqtt_report(&view, &mut Vec::new()) {
+    if let Some(report) = exp_report::mqtt_report(&view, &mut Vec::new()) {
         out!("{}", crate::mqtt_report::render(&report));
     }
 }

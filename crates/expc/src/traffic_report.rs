@@ -1,10 +1,10 @@
 //! The text rendering of the traffic report (`expc report`); the numbers
-//! and their definitions are exp-results' (`traffic_report`).
+//! and their definitions are exp-report's (`traffic`).
 
 use std::fmt::Write;
 
-use exp_results::mqtt_report::Quantiles;
-use exp_results::{TrafficGroup, TrafficReport};
+use exp_report::mqtt::Quantiles;
+use exp_report::{TrafficGroup, TrafficReport};
 
 pub fn render(report: &TrafficReport) -> String {
     let mut out = String::from("\n== Traffic\n");

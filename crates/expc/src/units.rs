@@ -5,7 +5,7 @@
 //! their names carry units (`*_ns`, `*_bytes`, `*_pct`), and identifiers
 //! and points in time get no mean. The manifest and `--json` keep raw numbers.
 
-use exp_results::ColumnSummary;
+use exp_report::ColumnSummary;
 
 use crate::mqtt_report::time;
 use crate::summary::number;
@@ -196,7 +196,7 @@ pub fn column_cells(c: &ColumnSummary) -> Option<[String; 6]> {
 #[cfg(test)]
 mod tests {
     use super::{column_cells, metric_text};
-    use exp_results::ColumnSummary;
+    use exp_report::ColumnSummary;
 
     #[test]
     fn columns_get_units_and_only_meaningful_statistics() {

@@ -8,8 +8,9 @@ mod common;
 use std::process::Command;
 
 use common::{Mosquitto, Scratch};
+use exp_report::{summarize, RunSummary};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use exp_results::{open_run, summarize, RunSummary};
+use exp_results::open_run;
 
 fn spec(broker: &str) -> String {
     format!(

@@ -11,8 +11,9 @@ use std::process::{Command, Output};
 
 use common::{Mosquitto, Scratch};
 
+use exp_report::summarize;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use exp_results::{open_run, summarize};
+use exp_results::open_run;
 
 fn openssl(dir: &Path, args: &str) {
     let out = Command::new("openssl")

@@ -12,8 +12,9 @@ use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
 use common::{run_dir, signal, wait_for};
+use exp_report::summarize;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use exp_results::{open_run, summarize};
+use exp_results::open_run;
 
 /// A scratch directory of one test, removed when dropped.
 struct Scratch(PathBuf);
@@ -86,13 +87,13 @@ fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
 }
 
 /// Every table of the run reads back through polars without a warning.
-fn assert_readable(dir: &Path) -> exp_results::RunSummary {
+fn assert_readable(dir: &Path) -> exp_report::RunSummary {
     let summary = summarize(&open_run(dir).unwrap()).unwrap();
     assert!(summary.warnings.is_empty(), "unreadable files: {:?}", summary.warnings);
     summary
 }
 
-fn rows(summary: &exp_results::RunSummary, table: &str) -> u64 {
+fn rows(summary: &exp_report::RunSummary, table: &str) -> u64 {
     summary
         .tables
         .iter()

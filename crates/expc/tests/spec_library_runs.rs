@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use exp_report::summarize;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use exp_results::{open_run, summarize};
+use exp_results::open_run;
 
 fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")

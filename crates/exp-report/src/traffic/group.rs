@@ -6,10 +6,11 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use exp_results::schemas::{STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED};
+use exp_results::ResultsError;
+
 use super::read::Frame;
-use crate::mqtt_report::Quantiles;
-use crate::schemas::{STATUS_COMPLETE, STATUS_FAILED, STATUS_INTERRUPTED, STATUS_NOT_STARTED};
-use crate::ResultsError;
+use crate::mqtt::Quantiles;
 
 /// What rows are grouped by.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

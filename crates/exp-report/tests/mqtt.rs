@@ -10,7 +10,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_results::mqtt_report::Loss;
+use exp_report::mqtt::Loss;
+use exp_report::*;
 use exp_results::*;
 use mqtt_fixtures::*;
 

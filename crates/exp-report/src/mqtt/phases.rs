@@ -18,9 +18,8 @@ use super::plan::PlanGaps;
 use super::scan::for_each_chunk;
 use super::stats::Quantiles;
 use super::{trial_files, Failure};
-use crate::read::{RunView, Warning};
-use crate::schemas::TIMELINE_TABLE;
-use crate::ResultsError;
+use exp_results::schemas::TIMELINE_TABLE;
+use exp_results::{ResultsError, RunView, Warning};
 
 /// The label of the phase before any anomaly started.
 pub const NO_ANOMALY: &str = "none";

@@ -1,4 +1,4 @@
-//! Reading a run back: `open_run` and `summarize` on known data.
+//! Summarising a run read back with `open_run`, on known data.
 // Helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
@@ -6,6 +6,7 @@ mod common;
 
 use std::fs;
 
+use exp_report::summarize;
 use exp_results::*;
 
 fn close(a: Option<f64>, b: f64) -> bool {
@@ -119,10 +120,4 @@ fn summaries_of_known_data() {
         95.05
     ));
     assert_eq!(json["status"], "running");
-}
-
-#[test]
-fn a_run_without_a_manifest_is_an_error() {
-    let root = tempfile::tempdir().unwrap();
-    assert!(matches!(open_run(root.path()), Err(ResultsError::Io { .. })));
 }

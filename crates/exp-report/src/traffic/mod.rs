@@ -3,7 +3,7 @@
 //! connections, bytes moved and failed connections; and the same pooled
 //! over all trials by structure, the table a structure × RTT study reads.
 //!
-//! Reads the tables the traffic executor writes (`crate::schemas`). Rows
+//! Reads the tables the traffic executor writes (`exp_results::schemas`). Rows
 //! outside the `measure` window (`in_window == false`) are left out of
 //! every statistic. A file that cannot be read is left out with a
 //! [`Warning`].
@@ -17,8 +17,8 @@ use serde::{Deserialize, Serialize};
 
 pub use group::{GroupKey, TrafficGroup};
 
-use crate::read::{RunView, Warning};
-use crate::schemas::{ACTIVE_TABLE, CONNECTIONS_TABLE, EPOCHS_TABLE, THROUGHPUT_TABLE};
+use exp_results::schemas::{ACTIVE_TABLE, CONNECTIONS_TABLE, EPOCHS_TABLE, THROUGHPUT_TABLE};
+use exp_results::{RunView, Warning};
 use group::Accumulator;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

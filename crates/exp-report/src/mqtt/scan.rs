@@ -15,7 +15,7 @@ use polars::prelude::{ParquetReader, SerReader};
 
 pub(crate) use crate::columns::Columns as Chunk;
 
-use crate::ResultsError;
+use exp_results::ResultsError;
 
 /// Rows decoded at once (whole row groups, so at least one group). 2²⁰ rows
 /// of six columns are ~50 MB.
@@ -94,7 +94,11 @@ fn chunked(
 }
 
 fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
-    let file = File::open(path).map_err(ResultsError::io("open", PathBuf::from(path)))?;
+    let file = File::open(path).map_err(|source| ResultsError::Io {
+        action: "open",
+        path: PathBuf::from(path),
+        source,
+    })?;
     Ok(ParquetReader::new(file))
 }
 
@@ -102,7 +106,7 @@ fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use crate::{DType, Schema, Store, StoreOptions};
+    use exp_results::{DType, Schema, Store, StoreOptions};
 
     #[test]
     fn chunks_are_whole_row_groups_and_cover_the_file() {

@@ -4,13 +4,14 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::group::{self, Accumulator, GroupKey};
-use super::*;
-use crate::schemas::{
+use exp_results::schemas::{
     active_schema, connections_schema, epochs_schema, throughput_schema, CONNECTIONS_TABLE, STATUS_COMPLETE,
     STATUS_FAILED, STATUS_SHORT,
 };
-use crate::{Cell, Schema, Store, StoreOptions};
+use exp_results::{Cell, DType, Schema, Store, StoreOptions};
+
+use super::group::{self, Accumulator, GroupKey};
+use super::*;
 
 fn key_cells(structure: &str) -> Vec<Cell> {
     vec!["w".into(), structure.into(), "mean".into(), 0u64.into()]
@@ -162,7 +163,7 @@ fn peaks_rates_and_response_times_count_in_window_rows_and_pool_across_trials() 
 #[test]
 fn a_file_without_the_columns_is_an_error() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let schema = Schema::new(CONNECTIONS_TABLE).column("workload", crate::DType::Str);
+    let schema = Schema::new(CONNECTIONS_TABLE).column("workload", DType::Str);
     let path = write(dir.path(), &schema, vec![vec!["w".into()]]);
     let mut groups = BTreeMap::new();
     let error = group::add_connections(&path, &mut groups).expect_err("missing columns");

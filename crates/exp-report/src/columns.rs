@@ -5,7 +5,7 @@ use std::path::Path;
 
 use polars::prelude::{BooleanChunked, ChunkFullNull, DataFrame, DataType, StringChunked, UInt64Chunked};
 
-use crate::ResultsError;
+use exp_results::ResultsError;
 
 /// Rows of a part file (a slice of it or all of it) with typed access to
 /// their columns; errors name the file and the column.

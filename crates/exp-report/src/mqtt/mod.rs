@@ -3,7 +3,7 @@
 //! followed the plan's gap distribution.
 //!
 //! Reads `mqtt_messages` and `mqtt_devices` (written by the fleet executor;
-//! schemas in `crate::schemas`), the `trials` table's `contended`
+//! schemas in `exp_results::schemas`), the `trials` table's `contended`
 //! column, `anomaly_timeline` (latency by anomaly phase, `phases.rs`), the
 //! manifest (trial → point, time scale) and `plan.json` (the gap
 //! distributions). Every statistic leaves out warm-up rows; the counts of
@@ -30,9 +30,8 @@ pub use passes::{Connections, Counts, Loss};
 pub use phases::{PhaseStats, NO_ANOMALY, NO_ANOMALY_AFTER};
 pub use stats::{CdfPoint, Quantiles, CDF_PERCENTS};
 
-use crate::read::{PartFile, RunView, Warning};
-use crate::schemas::{DEVICES_TABLE, MESSAGES_TABLE, TRIALS_TABLE};
-use crate::ResultsError;
+use exp_results::schemas::{DEVICES_TABLE, MESSAGES_TABLE, TRIALS_TABLE};
+use exp_results::{PartFile, ResultsError, RunView, Warning};
 
 /// A file (by index in the list being read) and why it could not be read.
 type Failure = (usize, ResultsError);

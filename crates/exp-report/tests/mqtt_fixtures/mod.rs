@@ -7,7 +7,7 @@ use std::fs;
 use std::path::Path;
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_results::mqtt_report::FleetReport;
+use exp_report::{FleetReport, MqttReport};
 use exp_results::*;
 use exp_stats::{Rng, Sampler};
 

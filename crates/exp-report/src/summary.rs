@@ -10,8 +10,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{ArrowDataType, DataType, ParquetReader, SerReader};
 use serde::{Deserialize, Serialize};
 
-use crate::read::{PartFile, RunView, Warning};
-use crate::{ResultsError, RunStatus};
+use exp_results::{PartFile, ResultsError, RunStatus, RunView, Warning};
 
 /// The time column every table carries; its statistics mean nothing.
 pub const TIME_COLUMN: &str = "t_ns";
@@ -154,7 +153,11 @@ fn try_trial(files: &[&Path]) -> Result<(u64, Vec<ColumnSummary>), Failure> {
 }
 
 fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
-    let file = File::open(path).map_err(ResultsError::io("open", path))?;
+    let file = File::open(path).map_err(|source| ResultsError::Io {
+        action: "open",
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(ParquetReader::new(file))
 }
 
