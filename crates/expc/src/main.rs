@@ -7,7 +7,6 @@ mod out;
 mod calibrate;
 mod line_diff;
 mod message_json;
-mod mqtt_report;
 mod progress;
 mod report;
 mod run;
@@ -17,8 +16,6 @@ mod slurm;
 mod summary;
 mod test;
 mod traffic;
-mod traffic_report;
-mod units;
 mod xml;
 mod yaml;
 

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use exp_plan::Plan;
+use exp_report::text::units::metric_text;
 use exp_results::manifest::{Manifest, TrialStatus};
 use exp_results::schemas::MESSAGES_TABLE;
 use exp_runtime::schedule::{intervals, scale};
@@ -166,7 +167,7 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
                 workloads
                     .entry(workload)
                     .or_default()
-                    .push(crate::units::metric_text(kind, metric, *value));
+                    .push(metric_text(kind, metric, *value));
             }
         }
         for (workload, metrics) in workloads {
@@ -209,7 +210,7 @@ fn print_fleets(dir: &Path, manifest: &Manifest) {
     };
     // Warnings are for `expc report`; a run that just ended has complete tables.
     if let Some(report) = exp_report::mqtt_report(&view, &mut Vec::new()) {
-        out!("{}", crate::mqtt_report::render(&report));
+        out!("{}", exp_report::text::mqtt::render(&report));
     }
 }
 
@@ -259,14 +260,6 @@ pub fn seconds(ns: u64) -> String {
 fn trim(x: f64) -> String {
     let text = format!("{x:.2}");
     text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-pub fn number(v: f64) -> String {
-    if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
-        format!("{v:.3e}")
-    } else {
-        format!("{v:.3}")
-    }
 }
 
 #[cfg(test)]

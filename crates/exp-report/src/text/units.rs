@@ -5,10 +5,7 @@
 //! their names carry units (`*_ns`, `*_bytes`, `*_pct`), and identifiers
 //! and points in time get no mean. The manifest and `--json` keep raw numbers.
 
-use exp_report::ColumnSummary;
-
-use crate::mqtt_report::time;
-use crate::summary::number;
+use crate::ColumnSummary;
 
 /// What a metric's number measures.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -193,10 +190,35 @@ pub fn column_cells(c: &ColumnSummary) -> Option<[String; 6]> {
     }
 }
 
+/// Nanoseconds with a unit that keeps three or four significant digits:
+/// the reports' latencies, and every duration shown with a unit.
+pub fn time(ns: f64) -> String {
+    let a = ns.abs();
+    if a >= 1e9 {
+        format!("{:.3}s", ns / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2}ms", ns / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1}µs", ns / 1e3)
+    } else {
+        format!("{ns:.0}ns")
+    }
+}
+
+/// A number without a unit: three decimals, or scientific notation when
+/// very large or small.
+pub fn number(v: f64) -> String {
+    if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
+        format!("{v:.3e}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{column_cells, metric_text};
-    use exp_report::ColumnSummary;
+    use crate::ColumnSummary;
 
     #[test]
     fn columns_get_units_and_only_meaningful_statistics() {

@@ -1,11 +1,13 @@
-//! The text rendering of the traffic report (`expc report`); the numbers
-//! and their definitions are exp-report's (`traffic`).
+//! The traffic report as text (`expc report`): one table pooled over all
+//! trials by structure and RTT mode, then one by trial. The numbers and
+//! their definitions are [`crate::traffic`]'s.
 
 use std::fmt::Write;
 
-use exp_report::mqtt::Quantiles;
-use exp_report::{TrafficGroup, TrafficReport};
+use crate::mqtt::Quantiles;
+use crate::{TrafficGroup, TrafficReport};
 
+/// The report's section, starting with an empty line and `== Traffic`.
 pub fn render(report: &TrafficReport) -> String {
     let mut out = String::from("\n== Traffic\n");
     if report.time_scale != 1.0 {
@@ -73,17 +75,4 @@ fn table(out: &mut String, groups: &[TrafficGroup], by_trial: bool) {
             g.received_bytes
         );
     }
-}
-
-/// The report's JSON with the traffic report as `traffic` (absent for a
-/// run without traffic).
-pub fn add_json(value: serde_json::Value, report: Option<&TrafficReport>) -> Result<serde_json::Value, String> {
-    let (Some(report), serde_json::Value::Object(mut fields)) = (report, value.clone()) else {
-        return Ok(value);
-    };
-    fields.insert(
-        "traffic".into(),
-        serde_json::to_value(report).map_err(|e| e.to_string())?,
-    );
-    Ok(serde_json::Value::Object(fields))
 }

@@ -1,14 +1,17 @@
-//! The text rendering of the MQTT fleet report (`expc report`); the
-//! numbers and their definitions are exp-report's (`mqtt`).
+//! The MQTT fleet report as text (`expc report`, and the end of `expc
+//! run` for a small run): per trial and fleet, the counts, a latency table,
+//! the ack latency's CDF, latency by anomaly phase, connections and gap
+//! accuracy. The numbers and their definitions are [`crate::mqtt`]'s.
 
 use std::fmt::Write;
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_report::mqtt::{Counts, GapAccuracy, PhaseStats, Quantiles};
-use exp_report::{FleetReport, MqttReport};
 
-use crate::summary::number;
+use super::units::{number, time};
+use crate::mqtt::{Counts, GapAccuracy, PhaseStats, Quantiles};
+use crate::{FleetReport, MqttReport};
 
+/// The report's section, starting with an empty line and `== MQTT fleets`.
 pub fn render(report: &MqttReport) -> String {
     let mut out = String::from("\n== MQTT fleets\n");
     if report.time_scale != 1.0 {
@@ -239,20 +242,6 @@ pub fn describe(d: &DistValue) -> String {
         Dist::Poisson { mean } => format!("poisson(mean = {mean})"),
         Dist::Geometric { p } => format!("geometric(p = {p})"),
         Dist::Empirical { file, values, .. } => format!("empirical({file:?}, {} values)", values.len()),
-    }
-}
-
-/// Nanoseconds with a unit that keeps three or four significant digits.
-pub fn time(ns: f64) -> String {
-    let a = ns.abs();
-    if a >= 1e9 {
-        format!("{:.3}s", ns / 1e9)
-    } else if a >= 1e6 {
-        format!("{:.2}ms", ns / 1e6)
-    } else if a >= 1e3 {
-        format!("{:.1}µs", ns / 1e3)
-    } else {
-        format!("{ns:.0}ns")
     }
 }
 
