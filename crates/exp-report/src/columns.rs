@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use polars::prelude::{BooleanChunked, ChunkFullNull, DataFrame, DataType, StringChunked, UInt64Chunked};
+use polars::prelude::{
+    BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked,
+};
 
 use exp_results::ResultsError;
 
@@ -37,6 +39,25 @@ impl<'a> Columns<'a> {
         Ok(cast.u64().map_err(self.read())?.clone())
     }
 
+    /// An integer column the file may lack (all null then).
+    pub fn u64_or_null(&self, column: &str) -> Result<UInt64Chunked, ResultsError> {
+        if self.has(column) {
+            self.u64(column)
+        } else {
+            Ok(UInt64Chunked::full_null(column.into(), self.frame.height()))
+        }
+    }
+
+    /// A numeric column as floats.
+    pub fn f64(&self, column: &str) -> Result<Float64Chunked, ResultsError> {
+        let c = self.frame.column(column).map_err(self.read())?;
+        if !c.dtype().is_primitive_numeric() {
+            return Err(self.wrong_type(column, "numbers", c.dtype()));
+        }
+        let cast = c.cast(&DataType::Float64).map_err(self.read())?;
+        Ok(cast.f64().map_err(self.read())?.clone())
+    }
+
     pub fn str(&self, column: &str) -> Result<StringChunked, ResultsError> {
         let c = self.frame.column(column).map_err(self.read())?;
         match c.dtype() {
@@ -60,6 +81,15 @@ impl<'a> Columns<'a> {
             DataType::Boolean => Ok(c.bool().map_err(self.read())?.clone()),
             other => Err(self.wrong_type(column, "booleans", other)),
         }
+    }
+
+    /// A boolean column the file may lack (`default` everywhere then;
+    /// nulls read as `default` too).
+    pub fn bool_or(&self, column: &str, default: bool) -> Result<Vec<bool>, ResultsError> {
+        if !self.has(column) {
+            return Ok(vec![default; self.frame.height()]);
+        }
+        Ok(self.bool(column)?.iter().map(|v| v.unwrap_or(default)).collect())
     }
 
     fn read(&self) -> impl Fn(polars::error::PolarsError) -> ResultsError + '_ {

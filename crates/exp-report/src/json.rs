@@ -1,10 +1,13 @@
 //! The reports as one JSON document, as `expc report --json` prints it: the
 //! run summary's fields, with the MQTT report as `mqtt` just before
 //! `tables` and the traffic report as `traffic` at the end, each only if
-//! the run has its report.
+//! the run has its report. Runs compared: [`comparison`].
 
 use serde_json::{Map, Value};
 
+use exp_results::Manifest;
+
+use crate::compare::MetricDiff;
 use crate::{MqttReport, RunSummary, TrafficReport};
 
 /// The document of `summary` and the run's reports.
@@ -47,4 +50,24 @@ fn with_traffic(value: Value, report: Option<&TrafficReport>) -> Result<Value, s
     };
     fields.insert("traffic".into(), serde_json::to_value(report)?);
     Ok(Value::Object(fields))
+}
+
+/// A comparison of `other` against `baseline` for `--json`: the runs'
+/// names and, per point and metric, both samples, the relative change and
+/// Welch's p-value.
+pub fn comparison(baseline: &Manifest, other: &Manifest, diffs: &[MetricDiff]) -> serde_json::Value {
+    let name = |m: &Manifest| format!("{}/{}", m.experiment, m.run_id);
+    let metrics: Vec<serde_json::Value> = diffs
+        .iter()
+        .map(|d| {
+            let mut value = serde_json::to_value(d).unwrap_or_default();
+            if let serde_json::Value::Object(fields) = &mut value {
+                // NaN (a zero baseline) has no JSON number: null.
+                let change = serde_json::Number::from_f64(d.relative()).map(serde_json::Value::Number);
+                fields.insert("relative_change".into(), change.unwrap_or_default());
+            }
+            value
+        })
+        .collect();
+    serde_json::json!({ "baseline": name(baseline), "compared": name(other), "metrics": metrics })
 }

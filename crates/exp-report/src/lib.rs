@@ -1,20 +1,31 @@
 //! Reading a run directory back into summaries: per-trial statistics of
 //! every table ([`summarize`]), the MQTT fleet report ([`mqtt_report`]) and
 //! the traffic report ([`traffic_report`]); and writing them out, as text
-//! ([`text`]) or as one JSON document ([`json`]).
+//! ([`text`]) or as one JSON document ([`json`]); the figures of every
+//! workload kind and of sweeps ([`figures`]), drawn as SVG and gathered in
+//! one offline HTML page ([`html`]); and the comparison of runs
+//! ([`compare`]).
 //!
 //! A run is opened with [`exp_results::open_run`]; tables are found by the
 //! names and columns in [`exp_results::schemas`], which the executors write.
 //! Files that cannot be read are left out with a [`exp_results::Warning`].
 //! Nothing here prints: the renderers return the text, and errors are
-//! [`ResultsError`]s.
+//! [`ResultsError`]s, or [`ReportError`]s where figures are drawn.
 
 mod columns;
+pub mod compare;
+mod error;
+pub mod figures;
+pub mod html;
 pub mod json;
 pub mod mqtt;
+mod scan;
+pub mod sketch;
 pub mod summary;
 pub mod text;
 pub mod traffic;
+
+pub use error::ReportError;
 
 pub use exp_results::ResultsError;
 pub use mqtt::{mqtt_report, FleetReport, MqttReport, MqttTrial};

@@ -14,9 +14,9 @@ use exp_stats::Sampler;
 use serde::{Deserialize, Serialize};
 
 use super::passes::Fleets;
-use super::scan::for_each_chunk;
 use super::stats::{mean, sample_sd};
 use super::Failure;
+use crate::scan::for_each_chunk;
 
 /// Memory for one partition's rows (32 bytes each): 8 Mi rows.
 const SORT_BUDGET_BYTES: u64 = 256 << 20;

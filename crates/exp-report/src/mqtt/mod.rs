@@ -18,7 +18,6 @@ mod gaps;
 mod passes;
 mod phases;
 mod plan;
-mod scan;
 mod stats;
 
 use std::path::{Path, PathBuf};

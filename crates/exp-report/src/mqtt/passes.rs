@@ -9,9 +9,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::phases::{PhaseCount, Phases};
-use super::scan::for_each_chunk;
 use super::stats::Quantiles;
 use super::Failure;
+use crate::scan::for_each_chunk;
 
 /// The `status` of a message that reached its end: acknowledged (QoS 1/2)
 /// or written to the socket (QoS 0).

@@ -15,9 +15,9 @@ use serde::{Deserialize, Serialize};
 
 use super::passes::{self, Taken};
 use super::plan::PlanGaps;
-use super::scan::for_each_chunk;
 use super::stats::Quantiles;
 use super::{trial_files, Failure};
+use crate::scan::for_each_chunk;
 use exp_results::schemas::TIMELINE_TABLE;
 use exp_results::{ResultsError, RunView, Warning};
 

@@ -3,6 +3,7 @@
 //! units read from the column names (`units.rs`). Every function returns a
 //! `String`; the caller decides where it goes.
 
+pub mod compare;
 pub mod mqtt;
 mod summary;
 pub mod traffic;

@@ -54,8 +54,27 @@ fn unit(kind: &str, metric: &str) -> Unit {
     }
 }
 
+/// How a figure's axis shows a metric: the factor from the stored value
+/// (ns, bytes, a share of 1, bit/s) and the unit that gives.
+pub fn axis(kind: &str, metric: &str) -> (f64, &'static str) {
+    match unit(kind, metric) {
+        Unit::Duration => (1e-6, "ms"),
+        Unit::Bytes => (1e-3, "KB"),
+        Unit::Cores => (1.0, "cores"),
+        Unit::Share => (100.0, "%"),
+        Unit::Rate("bit/s") => (1e-6, "Mbit/s"),
+        Unit::Rate(what) => (1.0, what),
+        Unit::Count | Unit::Flag | Unit::Plain => (1.0, ""),
+    }
+}
+
 /// `metric value` with its unit (`per_device` for `runner_rss_per_device`).
 pub fn metric_text(kind: &str, metric: &str, value: f64) -> String {
+    format!("{metric} {}", value_text(kind, metric, value))
+}
+
+/// A metric's value with its unit, without the name (`16.8 KB/device`).
+pub fn value_text(kind: &str, metric: &str, value: f64) -> String {
     let per = if metric.ends_with("_per_device") { "/device" } else { "" };
     let text = match unit(kind, metric) {
         _ if !value.is_finite() => number(value),
@@ -70,7 +89,7 @@ pub fn metric_text(kind: &str, metric: &str, value: f64) -> String {
         Unit::Rate(what) => format!("{} {what}", significant(value)),
         Unit::Plain => significant(value),
     };
-    format!("{metric} {text}{per}")
+    format!("{text}{per}")
 }
 
 /// `value` in the largest unit that keeps it at 1 or more.

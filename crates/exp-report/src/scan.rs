@@ -93,7 +93,7 @@ fn chunked(
     Ok(())
 }
 
-fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
+pub(crate) fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
     let file = File::open(path).map_err(|source| ResultsError::Io {
         action: "open",
         path: PathBuf::from(path),

@@ -1,0 +1,47 @@
+//! A small table read whole: the monitor's samples (one row per interval)
+//! of one trial, every column, for figures that pick columns by pattern.
+
+use exp_results::{PartFile, ResultsError};
+use polars::prelude::{DataFrame, DataType, SerReader};
+
+use crate::ReportError;
+
+pub(crate) struct Frame {
+    frame: DataFrame,
+}
+
+impl Frame {
+    /// The rows of every part file, in file order.
+    pub fn read(parts: &[PartFile]) -> Result<Frame, ReportError> {
+        let mut frame: Option<DataFrame> = None;
+        for part in parts {
+            let fail = |source| ResultsError::Parquet {
+                action: "read",
+                path: part.path.clone(),
+                source,
+            };
+            let next = crate::scan::open(&part.path)?.finish().map_err(fail)?;
+            frame = Some(match frame {
+                None => next,
+                Some(mut f) => {
+                    f.vstack_mut(&next).map_err(fail)?;
+                    f
+                }
+            });
+        }
+        Ok(Frame {
+            frame: frame.unwrap_or_default(),
+        })
+    }
+
+    /// A numeric column as floats (nulls as NaN); `None` if it is missing
+    /// or not numeric.
+    pub fn f64(&self, column: &str) -> Option<Vec<f64>> {
+        let c = self.frame.column(column).ok()?;
+        if !c.dtype().is_primitive_numeric() {
+            return None;
+        }
+        let cast = c.cast(&DataType::Float64).ok()?;
+        Some(cast.f64().ok()?.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+    }
+}

@@ -1,0 +1,189 @@
+//! Figures of a run: per workload kind the seeds' figures, built from the
+//! run's tables in bounded memory and drawn as SVG (`chart.rs`).
+//!
+//! [`figures`] looks at which tables the run has and asks each kind's
+//! module for its figures; a [`Context`] gives them the run's trials, their
+//! labels, the anomaly windows to shade and chunked reading. Time series
+//! are drawn for the first [`MAX_TIMELINES`] trials of a table; CDFs and
+//! sweep figures cover every trial.
+
+mod anomaly;
+pub mod chart;
+mod fleet;
+mod frame;
+mod sweep;
+mod traffic;
+mod xml;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use exp_plan::Plan;
+use exp_results::{PartFile, RunView};
+
+use crate::scan::{for_each_chunk, Chunk};
+use crate::ReportError;
+use chart::{Band, Chart};
+use exp_results::schemas::TIMELINE_TABLE;
+use exp_results::ResultsError;
+pub use sweep::{points as sweep_points, PointMetric, CONFIDENCE};
+
+/// Trials whose time series are drawn, per table.
+pub const MAX_TIMELINES: usize = 6;
+/// Seconds of a trial a per-second series covers (a day).
+const MAX_SECONDS: usize = 86_400;
+
+/// One figure: its chart and a caption saying what it shows.
+#[derive(Debug, Clone)]
+pub struct Figure {
+    /// File-name-safe and unique within a report (`fleet-ack-latency-cdf`).
+    pub id: String,
+    pub chart: Chart,
+    pub caption: String,
+}
+
+impl Figure {
+    fn new(id: String, chart: Chart, caption: String) -> Figure {
+        let id = id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+            .collect();
+        Figure { id, chart, caption }
+    }
+
+    pub fn svg(&self) -> Result<String, ReportError> {
+        Ok(self.chart.to_svg()?)
+    }
+}
+
+/// Every figure the run's tables allow, in a fixed order: sweeps, fleets,
+/// traffic, system metrics, XML.
+pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<Vec<Figure>, ReportError> {
+    let ctx = Context::new(run)?;
+    let mut out = Vec::new();
+    if let Some(plan) = plan {
+        out.extend(sweep::figures(&run.manifest, plan));
+    }
+    out.extend(fleet::figures(&ctx)?);
+    out.extend(traffic::figures(&ctx)?);
+    out.extend(anomaly::figures(&ctx)?);
+    out.extend(xml::figures(&ctx)?);
+    Ok(out)
+}
+
+/// What the kinds' modules need of the run.
+pub(crate) struct Context<'a> {
+    pub run: &'a RunView,
+    windows: BTreeMap<u32, Vec<Band>>,
+}
+
+impl<'a> Context<'a> {
+    fn new(run: &'a RunView) -> Result<Self, ReportError> {
+        let mut ctx = Context {
+            run,
+            windows: BTreeMap::new(),
+        };
+        let mut windows: BTreeMap<u32, Vec<Band>> = BTreeMap::new();
+        for (&trial, parts) in run.tables.get(TIMELINE_TABLE).map(|t| &t.trials).into_iter().flatten() {
+            for part in parts {
+                ctx.each_chunk(
+                    &part.path,
+                    &["instance", "actual_start_ns"],
+                    &["actual_end_ns", "kind"],
+                    |c| {
+                        let (instance, kind) = (c.str("instance")?, c.str_or_null("kind")?);
+                        let (start, end) = (c.u64("actual_start_ns")?, c.u64_or_null("actual_end_ns")?);
+                        for i in 0..c.height() {
+                            let Some(start) = start.get(i) else { continue };
+                            let label = match (instance.get(i), kind.get(i)) {
+                                (Some(n), Some(k)) if n != k => format!("{n} ({k})"),
+                                (n, k) => n.or(k).unwrap_or("anomaly").to_string(),
+                            };
+                            // An activation still running at the end has no end: it
+                            // lasts to the trial's end, drawn to the last sample.
+                            let end = end.get(i).map_or(f64::NAN, |e| e as f64 / 1e9);
+                            windows.entry(trial).or_default().push(Band {
+                                start: start as f64 / 1e9,
+                                end,
+                                label,
+                            });
+                        }
+                        Ok(())
+                    },
+                )?;
+            }
+        }
+        ctx.windows = windows;
+        Ok(ctx)
+    }
+
+    /// `devices=4000, size=2KiB`, or empty without a sweep.
+    pub fn point_label(&self, trial: u32) -> String {
+        let record = self.run.manifest.trials.iter().find(|t| t.trial == trial);
+        record.map_or_else(String::new, |t| {
+            t.sweep
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+
+    /// `trial 3 (devices=4000, repetition 1)`.
+    pub fn trial_label(&self, trial: u32) -> String {
+        let point = self.point_label(trial);
+        let repetition = self
+            .run
+            .manifest
+            .trials
+            .iter()
+            .find(|t| t.trial == trial)
+            .map(|t| t.repetition);
+        match (point.is_empty(), repetition) {
+            (true, Some(r)) if r > 0 => format!("trial {trial} (repetition {r})"),
+            (true, _) => format!("trial {trial}"),
+            (false, Some(r)) => format!("trial {trial} ({point}, repetition {r})"),
+            (false, None) => format!("trial {trial} ({point})"),
+        }
+    }
+
+    /// The anomaly windows of `trial`, in seconds of the trial clock.
+    pub fn windows(&self, trial: u32) -> Vec<Band> {
+        self.windows.get(&trial).cloned().unwrap_or_default()
+    }
+
+    /// Every part file of `table`, trial by trial.
+    pub fn parts(&self, table: &str) -> impl Iterator<Item = &'a PartFile> + 'a {
+        self.run
+            .tables
+            .get(table)
+            .into_iter()
+            .flat_map(|t| t.trials.values().flatten())
+    }
+
+    pub fn trial_parts(&self, table: &str, trial: u32) -> &'a [PartFile] {
+        self.run
+            .tables
+            .get(table)
+            .and_then(|t| t.trials.get(&trial))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The trials whose time series of `table` are drawn.
+    pub fn timeline_trials(&self, table: &str) -> Vec<u32> {
+        self.run
+            .tables
+            .get(table)
+            .map_or_else(Vec::new, |t| t.trials.keys().copied().take(MAX_TIMELINES).collect())
+    }
+
+    pub fn each_chunk(
+        &self,
+        path: &Path,
+        required: &[&str],
+        optional: &[&str],
+        each: impl FnMut(&Chunk) -> Result<(), ResultsError>,
+    ) -> Result<(), ReportError> {
+        Ok(for_each_chunk(path, required, optional, each)?)
+    }
+}

@@ -1,0 +1,202 @@
+//! The offline HTML report: one self-contained file, every figure an
+//! inline SVG, styles inline, no script and no request to anywhere, so it
+//! opens the same from a laptop, a cluster's login node or an archive.
+
+use std::fmt::Write;
+
+use exp_results::{Manifest, TrialStatus};
+
+use crate::compare::MetricDiff;
+use crate::figures::{Figure, PointMetric};
+use crate::text::units::value_text;
+use crate::ReportError;
+
+const STYLE: &str = "body{font-family:sans-serif;max-width:800px;margin:2em auto;color:#222}\
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em}\
+table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{color:#a40}\
+figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}svg{max-width:100%;height:auto}";
+
+/// The tables a page shows above its figures.
+pub enum Tables<'a> {
+    /// One run: its sweep points' metrics.
+    Sweep(&'a [PointMetric]),
+    /// Several runs: each metric of the others against the first.
+    Comparison(&'a [MetricDiff]),
+}
+
+/// The whole report page of one run, or of runs compared with the first.
+pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<String, ReportError> {
+    let mut out = String::new();
+    let title = match runs {
+        [one] => format!("{} — run {}", one.experiment, one.run_id),
+        _ => format!("{} runs compared", runs.len()),
+    };
+    // Writing to a String cannot fail.
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n",
+        escape(&title),
+        escape(&title)
+    );
+    for (i, run) in runs.iter().enumerate() {
+        if runs.len() > 1 {
+            let role = if i == 0 { "baseline" } else { "compared" };
+            let _ = writeln!(
+                out,
+                "<h2>{role}: {} run {}</h2>",
+                escape(&run.experiment),
+                escape(&run.run_id)
+            );
+        }
+        header(&mut out, run);
+    }
+    match (tables, runs.first()) {
+        (Tables::Sweep(points), Some(run)) if !points.is_empty() => sweep_table(&mut out, run, points),
+        (Tables::Comparison(diffs), _) if !diffs.is_empty() => comparison_table(&mut out, diffs),
+        _ => {}
+    }
+    for figure in figures {
+        let svg = figure.svg()?;
+        let _ = write!(
+            out,
+            "<figure id=\"{}\">\n{svg}\n<figcaption>{}</figcaption></figure>\n",
+            figure.id,
+            escape(&figure.caption)
+        );
+    }
+    if figures.is_empty() {
+        out.push_str("<p>No table of this run has a figure.</p>\n");
+    }
+    out.push_str("</body></html>\n");
+    Ok(out)
+}
+
+/// What was run, where and how it ended, with contended trials named.
+fn header(out: &mut String, m: &Manifest) {
+    let spec = m.spec.as_ref().map_or("(a plan file)".to_string(), |s| s.root.clone());
+    let host = &m.host;
+    let rows = [
+        ("spec", spec),
+        ("plan sha256", m.plan_sha256.clone()),
+        ("status", m.status.as_str().to_string()),
+        ("started", m.started_at.clone()),
+        ("ended", m.ended_at.clone().unwrap_or_else(|| "—".into())),
+        (
+            "host",
+            format!(
+                "{} ({}, {} CPUs, {})",
+                host.hostname, host.cpu_model, host.cpus_online, host.kernel
+            ),
+        ),
+        ("expc", m.expc_version.clone()),
+        ("seed", m.seed.to_string()),
+        ("time scale", m.options.time_scale.to_string()),
+    ];
+    out.push_str("<table>\n");
+    for (k, v) in rows {
+        let _ = writeln!(
+            out,
+            "<tr><th class=\"l\">{k}</th><td class=\"l\">{}</td></tr>",
+            escape(&v)
+        );
+    }
+    out.push_str("</table>\n");
+    let contended: Vec<String> = m
+        .trials
+        .iter()
+        .filter(|t| t.metrics.get("contended").is_some_and(|&c| c != 0.0))
+        .map(|t| t.trial.to_string())
+        .collect();
+    if !contended.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\">Contended trials (the load generator could not keep its schedule): {}.</p>",
+            contended.join(", ")
+        );
+    }
+    let unfinished = m.trials.iter().filter(|t| t.status != TrialStatus::Complete).count();
+    if unfinished > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"warn\">{unfinished} of {} trials did not complete.</p>",
+            m.trials.len()
+        );
+    }
+}
+
+/// Each point's metrics: mean ± half the confidence interval, and n.
+fn sweep_table(out: &mut String, m: &Manifest, sweep: &[PointMetric]) {
+    let _ = writeln!(
+        out,
+        "<h2>Sweep points</h2>\n<table><tr><th class=\"l\">point</th><th class=\"l\">metric</th><th>mean</th><th>± {}% CI</th><th>n</th></tr>",
+        crate::figures::CONFIDENCE * 100.0
+    );
+    for p in sweep {
+        let label = m
+            .trials
+            .iter()
+            .find(|t| t.point == p.point)
+            .map(|t| {
+                t.sweep
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            })
+            .unwrap_or_default();
+        let metric = p.metric.split_once('.').map_or(p.metric.as_str(), |(_, m)| m);
+        let text = |v: f64| value_text(&p.kind, metric, v);
+        let ci = p.half_width.map_or("—".to_string(), &text);
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{} {}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            p.point,
+            escape(&label),
+            escape(&p.metric),
+            escape(&text(p.mean)),
+            escape(&ci),
+            p.n
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// Each metric of a compared run against the baseline, with Welch's p.
+fn comparison_table(out: &mut String, diffs: &[MetricDiff]) {
+    out.push_str(
+        "<h2>Metrics against the baseline</h2>\n<table><tr><th class=\"l\">point</th><th class=\"l\">metric</th>\
+         <th>baseline</th><th>compared</th><th>change</th><th>p (Welch)</th><th>n</th></tr>\n",
+    );
+    for d in diffs {
+        let p = d.p_value.map_or("—".to_string(), |p| format!("{p:.3}"));
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.4}</td><td>{:.4}</td><td>{:+.1}%</td><td>{p}</td><td>{}/{}</td></tr>",
+            escape(&d.point),
+            escape(&d.metric),
+            d.baseline.mean,
+            d.other.mean,
+            d.relative() * 100.0,
+            d.baseline.n,
+            d.other.n
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// Text for HTML element content and attribute values.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
