@@ -11,7 +11,9 @@
 // - `slurm`: root and Debian's Slurm and munge (`slurmctld`, `slurmd`,
 //   `sbatch`, `srun`, `munged`), for tests that start their own cluster;
 // - `xmllint`: libxml2's `xmllint`, for tests that validate XML output
-//   against a schema (`expc test --junit`).
+//   against a schema (`expc test --junit`);
+// - `chromium`: Debian's `chromium`, for the test that opens the HTML
+//   report in a real browser.
 //
 // With `EXPC_REQUIRE_CAPABILITIES=1` (set by `.ci/run`, which runs as root)
 // a missing capability fails the build instead: CI runs every test.
@@ -21,12 +23,14 @@ fn probe_capabilities() {
     println!("cargo::rustc-check-cfg=cfg(mounts)");
     println!("cargo::rustc-check-cfg=cfg(slurm)");
     println!("cargo::rustc-check-cfg=cfg(xmllint)");
+    println!("cargo::rustc-check-cfg=cfg(chromium)");
     for program in [
         "/usr/sbin/slurmctld",
         "/usr/sbin/slurmd",
         "/usr/bin/sbatch",
         "/usr/sbin/munged",
         "/usr/bin/xmllint",
+        "/usr/bin/chromium",
     ] {
         println!("cargo::rerun-if-changed={program}");
     }
@@ -77,11 +81,15 @@ fn probe_capabilities() {
     if xmllint {
         println!("cargo::rustc-cfg=xmllint");
     }
-    if required && !(root && capabilities && tun && ip && mount && slurm && xmllint) {
+    let chromium = std::path::Path::new("/usr/bin/chromium").exists();
+    if chromium {
+        println!("cargo::rustc-cfg=chromium");
+    }
+    if required && !(root && capabilities && tun && ip && mount && slurm && xmllint && chromium) {
         panic!(
             "EXPC_REQUIRE_CAPABILITIES=1 but tests would be ignored: root {root}, \
              CAP_NET_ADMIN+CAP_SYS_ADMIN {capabilities}, /dev/net/tun {tun}, `ip` {ip}, `mount` {mount}, \
-             Slurm and munge {slurm}, `xmllint` {xmllint}"
+             Slurm and munge {slurm}, `xmllint` {xmllint}, `chromium` {chromium}"
         );
     }
 }

@@ -5,6 +5,7 @@
 mod out;
 
 mod calibrate;
+mod files;
 mod line_diff;
 mod message_json;
 mod progress;

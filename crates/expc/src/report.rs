@@ -1,45 +1,168 @@
 //! `expc report RUN_DIR`: the MQTT fleet report, if the run has fleets,
-//! then per-trial summaries of every table of the run. exp-report reads the
-//! run and renders it; this chooses text or JSON and prints it.
+//! then per-trial summaries of every table of the run; with `--html` or
+//! `--svg`, the run's figures instead; with several run directories, each
+//! run against the first. exp-report reads the runs and renders them; this
+//! chooses the output and writes it.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use exp_report::compare::{compare, overlay};
+use exp_report::figures::{figures, sweep_points, Figure};
+use exp_report::html::{page, Tables};
 use exp_report::{mqtt_report, summarize};
-use exp_results::{open_run, Warning};
+use exp_results::{open_run, RunView, Warning};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// A run directory (`runs/<experiment>/<run-id>`).
-    dir: PathBuf,
+    /// A run directory (`runs/<experiment>/<run-id>`); more than one
+    /// compares each with the first.
+    #[arg(required = true, value_name = "RUN_DIR")]
+    dirs: Vec<PathBuf>,
     /// Print the summary as JSON for machines.
     #[arg(long)]
     json: bool,
+    /// Write the report as one offline HTML file with every figure
+    /// (default: report.html in the first run directory).
+    #[arg(long, value_name = "PATH")]
+    #[allow(clippy::option_option)] // absent, `--html` or `--html PATH`
+    html: Option<Option<PathBuf>>,
+    /// Write each figure as DIR/<figure>.svg.
+    #[arg(long, value_name = "DIR")]
+    svg: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
-    let view = open_run(&args.dir).map_err(|e| e.to_string())?;
-    let mut summary = summarize(&view).map_err(|e| e.to_string())?;
+    let views = args
+        .dirs
+        .iter()
+        .map(|dir| open_run(dir).map_err(|e| e.to_string()))
+        .collect::<Result<Vec<_>, _>>()?;
+    if args.html.is_some() || args.svg.is_some() {
+        return write_figures(&args, &views);
+    }
+    match views.as_slice() {
+        [one] => print_report(one, args.json),
+        [baseline, others @ ..] => print_comparison(baseline, others, args.json),
+        [] => Ok(ExitCode::SUCCESS),
+    }
+}
+
+fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
+    let mut summary = summarize(view).map_err(|e| e.to_string())?;
     let mut mqtt_warnings = Vec::new();
-    let mqtt = mqtt_report(&view, &mut mqtt_warnings);
+    let mqtt = mqtt_report(view, &mut mqtt_warnings);
     merge_warnings(&mut summary.warnings, mqtt_warnings);
     let mut traffic_warnings = Vec::new();
-    let traffic = exp_report::traffic_report(&view, &mut traffic_warnings);
+    let traffic = exp_report::traffic_report(view, &mut traffic_warnings);
     merge_warnings(&mut summary.warnings, traffic_warnings);
-    let mut out = std::io::stdout().lock();
-    let text = if args.json {
+    let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
-        exp_report::text::report(&view, &summary, mqtt.as_ref(), traffic.as_ref())
+        exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref())
     };
     // A closed pipe (`| head`) ends the output quietly.
-    let _ = out.write_all(text.as_bytes());
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
     for warning in &summary.warnings {
         errln!("warning: {}: {}", warning.path.display(), warning.message);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each run's metrics against the baseline's, as text or JSON.
+fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Result<ExitCode, String> {
+    let mut text = String::new();
+    let mut values = Vec::new();
+    for other in others {
+        let diffs = compare(&baseline.manifest, &other.manifest);
+        if json {
+            values.push(exp_report::json::comparison(
+                &baseline.manifest,
+                &other.manifest,
+                &diffs,
+            ));
+        } else {
+            text.push_str(&exp_report::text::compare::render(
+                &run_name(baseline),
+                &run_name(other),
+                &diffs,
+            ));
+        }
+    }
+    if json {
+        text = serde_json::to_string_pretty(&values).map_err(|e| e.to_string())? + "\n";
+    }
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--html` and `--svg`: every figure of one run, or of the runs overlaid.
+fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
+    let mut per_run = Vec::new();
+    for view in views {
+        per_run.push((
+            run_name(view),
+            figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?,
+        ));
+    }
+    let (figures, tables_owned) = match views {
+        [one] => (
+            per_run.remove(0).1,
+            Owned::Sweep(sweep_points(&one.manifest, load_plan(&one.dir).as_ref())),
+        ),
+        [baseline, others @ ..] => {
+            let diffs = others
+                .iter()
+                .flat_map(|o| compare(&baseline.manifest, &o.manifest))
+                .collect();
+            (overlay(per_run), Owned::Diffs(diffs))
+        }
+        [] => return Ok(ExitCode::SUCCESS),
+    };
+    if let Some(dir) = &args.svg {
+        write_svgs(dir, &figures)?;
+    }
+    if let Some(path) = &args.html {
+        let path = path.clone().unwrap_or_else(|| views[0].dir.join("report.html"));
+        let manifests: Vec<_> = views.iter().map(|v| &v.manifest).collect();
+        let tables = match &tables_owned {
+            Owned::Sweep(points) => Tables::Sweep(points),
+            Owned::Diffs(diffs) => Tables::Comparison(diffs),
+        };
+        let html = page(&manifests, &figures, &tables).map_err(|e| e.to_string())?;
+        crate::files::write_atomically(&path, html.as_bytes())?;
+        errln!("wrote {} ({} figures)", path.display(), figures.len());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+enum Owned {
+    Sweep(Vec<exp_report::figures::PointMetric>),
+    Diffs(Vec<exp_report::compare::MetricDiff>),
+}
+
+fn write_svgs(dir: &Path, figures: &[Figure]) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for figure in figures {
+        let svg = figure.svg().map_err(|e| e.to_string())?;
+        crate::files::write_atomically(&dir.join(format!("{}.svg", figure.id)), svg.as_bytes())?;
+    }
+    errln!("wrote {} figures to {}", figures.len(), dir.display());
+    Ok(())
+}
+
+/// The run's plan, for the sweep's values and the metrics' units; a run
+/// without a readable `plan.json` still gets its tables' figures.
+fn load_plan(dir: &Path) -> Option<exp_plan::Plan> {
+    let bytes = std::fs::read(dir.join("plan.json")).ok()?;
+    exp_plan::Plan::from_json(&bytes).ok()
+}
+
+/// `experiment/run-id`.
+fn run_name(view: &RunView) -> String {
+    format!("{}/{}", view.manifest.experiment, view.manifest.run_id)
 }
 
 /// Both readers see a damaged `mqtt_messages` file: warn about each file once.

@@ -247,7 +247,7 @@ fn orphan_outcome(snapshot: &Path) -> SpecOutcome {
 /// failures that it settles.
 fn accept(outcome: &mut SpecOutcome) -> Result<(), String> {
     match &outcome.snapshot {
-        Snapshot::Differs { path, text } => write_atomically(path, text)?,
+        Snapshot::Differs { path, text } => crate::files::write_atomically(path, text.as_bytes())?,
         Snapshot::Orphan => {
             std::fs::remove_file(&outcome.spec).map_err(|e| format!("cannot remove {}: {e}", outcome.spec.display()))?
         }
@@ -286,23 +286,4 @@ fn review(outcomes: &mut [SpecOutcome]) -> Result<(), String> {
         outln!("accepted: {}", outcome.spec.display());
     }
     Ok(())
-}
-
-/// Writes `text` to a temporary file beside `path`, then renames it over
-/// `path`: a snapshot is never half written.
-fn write_atomically(path: &Path, text: &str) -> Result<(), String> {
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", path.display());
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(fail)?;
-    }
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-    let result = std::fs::write(&temporary, text).and_then(|()| std::fs::rename(&temporary, path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result.map_err(fail)
 }

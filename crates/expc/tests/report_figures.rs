@@ -1,0 +1,285 @@
+//! `expc report --html/--svg` on short real runs of each workload kind, a
+//! sweep with repetitions and two runs compared: every SVG parses as XML
+//! and shows what the run's tables hold — a series per fleet, core or
+//! structure, the anomaly window where the timeline put it, an interval
+//! bar at every sweep point — and the HTML page needs nothing but itself.
+
+#![allow(clippy::unwrap_used)]
+
+mod common;
+#[path = "../../exp-report/tests/svg_probe.rs"]
+mod svg_probe;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use common::{expc, run_dir, text, trial_frames, u64_values, Scratch};
+use svg_probe::{Svg, SERIES_COLOURS};
+
+/// A fleet beside a CPU anomaly in the middle of the trial, with the monitor.
+const FLEET_SPEC: &str = r#"
+experiment "report-figures" {
+  duration = 6s
+  fleet "sensors" {
+    devices   = 20
+    gap       = 20ms
+    qos       = 1
+    subscribe = true
+  }
+  anomaly "cpu" {
+    kind        = cpuoccupy
+    utilization = 100%
+    at          = 2s
+    for         = 2s
+  }
+  monitor { interval = 250ms }
+}
+"#;
+
+/// Two utilisation levels, three repetitions each.
+const SWEEP_SPEC: &str = r#"
+experiment "report-sweep" {
+  duration = 1s
+  repeat   = 3
+  sweep { level = [30%, 60%] }
+  anomaly "hog" {
+    kind        = cpuoccupy
+    utilization = level
+    cores       = [0]
+  }
+}
+"#;
+
+const TRAFFIC_SPEC: &str = r#"
+experiment "report-traffic" {
+  seed     = 11
+  duration = 3s
+  traffic "web" {
+    vectors = synthetic(
+      connections = 20,
+      arrival = constant(50ms),
+      epochs = 2,
+      request = 300B,
+      response = 20KB,
+      server_time = constant(1ms),
+      think_time = constant(5ms),
+    )
+    interval = 200ms
+  }
+}
+"#;
+
+/// Runs that load the CPU must not overlap: one run at a time.
+static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `spec` in `scratch/NAME` and returns its run directory.
+fn run(scratch: &Scratch, name: &str, spec: &str, extra: &[&str]) -> PathBuf {
+    let _one = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let spec_path = scratch.0.join(format!("{name}.exp"));
+    std::fs::write(&spec_path, spec).unwrap();
+    let out = scratch.0.join(name);
+    let output = expc()
+        .arg("run")
+        .arg(&spec_path)
+        .arg("--out")
+        .arg(&out)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    run_dir(&out).unwrap()
+}
+
+/// `expc report RUNS… --html PAGE --svg DIR`; the figures by file stem.
+fn report(runs: &[&Path], page: &Path, svg: &Path) -> Vec<(String, Svg)> {
+    let output = expc()
+        .arg("report")
+        .args(runs)
+        .arg("--html")
+        .arg(page)
+        .arg("--svg")
+        .arg(svg)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let mut figures: Vec<(String, Svg)> = std::fs::read_dir(svg)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let name = e.path().file_stem().unwrap().to_string_lossy().into_owned();
+            (name, Svg::parse(std::fs::read_to_string(e.path()).unwrap()))
+        })
+        .collect();
+    figures.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_self_contained(&std::fs::read_to_string(page).unwrap(), figures.len());
+    figures
+}
+
+/// The page loads nothing: no script, no link, no source, no URL but the
+/// SVG namespace; and it holds every figure.
+fn assert_self_contained(html: &str, figures: usize) {
+    for forbidden in ["<script", "src=", "href=", "url(", "@import"] {
+        assert!(!html.contains(forbidden), "the page has {forbidden:?}");
+    }
+    let urls = html.matches("http").count();
+    let namespaces = html.matches("http://www.w3.org/2000/svg").count();
+    assert_eq!(urls, namespaces, "the only URLs are the SVG namespace");
+    assert_eq!(html.matches("<svg").count(), figures, "every figure is inline");
+}
+
+fn figure<'a>(figures: &'a [(String, Svg)], name: &str) -> &'a Svg {
+    let names: Vec<&str> = figures.iter().map(|(n, _)| n.as_str()).collect();
+    figures
+        .iter()
+        .find(|(n, _)| n == name)
+        .map(|(_, s)| s)
+        .unwrap_or_else(|| panic!("no {name} in {names:?}"))
+}
+
+#[test]
+fn a_fleet_beside_an_anomaly_shows_latencies_cores_and_the_window() {
+    let scratch = Scratch::new("report-figures");
+    let dir = run(&scratch, "fleet", FLEET_SPEC, &[]);
+    let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
+    // One fleet, one point: one CDF line each.
+    assert_eq!(figure(&figures, "fleet-ack-latency-cdf").line_colours(), 1);
+    assert_eq!(figure(&figures, "fleet-delivery-latency-cdf").line_colours(), 1);
+    // p50 and p99 per second, the anomaly window where the timeline says.
+    let timeline = trial_frames(&dir, "anomaly_timeline", 0);
+    let start = u64_values(&timeline, "actual_start_ns")[0] as f64 / 1e9;
+    let end = u64_values(&timeline, "actual_end_ns")[0] as f64 / 1e9;
+    for name in [
+        "fleet-latency-over-time-trial-0",
+        "fleet-throughput-trial-0",
+        "cpu-trial-0",
+    ] {
+        let svg = figure(&figures, name);
+        let bands = svg.bands();
+        assert_eq!(bands.len(), 1, "{name}: one activation, one window");
+        let pixel = svg.x_resolution();
+        let (left, right) = (svg.x_value(bands[0].0), svg.x_value(bands[0].1));
+        assert!(
+            (left - start).abs() <= 1.5 * pixel,
+            "{name}: window starts at {left} s, the anomaly at {start} s"
+        );
+        assert!(
+            (right - end).abs() <= 1.5 * pixel,
+            "{name}: window ends at {right} s, the anomaly at {end} s"
+        );
+        assert!(
+            svg.texts().iter().any(|t| t == "cpu (cpuoccupy)"),
+            "{name}: the window is labelled"
+        );
+        let ticks = svg.x_ticks();
+        assert!(
+            ticks.last().unwrap().1 <= 6.5,
+            "{name}: x axis within the 6 s trial: {ticks:?}"
+        );
+    }
+    assert_eq!(
+        figure(&figures, "fleet-latency-over-time-trial-0").line_colours(),
+        2,
+        "p50 and p99"
+    );
+    let monitor = trial_frames(&dir, "system_metrics", 0);
+    let cores = monitor[0]
+        .get_column_names()
+        .iter()
+        .filter(|c| c.ends_with("_idle_pct") && c.starts_with("cpu") && **c != "cpu_idle_pct")
+        .count();
+    assert_eq!(figure(&figures, "cpu-trial-0").line_colours(), cores, "a line per core");
+}
+
+#[test]
+fn a_sweep_with_repetitions_has_a_mean_and_interval_per_point() {
+    let scratch = Scratch::new("report-sweep");
+    let dir = run(&scratch, "sweep", SWEEP_SPEC, &[]);
+    let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
+    let svg = figure(&figures, "sweep-hog-achieved-utilization-by-level");
+    assert_eq!(
+        svg.interval_points(SERIES_COLOURS[0]),
+        2,
+        "a mean at 30 % and one at 60 %"
+    );
+    let ticks = svg.x_ticks();
+    assert!(
+        ticks.first().unwrap().1 <= 30.0 && ticks.last().unwrap().1 >= 60.0,
+        "x spans the levels: {ticks:?}"
+    );
+    let page = std::fs::read_to_string(scratch.0.join("page.html")).unwrap();
+    assert!(
+        page.contains("Sweep points") && page.contains("level=60%"),
+        "the sweep table"
+    );
+}
+
+#[test]
+fn traffic_has_a_cdf_per_structure() {
+    let scratch = Scratch::new("report-traffic");
+    let dir = run(&scratch, "traffic", TRAFFIC_SPEC, &[]);
+    let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
+    for name in ["traffic-connection-duration-cdf", "traffic-response-time-cdf"] {
+        assert_eq!(
+            figure(&figures, name).line_colours(),
+            1,
+            "{name}: one structure × RTT mode, one line"
+        );
+    }
+    let connections = u64_values(&trial_frames(&dir, "traffic_connections", 0), "sent_bytes");
+    let sending = connections.iter().filter(|&&b| b > 0).count();
+    let points = figure(&figures, "traffic-connection-throughput").points(SERIES_COLOURS[0]);
+    assert_eq!(points, sending, "a point per connection that sent data");
+    assert!(figures.iter().any(|(n, _)| n == "traffic-active-connections-trial-0"));
+}
+
+#[test]
+fn two_runs_compared_overlay_their_figures_and_test_their_metrics() {
+    let scratch = Scratch::new("report-compare");
+    let a = run(&scratch, "a", SWEEP_SPEC, &["--time-scale", "0.5"]);
+    let b = run(&scratch, "b", SWEEP_SPEC, &["--time-scale", "0.5"]);
+    let output = expc().arg("report").arg(&a).arg(&b).output().unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("against") && stdout.contains("hog.achieved_utilization"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("level=30%") && stdout.contains("3/3"), "{stdout}");
+    let figures = report(&[&a, &b], &scratch.0.join("page.html"), &scratch.0.join("svg"));
+    let svg = figure(&figures, "sweep-hog-achieved-utilization-by-level");
+    assert_eq!(
+        svg.interval_points(SERIES_COLOURS[0]) + svg.interval_points(SERIES_COLOURS[1]),
+        4,
+        "two runs × two points"
+    );
+}
+
+/// The page opened by Chromium, offline: it renders every figure.
+#[test]
+#[cfg_attr(not(chromium), ignore = "needs Debian's chromium")]
+fn the_page_renders_in_a_browser_without_a_network() {
+    let scratch = Scratch::new("report-browser");
+    let dir = run(&scratch, "sweep", SWEEP_SPEC, &["--time-scale", "0.5"]);
+    let page = scratch.0.join("page.html");
+    let figures = report(&[&dir], &page, &scratch.0.join("svg"));
+    let output = std::process::Command::new("/usr/bin/chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        // Every host name fails to resolve: a page that fetched anything would miss it.
+        .arg("--host-resolver-rules=MAP * ~NOTFOUND")
+        .arg(format!("--user-data-dir={}", scratch.0.join("profile").display()))
+        .arg("--dump-dom")
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let dom = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(
+        dom.matches("<svg").count(),
+        figures.len(),
+        "every figure in the rendered page"
+    );
+    assert!(
+        dom.contains("hog.achieved_utilization"),
+        "the figures' titles are in the page"
+    );
+}
