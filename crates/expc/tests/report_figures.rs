@@ -181,6 +181,8 @@ fn a_fleet_beside_an_anomaly_shows_latencies_cores_and_the_window() {
         2,
         "p50 and p99"
     );
+    let gaps = figure(&figures, "fleet-gaps-sensors");
+    assert_eq!(gaps.line_colours(), 2, "achieved and target gaps");
     let monitor = trial_frames(&dir, "system_metrics", 0);
     let cores = monitor[0]
         .get_column_names()
@@ -230,6 +232,36 @@ fn traffic_has_a_cdf_per_structure() {
     let points = figure(&figures, "traffic-connection-throughput").points(SERIES_COLOURS[0]);
     assert_eq!(points, sending, "a point per connection that sent data");
     assert!(figures.iter().any(|(n, _)| n == "traffic-active-connections-trial-0"));
+}
+
+#[test]
+fn xml_synthesis_compares_path_frequencies_and_distances() {
+    let scratch = Scratch::new("report-xml");
+    let corpus = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    let spec = format!(
+        r#"experiment "report-xml" {{
+  xml "docs" {{
+    corpus    = "{}"
+    split_at  = "event"
+    documents = 200
+    compare   = true
+  }}
+}}
+"#,
+        corpus.canonicalize().unwrap().display()
+    );
+    let dir = run(&scratch, "xml", &spec, &[]);
+    let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
+    let rows: usize = trial_frames(&dir, "xml_paths", 0)
+        .iter()
+        .map(polars::prelude::DataFrame::height)
+        .sum();
+    assert!(rows > 0, "the run compared paths");
+    let occurrences = figure(&figures, "xml-path-occurrences").points(SERIES_COLOURS[0]);
+    assert_eq!(occurrences, rows, "a point per path");
+    let distances = figure(&figures, "xml-path-distances");
+    let drawn: usize = SERIES_COLOURS.iter().map(|c| distances.points(c)).sum();
+    assert_eq!(drawn, rows, "a distance per path");
 }
 
 #[test]

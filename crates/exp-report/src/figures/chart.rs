@@ -148,7 +148,9 @@ impl Chart {
         register_font();
         let (x, y) = self.ranges().ok_or_else(|| ChartError::Empty(self.title.clone()))?;
         let mut out = String::new();
-        let drawn = match (self.x.scale, self.y.scale) {
+        // Less than a decade has no log ticks to label: such an axis is linear.
+        let drawn_as = |scale: Scale, r: &Range<f64>| if r.end < r.start * 10.0 { Scale::Linear } else { scale };
+        let drawn = match (drawn_as(self.x.scale, &x), drawn_as(self.y.scale, &y)) {
             (Scale::Linear, Scale::Linear) => self.paint(&mut out, x.clone(), y.clone(), (x, y)),
             (Scale::Log, Scale::Linear) => self.paint(&mut out, x.clone().log_scale(), y.clone(), (x, y)),
             (Scale::Linear, Scale::Log) => self.paint(&mut out, x.clone(), y.clone().log_scale(), (x, y)),

@@ -11,6 +11,7 @@ mod anomaly;
 pub mod chart;
 mod fleet;
 mod frame;
+mod gaps;
 mod sweep;
 mod traffic;
 mod xml;
@@ -65,6 +66,7 @@ pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<Vec<Figure>, Report
         out.extend(sweep::figures(&run.manifest, plan));
     }
     out.extend(fleet::figures(&ctx)?);
+    out.extend(gaps::figures(&ctx)?);
     out.extend(traffic::figures(&ctx)?);
     out.extend(anomaly::figures(&ctx)?);
     out.extend(xml::figures(&ctx)?);

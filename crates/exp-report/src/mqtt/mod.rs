@@ -14,10 +14,10 @@
 //! [`Warning`], and the trial is computed again without it, so every number
 //! of a trial covers the same files.
 
-mod gaps;
+pub(crate) mod gaps;
 mod passes;
 mod phases;
-mod plan;
+pub(crate) mod plan;
 mod stats;
 
 use std::path::{Path, PathBuf};

@@ -14,7 +14,7 @@ use serde::Deserialize;
 use super::{GapTarget, Warning};
 
 #[derive(Deserialize)]
-pub(super) struct PlanGaps {
+pub(crate) struct PlanGaps {
     /// Version 1: every point with its workloads.
     #[serde(default)]
     points: Vec<PointGaps>,
@@ -63,7 +63,7 @@ struct WorkloadGap {
 }
 
 /// `plan.json`'s gaps, or `None` with a warning: the report then has no gap targets.
-pub(super) fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanGaps> {
+pub(crate) fn read_plan(dir: &Path, warnings: &mut Vec<Warning>) -> Option<PlanGaps> {
     let path = dir.join("plan.json");
     let parsed = std::fs::read(&path)
         .map_err(|e| e.to_string())
@@ -128,7 +128,7 @@ impl PlanGaps {
     }
 
     /// The gap distribution of fleet `fleet` at `point`.
-    pub(super) fn gap_target(&self, point: u32, fleet: &str) -> Option<GapTarget> {
+    pub(crate) fn gap_target(&self, point: u32, fleet: &str) -> Option<GapTarget> {
         let workloads = self.workloads_at(point);
         let workload = workloads.iter().find(|w| w.name == fleet)?;
         let gap = workload.config.get("fleet")?.get("gap")?;
