@@ -183,6 +183,11 @@ fn a_fleet_beside_an_anomaly_shows_latencies_cores_and_the_window() {
     );
     let gaps = figure(&figures, "fleet-gaps-sensors");
     assert_eq!(gaps.line_colours(), 2, "achieved and target gaps");
+    let phases = figure(&figures, "fleet-ack-latency-by-phase-cdf");
+    assert_eq!(phases.line_colours(), 3, "before, during and after the anomaly");
+    for phase in ["sensors none", "sensors cpu", "sensors none (after)"] {
+        assert!(phases.texts().iter().any(|t| t == phase), "{phase} in the legend");
+    }
     let monitor = trial_frames(&dir, "system_metrics", 0);
     let cores = monitor[0]
         .get_column_names()

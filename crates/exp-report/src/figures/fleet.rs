@@ -14,6 +14,7 @@ use exp_results::ResultsError;
 
 use super::chart::{Axis, Chart, Marks, Series};
 use super::{Context, Figure, MAX_SECONDS, MAX_TIMELINES};
+use crate::mqtt::phases::Phases;
 use crate::scan::Chunk;
 use crate::sketch::LogHistogram;
 use crate::ReportError;
@@ -45,10 +46,14 @@ impl Default for Second {
     }
 }
 
+/// Ack latencies by (point, fleet, phase), for trials with anomalies.
+type ByPhase = BTreeMap<(String, String, String), LogHistogram>;
+
 /// What one trial's messages add to the figures.
 struct Trial<'a> {
     point: String,
     latencies: &'a mut BTreeMap<(String, String), Latencies>,
+    phases: Option<(Phases, &'a mut ByPhase)>,
     /// Per second, for the trials whose time series are drawn.
     seconds: Option<Vec<Second>>,
 }
@@ -58,11 +63,15 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
         return Ok(Vec::new());
     };
     let mut latencies = BTreeMap::new();
+    let mut by_phase = ByPhase::new();
     let mut timelines = Vec::new();
     for (n, (&trial, parts)) in table.trials.iter().enumerate() {
+        // The text report warns about a timeline it cannot read.
+        let phases = crate::mqtt::phases::read(ctx.run, trial, None, &mut Vec::new());
         let mut acc = Trial {
             point: ctx.point_label(trial),
             latencies: &mut latencies,
+            phases: phases.map(|p| (p, &mut by_phase)),
             seconds: (n < MAX_TIMELINES).then(Vec::new),
         };
         for part in parts {
@@ -75,6 +84,7 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
         }
     }
     let mut out = cdfs(&latencies);
+    out.extend(phase_cdf(&by_phase));
     for (trial, seconds) in timelines {
         out.extend(timeline(ctx, trial, &seconds));
     }
@@ -97,6 +107,11 @@ impl Trial<'_> {
             }
             if let Some(d) = delivery.get(i) {
                 entry.delivery.add(d as f64);
+            }
+            if let (Some((phases, by_phase)), Some(a), Some(s)) = (&mut self.phases, ack, sent.get(i)) {
+                let fleet = fleet.get(i).unwrap_or_default().to_string();
+                let key = (self.point.clone(), fleet, phases.label(phases.of(s)));
+                by_phase.entry(key).or_default().add(a);
             }
             let second = sent.get(i).map(|s| usize::try_from(s / NS_PER_S).unwrap_or(usize::MAX));
             if let (Some(seconds), Some(second)) = (&mut self.seconds, second.filter(|&s| s < MAX_SECONDS)) {
@@ -156,6 +171,40 @@ fn cdfs(latencies: &BTreeMap<(String, String), Latencies>) -> Vec<Figure> {
         ));
     }
     out
+}
+
+/// The ack latency CDF per phase (the anomalies active at the send), a
+/// series per point, fleet and phase.
+fn phase_cdf(by_phase: &ByPhase) -> Option<Figure> {
+    let series: Vec<Series> = by_phase
+        .iter()
+        .map(|((point, fleet, phase), h)| {
+            let name = [point.as_str(), fleet, phase]
+                .iter()
+                .filter(|s| !s.is_empty())
+                .copied()
+                .collect::<Vec<_>>();
+            Series {
+                name: name.join(" "),
+                marks: Marks::Steps(h.cdf().into_iter().map(|(v, f)| (v / NS_PER_MS, f)).collect()),
+            }
+        })
+        .collect();
+    (!series.is_empty()).then(|| {
+        Figure::new(
+            "fleet-ack-latency-by-phase-cdf".into(),
+            Chart {
+                title: "Ack latency by anomaly phase".into(),
+                x: Axis::log("ack latency (ms)"),
+                y: Axis::linear("fraction of messages").with_range(0.0..1.0),
+                series,
+                bands: Vec::new(),
+            },
+            "CDF of the ack latency of the messages sent while the same anomalies were active \
+             (`none`: before any; `none (after)`: after one ended), as the text report's phases."
+                .into(),
+        )
+    })
 }
 
 /// Ack latency quantiles and throughput per second of one trial.

@@ -16,7 +16,7 @@
 
 pub(crate) mod gaps;
 mod passes;
-mod phases;
+pub(crate) mod phases;
 pub(crate) mod plan;
 mod stats;
 

@@ -145,6 +145,11 @@ impl Phases {
         self.phases.len()
     }
 
+    /// Phase `p`'s label, as [`PhaseStats::label`].
+    pub fn label(&self, p: usize) -> String {
+        self.phases.get(p).map_or_else(|| NO_ANOMALY.to_string(), label)
+    }
+
     /// The phase at `t` (trial clock, ns).
     pub fn of(&self, t: u64) -> usize {
         let segment = self.starts.partition_point(|&s| s <= t).saturating_sub(1);
@@ -168,7 +173,7 @@ impl Phases {
 /// A timeline file that cannot be read is warned about and the trial gets
 /// no phases: without one anomaly's rows every message would be misclassified.
 /// So is a trial without timeline whose plan point has anomalies.
-pub(super) fn read(
+pub(crate) fn read(
     run: &RunView,
     trial: u32,
     plan: Option<(&PlanGaps, u32)>,
