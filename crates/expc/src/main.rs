@@ -109,9 +109,9 @@ enum Command {
         after_help = "Examples:\n  expc run examples/quickstart.exp\n  expc run specs/anomaly/cpuoccupy-intensity.exp --trials 0,5 --time-scale 0.05\n  expc run plan.json --out /data/runs --dry-run"
     )]
     Run(run::Args),
-    /// Summarise a run directory: MQTT fleet statistics, then per-trial counts, means and percentiles of every table.
+    /// Summarise a run directory: MQTT fleet statistics, then per-trial counts, means and percentiles of every table; its figures as HTML or SVG; several runs compared.
     #[command(
-        after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json"
+        after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json\n  expc report RUN_DIR --html            # RUN_DIR/report.html, offline\n  expc report RUN_DIR --svg figures/\n  expc report BASELINE_RUN NEW_RUN      # each metric, its change and Welch's p"
     )]
     Report(report::Args),
     /// Measure how faithfully the anomaly kernels reach their targets on this machine.
