@@ -68,6 +68,21 @@ impl Svg {
             .count()
     }
 
+    /// How many of the palette's first colours drew anything: the series.
+    pub fn series(&self) -> usize {
+        let mut used = std::collections::BTreeSet::new();
+        for tag in ["polyline", "circle", "line"] {
+            for a in self.elements(tag) {
+                for key in ["stroke", "fill"] {
+                    if let Some(c) = a.get(key).filter(|c| SERIES_COLOURS.contains(&c.as_str())) {
+                        used.insert(c.clone());
+                    }
+                }
+            }
+        }
+        used.len()
+    }
+
     /// Scatter points: filled circles, by colour.
     pub fn points(&self, colour: &str) -> usize {
         self.elements("circle")

@@ -174,3 +174,57 @@ pub const STATUS_FAILED: &str = "failed";
 pub const STATUS_INTERRUPTED: &str = "interrupted";
 /// Scheduled, but the replay was stopped before its start time.
 pub const STATUS_NOT_STARTED: &str = "not_started";
+
+/// One row per trial of an `xml` workload: what was generated and how close
+/// it came to the corpus.
+pub const GENERATION_TABLE: &str = "xml_generation";
+/// One row per path both the corpus and the generated documents have.
+pub const PATHS_TABLE: &str = "xml_paths";
+/// Both sides' values of each compared path, a few rows per path.
+pub const PATH_VALUES_TABLE: &str = "xml_path_values";
+
+pub fn generation_schema() -> Schema {
+    Schema::new(GENERATION_TABLE)
+        .column("workload", DType::Str)
+        .column("documents", DType::U64)
+        .column("bytes", DType::U64)
+        .column("bytes_written", DType::U64)
+        .column("files", DType::U64)
+        .column("extract_s", DType::F64)
+        .column("generate_s", DType::F64)
+        .column("throughput_mb_per_s", DType::F64)
+        .column("skeleton_jsd", DType::F64)
+        .column("path_jsd", DType::F64)
+        .column("tag_jsd", DType::F64)
+        .column("attribute_jsd", DType::F64)
+        .column("max_total_variation", DType::F64)
+        .column("max_ks", DType::F64)
+        .column("duplicate_rate", DType::F64)
+}
+
+pub fn paths_schema() -> Schema {
+    Schema::new(PATHS_TABLE)
+        .column("workload", DType::Str)
+        .column("path", DType::Str)
+        .column("kind", DType::Str)
+        .column("original_occurrences", DType::U64)
+        .column("synthetic_occurrences", DType::U64)
+        .column("metric", DType::Str)
+        .column("value", DType::F64)
+}
+
+/// `side` is `original` or `synthetic`. A numeric path has a row per side
+/// and quantile: `value` at `fraction` (0, 0.05, …, 1; `rank` its index). A
+/// categorical path has a row per side and each of its most frequent
+/// original values: `label`, and the share of the path's occurrences it has
+/// on that side as `fraction` (`rank` 0 the most frequent).
+pub fn path_values_schema() -> Schema {
+    Schema::new(PATH_VALUES_TABLE)
+        .column("workload", DType::Str)
+        .column("path", DType::Str)
+        .column("side", DType::Str)
+        .column("rank", DType::U64)
+        .column("value", DType::F64)
+        .column("label", DType::Str)
+        .column("fraction", DType::F64)
+}

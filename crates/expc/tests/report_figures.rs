@@ -267,6 +267,15 @@ fn xml_synthesis_compares_path_frequencies_and_distances() {
     let distances = figure(&figures, "xml-path-distances");
     let drawn: usize = SERIES_COLOURS.iter().map(|c| distances.points(c)).sum();
     assert_eq!(drawn, rows, "a distance per path");
+    // The most distant paths' values, both sides: a line or a point per value each.
+    let values: Vec<&(String, Svg)> = figures
+        .iter()
+        .filter(|(n, _)| n.starts_with("xml-path-values-"))
+        .collect();
+    assert!(!values.is_empty(), "values of the most distant paths");
+    for (name, svg) in values {
+        assert_eq!(svg.series(), 2, "{name}: the corpus and the generated documents");
+    }
 }
 
 #[test]

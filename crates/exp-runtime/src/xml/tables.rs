@@ -1,46 +1,18 @@
-//! The `xml` workload's tables: `xml_generation` (one row per trial: what
-//! was generated, how fast, and how close it came to the corpus) and
-//! `xml_paths` (the fidelity of each path). Rows are built by column name
-//! ([`Schema::row`]), so they cannot drift from their schema.
+//! The `xml` workload's tables (schemas in `exp_results::schemas`):
+//! `xml_generation` (one row per trial: what was generated, how fast, and
+//! how close it came to the corpus), `xml_paths` (the fidelity of each
+//! path) and `xml_path_values` (both sides' values of each path, for the
+//! report's figures). Rows are built by column name
+//! ([`Schema::row`](exp_results::Schema::row)), so
+//! they cannot drift from their schema.
 
-use exp_results::{Cell, DType, Schema};
-use exp_xml::compare::{Comparison, PathMetric};
+pub use exp_results::schemas::GENERATION_TABLE;
+use exp_results::schemas::{generation_schema, path_values_schema, paths_schema};
+use exp_results::Cell;
+use exp_xml::compare::{Comparison, PathMetric, ValueShape};
 use exp_xml::generate::GenerateStats;
 
 use crate::executor::{ExecError, WorkloadContext};
-
-/// One row per generated batch of documents.
-pub const GENERATION_TABLE: &str = "xml_generation";
-
-pub fn generation_schema() -> Schema {
-    Schema::new(GENERATION_TABLE)
-        .column("workload", DType::Str)
-        .column("documents", DType::U64)
-        .column("bytes", DType::U64)
-        .column("bytes_written", DType::U64)
-        .column("files", DType::U64)
-        .column("extract_s", DType::F64)
-        .column("generate_s", DType::F64)
-        .column("throughput_mb_per_s", DType::F64)
-        .column("skeleton_jsd", DType::F64)
-        .column("path_jsd", DType::F64)
-        .column("tag_jsd", DType::F64)
-        .column("attribute_jsd", DType::F64)
-        .column("max_total_variation", DType::F64)
-        .column("max_ks", DType::F64)
-        .column("duplicate_rate", DType::F64)
-}
-
-pub fn paths_schema() -> Schema {
-    Schema::new("xml_paths")
-        .column("workload", DType::Str)
-        .column("path", DType::Str)
-        .column("kind", DType::Str)
-        .column("original_occurrences", DType::U64)
-        .column("synthetic_occurrences", DType::U64)
-        .column("metric", DType::Str)
-        .column("value", DType::F64)
-}
 
 /// What one trial of the workload measured, for its `xml_generation` row.
 pub(super) struct Generation<'a> {
@@ -105,6 +77,49 @@ pub(super) fn write_paths(ctx: &WorkloadContext, comparison: &Comparison) -> Res
             ("metric", metric.into()),
             ("value", value.into()),
         ])?)?;
+    }
+    ctx.tables.sink(&schema).write(batch)?;
+    write_path_values(ctx, comparison)
+}
+
+/// Writes each compared path's value shape: a row per side and quantile
+/// (numeric) or per side and frequent value (categorical).
+fn write_path_values(ctx: &WorkloadContext, comparison: &Comparison) -> Result<(), ExecError> {
+    let schema = path_values_schema();
+    let mut batch = schema.batch();
+    for path in &comparison.paths {
+        let row = |side: &str, rank: usize, value: Cell, label: Cell, fraction: f64| {
+            schema.row([
+                ("workload", ctx.workload.name.as_str().into()),
+                ("path", path.path.as_str().into()),
+                ("side", side.into()),
+                ("rank", (rank as u64).into()),
+                ("value", value),
+                ("label", label),
+                ("fraction", fraction.into()),
+            ])
+        };
+        match &path.shape {
+            ValueShape::Quantiles { original, synthetic } => {
+                for (side, values) in [("original", original), ("synthetic", synthetic)] {
+                    let last = values.len().saturating_sub(1).max(1) as f64;
+                    for (i, &v) in values.iter().enumerate() {
+                        batch.push_row(row(side, i, v.into(), Cell::Null, i as f64 / last)?)?;
+                    }
+                }
+            }
+            ValueShape::Shares {
+                values,
+                original,
+                synthetic,
+            } => {
+                for (side, shares) in [("original", original), ("synthetic", synthetic)] {
+                    for (i, (label, &share)) in values.iter().zip(shares.iter()).enumerate() {
+                        batch.push_row(row(side, i, Cell::Null, label.as_str().into(), share)?)?;
+                    }
+                }
+            }
+        }
     }
     ctx.tables.sink(&schema).write(batch)?;
     Ok(())

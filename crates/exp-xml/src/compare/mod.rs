@@ -40,7 +40,9 @@ use serde::Serialize;
 use self::collect::CorpusStats;
 use self::freq::{jensen_shannon, FreqTable};
 pub use self::histogram::Histogram;
-pub use self::paths::{OneSidedPath, PathComparison, PathMetric, PathScore, PathSummary};
+pub use self::paths::{
+    OneSidedPath, PathComparison, PathMetric, PathScore, PathSummary, ValueShape, SHAPE_QUANTILES, SHAPE_VALUES,
+};
 pub use self::probe::{probe, ProbeQuery, ProbeRun};
 use crate::policy::Decider;
 use crate::{census_input, AttributeCensus, AttributePolicy, Config, Source, XmlError};

@@ -18,6 +18,32 @@ pub struct PathComparison {
     pub synthetic_occurrences: u64,
     #[serde(flatten)]
     pub metric: PathMetric,
+    /// Both sides' values in a few numbers, for figures (not in the JSON,
+    /// whose per-path part stays one metric per path).
+    #[serde(skip)]
+    pub shape: ValueShape,
+}
+
+/// Fractions at which [`ValueShape::Quantiles`] gives the values: 0, 5 %,
+/// …, 100 %.
+pub const SHAPE_QUANTILES: usize = 21;
+/// Most frequent original values [`ValueShape::Shares`] keeps.
+pub const SHAPE_VALUES: usize = 10;
+
+/// A path's values on both sides, small enough to store per path.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ValueShape {
+    /// A numeric path: each side's values at [`SHAPE_QUANTILES`] evenly
+    /// spaced fractions from 0 to 1 (linear between ranks); empty for a
+    /// side without numbers.
+    Quantiles { original: Vec<f64>, synthetic: Vec<f64> },
+    /// A categorical path: its [`SHAPE_VALUES`] most frequent original
+    /// values and the share of the path's occurrences each has per side.
+    Shares {
+        values: Vec<String>,
+        original: Vec<f64>,
+        synthetic: Vec<f64>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -103,16 +129,17 @@ pub(crate) fn compare_paths(
             });
             continue;
         };
-        let metric = if o.is_numeric(threshold) {
-            numeric(o, s)?
+        let (metric, shape) = if o.is_numeric(threshold) {
+            (numeric(o, s)?, quantiles(o, s))
         } else {
-            categorical(o, s)
+            (categorical(o, s), shares(o, s))
         };
         compared.push(PathComparison {
             path: o.text.clone(),
             original_occurrences: o.occurrences,
             synthetic_occurrences: s.occurrences,
             metric,
+            shape,
         });
     }
     let mut only_in_synthetic: Vec<OneSidedPath> = synthetic
@@ -175,6 +202,36 @@ fn numeric(o: &PathValues, s: &PathValues) -> Result<PathMetric, XmlError> {
         synthetic_n: s.numbers.len(),
         synthetic_non_numeric: s.non_numeric,
     })
+}
+
+fn quantiles(o: &PathValues, s: &PathValues) -> ValueShape {
+    let at = |numbers: &[f64]| -> Vec<f64> {
+        let mut sorted: Vec<f64> = numbers.iter().copied().filter(|v| !v.is_nan()).collect();
+        sorted.sort_unstable_by(f64::total_cmp);
+        let q = |i: usize| i as f64 / (SHAPE_QUANTILES - 1) as f64;
+        (0..SHAPE_QUANTILES)
+            .filter_map(|i| exp_stats::percentile(&sorted, q(i)))
+            .collect()
+    };
+    ValueShape::Quantiles {
+        original: at(&o.numbers),
+        synthetic: at(&s.numbers),
+    }
+}
+
+fn shares(o: &PathValues, s: &PathValues) -> ValueShape {
+    let mut top: Vec<(&String, u64)> = o.values.iter().collect();
+    top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+    top.truncate(SHAPE_VALUES);
+    let share = |n: u64, of: u64| if of == 0 { 0.0 } else { n as f64 / of as f64 };
+    ValueShape::Shares {
+        values: top.iter().map(|(v, _)| (*v).clone()).collect(),
+        original: top.iter().map(|(_, n)| share(*n, o.occurrences)).collect(),
+        synthetic: top
+            .iter()
+            .map(|(v, _)| share(s.values.get(v.as_str()), s.occurrences))
+            .collect(),
+    }
 }
 
 fn summarize(compared: &[PathComparison], worst: usize) -> PathSummary {
