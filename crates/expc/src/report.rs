@@ -102,10 +102,11 @@ fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Resul
 fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     let mut per_run = Vec::new();
     for view in views {
-        per_run.push((
-            run_name(view),
-            figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?,
-        ));
+        let (figures, warnings) = figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?;
+        for warning in &warnings {
+            errln!("warning: {}: {}", warning.path.display(), warning.message);
+        }
+        per_run.push((run_name(view), figures));
     }
     let (figures, tables_owned) = match views {
         [one] => (

@@ -278,6 +278,35 @@ fn xml_synthesis_compares_path_frequencies_and_distances() {
     }
 }
 
+/// A damaged table file is a warning naming it; the page is still written.
+#[test]
+fn a_damaged_file_is_a_warning_not_a_failure() {
+    let scratch = Scratch::new("report-damaged");
+    let dir = run(&scratch, "traffic", TRAFFIC_SPEC, &[]);
+    let part = dir.join("tables/traffic_connections/trial=0/part-0.parquet");
+    let bytes = std::fs::read(&part).unwrap();
+    std::fs::write(&part, &bytes[..bytes.len() / 2]).unwrap();
+    let page = scratch.0.join("page.html");
+    let output = expc()
+        .arg("report")
+        .arg(&dir)
+        .arg("--html")
+        .arg(&page)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("warning:") && stderr.contains("traffic_connections"),
+        "{stderr}"
+    );
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("traffic-response-time-cdf"),
+        "the other tables' figures are there"
+    );
+}
+
 #[test]
 fn two_runs_compared_overlay_their_figures_and_test_their_metrics() {
     let scratch = Scratch::new("report-compare");

@@ -25,7 +25,13 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     };
     let mut out = Vec::new();
     for (&trial, parts) in table.trials.iter().take(super::MAX_TIMELINES) {
-        let frame = Frame::read(parts)?;
+        let frame = match Frame::read(parts) {
+            Ok(frame) => frame,
+            Err((path, error)) => {
+                ctx.warn(&path, &error);
+                continue;
+            }
+        };
         let Some(t) = frame.f64("t_ns") else { continue };
         let seconds: Vec<f64> = t.iter().map(|ns| ns / 1e9).collect();
         let bands = ctx.windows(trial);

@@ -1,30 +1,38 @@
 //! A small table read whole: the monitor's samples (one row per interval)
 //! of one trial, every column, for figures that pick columns by pattern.
 
+use std::path::PathBuf;
+
 use exp_results::{PartFile, ResultsError};
 use polars::prelude::{DataFrame, DataType, SerReader};
-
-use crate::ReportError;
 
 pub(crate) struct Frame {
     frame: DataFrame,
 }
 
 impl Frame {
-    /// The rows of every part file, in file order.
-    pub fn read(parts: &[PartFile]) -> Result<Frame, ReportError> {
+    /// The rows of every part file, in file order; a file that fails to
+    /// read is the error, with its path.
+    pub fn read(parts: &[PartFile]) -> Result<Frame, (PathBuf, ResultsError)> {
         let mut frame: Option<DataFrame> = None;
         for part in parts {
-            let fail = |source| ResultsError::Parquet {
-                action: "read",
-                path: part.path.clone(),
-                source,
+            let failed = |source| (part.path.clone(), source);
+            let parquet = |source| {
+                failed(ResultsError::Parquet {
+                    action: "read",
+                    path: part.path.clone(),
+                    source,
+                })
             };
-            let next = crate::scan::open(&part.path)?.finish().map_err(fail)?;
+            let next = crate::scan::open(&part.path)
+                .map_err(failed)?
+                .finish()
+                .map_err(parquet)?;
             frame = Some(match frame {
                 None => next,
                 Some(mut f) => {
-                    f.vstack_mut(&next).map_err(fail)?;
+                    // Parts of one table share its schema; one that does not is damaged.
+                    f.vstack_mut(&next).map_err(parquet)?;
                     f
                 }
             });

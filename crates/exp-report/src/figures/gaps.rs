@@ -36,7 +36,13 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
             .find(|t| t.trial == trial)
             .map_or(0, |t| t.point);
         let files: Vec<&Path> = parts.iter().map(|p| p.path.as_path()).collect();
-        let mut gaps = achieved(&files, total, &|_| 0).map_err(|(_, e)| e)?;
+        let mut gaps = match achieved(&files, total, &|_| 0) {
+            Ok(gaps) => gaps,
+            Err((index, error)) => {
+                ctx.warn(files[index], &error);
+                continue;
+            }
+        };
         for (fleet, values) in gaps.iter_mut() {
             let key = (ctx.point_label(trial), fleet.to_string());
             let entry = groups.entry(key).or_insert_with(|| {

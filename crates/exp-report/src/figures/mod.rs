@@ -16,17 +16,17 @@ mod sweep;
 mod traffic;
 mod xml;
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use exp_plan::Plan;
-use exp_results::{PartFile, RunView};
+use exp_results::schemas::TIMELINE_TABLE;
+use exp_results::{PartFile, ResultsError, RunView, Warning};
 
 use crate::scan::{for_each_chunk, Chunk};
 use crate::ReportError;
 use chart::{Band, Chart};
-use exp_results::schemas::TIMELINE_TABLE;
-use exp_results::ResultsError;
 pub use sweep::{points as sweep_points, PointMetric, CONFIDENCE};
 
 /// Trials whose time series are drawn, per table.
@@ -58,8 +58,9 @@ impl Figure {
 }
 
 /// Every figure the run's tables allow, in a fixed order: sweeps, fleets,
-/// traffic, system metrics, XML.
-pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<Vec<Figure>, ReportError> {
+/// traffic, system metrics, XML; and a warning for each file that could not
+/// be read, which the figures leave out from where it failed.
+pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<(Vec<Figure>, Vec<Warning>), ReportError> {
     let ctx = Context::new(run)?;
     let mut out = Vec::new();
     if let Some(plan) = plan {
@@ -70,13 +71,16 @@ pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<Vec<Figure>, Report
     out.extend(traffic::figures(&ctx)?);
     out.extend(anomaly::figures(&ctx)?);
     out.extend(xml::figures(&ctx)?);
-    Ok(out)
+    // A figure whose every value is NaN or off its axes has nothing to show.
+    out.retain(|f| f.chart.ranges().is_some());
+    Ok((out, ctx.warnings.into_inner()))
 }
 
 /// What the kinds' modules need of the run.
 pub(crate) struct Context<'a> {
     pub run: &'a RunView,
     windows: BTreeMap<u32, Vec<Band>>,
+    warnings: RefCell<Vec<Warning>>,
 }
 
 impl<'a> Context<'a> {
@@ -84,6 +88,7 @@ impl<'a> Context<'a> {
         let mut ctx = Context {
             run,
             windows: BTreeMap::new(),
+            warnings: RefCell::new(Vec::new()),
         };
         let mut windows: BTreeMap<u32, Vec<Band>> = BTreeMap::new();
         for (&trial, parts) in run.tables.get(TIMELINE_TABLE).map(|t| &t.trials).into_iter().flatten() {
@@ -179,6 +184,17 @@ impl<'a> Context<'a> {
             .map_or_else(Vec::new, |t| t.trials.keys().copied().take(MAX_TIMELINES).collect())
     }
 
+    /// Notes that `path` could not be read (as far as it was read, its rows
+    /// are in the figures).
+    pub fn warn(&self, path: &Path, error: &dyn std::fmt::Display) {
+        self.warnings.borrow_mut().push(Warning {
+            path: path.to_path_buf(),
+            message: format!("{error}; the figures leave out the rest of this file"),
+        });
+    }
+
+    /// Calls `each` with the chunks of `path`; a file that fails to read is
+    /// a warning, not an error.
     pub fn each_chunk(
         &self,
         path: &Path,
@@ -186,6 +202,9 @@ impl<'a> Context<'a> {
         optional: &[&str],
         each: impl FnMut(&Chunk) -> Result<(), ResultsError>,
     ) -> Result<(), ReportError> {
-        Ok(for_each_chunk(path, required, optional, each)?)
+        if let Err(error) = for_each_chunk(path, required, optional, each) {
+            self.warn(path, &error);
+        }
+        Ok(())
     }
 }

@@ -6,13 +6,14 @@
 
 use std::collections::BTreeMap;
 
+use exp_results::schemas::{
+    ACTIVE_TABLE as ACTIVE, CONNECTIONS_TABLE as CONNECTIONS, EPOCHS_TABLE as EPOCHS, THROUGHPUT_TABLE as THROUGHPUT,
+};
+
 use super::chart::{Axis, Chart, Marks, Series};
 use super::{Context, Figure};
 use crate::sketch::LogHistogram;
 use crate::ReportError;
-use exp_results::schemas::{
-    ACTIVE_TABLE as ACTIVE, CONNECTIONS_TABLE as CONNECTIONS, EPOCHS_TABLE as EPOCHS, THROUGHPUT_TABLE as THROUGHPUT,
-};
 
 const NS_PER_MS: f64 = 1e6;
 const NS_PER_S: f64 = 1e9;

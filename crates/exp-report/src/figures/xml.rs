@@ -7,10 +7,11 @@
 
 use std::collections::BTreeMap;
 
+use exp_results::schemas::{PATHS_TABLE as PATHS, PATH_VALUES_TABLE};
+
 use super::chart::{Axis, Chart, Marks, Series};
 use super::{Context, Figure};
 use crate::ReportError;
-use exp_results::schemas::{PATHS_TABLE as PATHS, PATH_VALUES_TABLE};
 
 /// Paths of each kind whose values are drawn, the most distant first.
 const WORST: usize = 3;
