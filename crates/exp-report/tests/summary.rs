@@ -2,6 +2,7 @@
 // Helpers outside #[test] functions unwrap too: a failure there is a test failure.
 #![allow(clippy::unwrap_used)]
 
+#[path = "../../exp-results/tests/common/mod.rs"]
 mod common;
 
 use std::fs;
