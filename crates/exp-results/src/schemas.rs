@@ -16,6 +16,33 @@ use crate::{DType, Schema};
 pub const TRIALS_TABLE: &str = "trials";
 /// The anomaly executor's table of activations (`exp-runtime/src/anomaly.rs`).
 pub const TIMELINE_TABLE: &str = "anomaly_timeline";
+/// The monitor's table of system samples (its columns depend on the
+/// machine: one set per CPU, see exp-host's `SystemSampler`).
+pub const MONITOR_TABLE: &str = "system_metrics";
+
+/// The columns of [`TIMELINE_TABLE`], one row per anomaly activation.
+pub fn timeline_schema() -> Schema {
+    Schema::new(TIMELINE_TABLE)
+        .column("instance", DType::Str)
+        .column("activation", DType::U64)
+        .column("kind", DType::Str)
+        .column("parameters", DType::Str)
+        .column("cores", DType::Str)
+        .column("target_utilization_pct", DType::F64)
+        .column("planned_start_ns", DType::Ns)
+        .column("planned_end_ns", DType::Ns)
+        .column("actual_start_ns", DType::Ns)
+        .column("actual_end_ns", DType::Ns)
+        .column("status", DType::Str)
+        .column("error", DType::Str)
+        .column("pid", DType::U64)
+        .column("cpu_time_ns", DType::Ns)
+        .column("achieved_utilization_pct", DType::F64)
+        .column("peak_rss_bytes", DType::U64)
+        .column("iterations", DType::U64)
+        .column("bytes", DType::U64)
+        .column("files", DType::U64)
+}
 
 /// The fleet executor's table of messages, one row per fired message.
 pub const MESSAGES_TABLE: &str = "mqtt_messages";

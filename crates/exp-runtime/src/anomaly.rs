@@ -22,28 +22,7 @@ const GRACE: Duration = Duration::from_secs(1);
 /// The ground truth: one row per phase change of every anomaly.
 pub const TIMELINE_TABLE: &str = exp_results::schemas::TIMELINE_TABLE;
 
-pub fn timeline_schema() -> Schema {
-    Schema::new(TIMELINE_TABLE)
-        .column("instance", DType::Str)
-        .column("activation", DType::U64)
-        .column("kind", DType::Str)
-        .column("parameters", DType::Str)
-        .column("cores", DType::Str)
-        .column("target_utilization_pct", DType::F64)
-        .column("planned_start_ns", DType::Ns)
-        .column("planned_end_ns", DType::Ns)
-        .column("actual_start_ns", DType::Ns)
-        .column("actual_end_ns", DType::Ns)
-        .column("status", DType::Str)
-        .column("error", DType::Str)
-        .column("pid", DType::U64)
-        .column("cpu_time_ns", DType::Ns)
-        .column("achieved_utilization_pct", DType::F64)
-        .column("peak_rss_bytes", DType::U64)
-        .column("iterations", DType::U64)
-        .column("bytes", DType::U64)
-        .column("files", DType::U64)
-}
+pub use exp_results::schemas::timeline_schema;
 
 pub fn samples_schema() -> Schema {
     Schema::new("anomaly_samples")

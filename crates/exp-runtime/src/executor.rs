@@ -101,7 +101,7 @@ impl ExecError {
 }
 
 /// The monitor's table of system samples, one row per interval.
-pub const MONITOR_TABLE: &str = "system_metrics";
+pub const MONITOR_TABLE: &str = exp_results::schemas::MONITOR_TABLE;
 
 /// Opens table sinks for one trial.
 #[derive(Clone)]

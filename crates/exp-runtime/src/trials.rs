@@ -79,7 +79,7 @@ impl TrialsTable {
                 }
             })
             .collect();
-        let mut schema = Schema::new("trials")
+        let mut schema = Schema::new(exp_results::schemas::TRIALS_TABLE)
             .column("point", DType::U64)
             .column("repetition", DType::U64)
             .column("seed", DType::U64);

@@ -3,12 +3,13 @@
 //! anomaly window (`anomaly_timeline`) shaded and labelled: the ground
 //! truth of an anomaly run at a glance.
 
+use exp_results::schemas::MONITOR_TABLE;
+
 use super::chart::{Axis, Chart, Marks, Series};
 use super::frame::Frame;
 use super::{Context, Figure};
 use crate::ReportError;
 
-pub const METRICS_TABLE: &str = "system_metrics";
 const MB: f64 = 1e6;
 
 /// A panel: its id, title, y axis and the series from the frame's columns.
@@ -20,7 +21,7 @@ struct Panel {
 }
 
 pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
-    let Some(table) = ctx.run.tables.get(METRICS_TABLE) else {
+    let Some(table) = ctx.run.tables.get(MONITOR_TABLE) else {
         return Ok(Vec::new());
     };
     let mut out = Vec::new();
