@@ -682,6 +682,18 @@ impl Host {
         [user, 0.0, system, idle, iowait, 0.0, softirq, 0.0]
     }
 
+    /// A CPU state's share: of all CPUs (their mean), or of one.
+    fn cpu_pct(&self, all: Option<usize>, core: Option<(u32, usize)>, s: &Sample, rng: &mut Rng) -> f64 {
+        match (all, core) {
+            (Some(i), _) => {
+                let shares: Vec<[f64; 8]> = self.cpus.iter().map(|&n| self.cpu_shares(n, s, rng)).collect();
+                shares.iter().map(|sh| sh[i]).sum::<f64>() / shares.len().max(1) as f64
+            }
+            (None, Some((n, i))) => self.cpu_shares(n, s, rng)[i],
+            (None, None) => 0.0,
+        }
+    }
+
     fn system_cell(&self, c: &Column, s: &Sample, rng: &mut Rng) -> Cell {
         let name = c.name.as_str();
         let jitter = |rng: &mut Rng, v: f64| v * (1.0 + 0.05 * normal(rng));
@@ -693,11 +705,18 @@ impl Host {
             .and_then(|rest| rest.split_once('_'))
             .and_then(|(n, rest)| Some((n.parse::<u32>().ok()?, state_of(rest)?)));
         let f = match name {
+            _ if all_state.is_some() || core_state.is_some() => self.cpu_pct(all_state, core_state, s, rng),
             "t_ns" => return Cell::U64(s.t_ns + rng.below(300_000)),
             "interval_ns" => return Cell::U64(s.interval_ns - 150_000 + rng.below(300_000)),
             "mem_total_bytes" => self.memory_bytes,
-            "mem_available_bytes" => self.memory_bytes * 0.8 - s.t_ns as f64 * 0.01,
-            "mem_free_bytes" => self.memory_bytes * 0.3,
+            // The runner's memory grows by ~20 kB/s (its RSS in `process_metrics`).
+            "mem_available_bytes" => self.memory_bytes * 0.8 - s.t_ns as f64 / 1e9 * 20_000.0,
+            "mem_free_bytes" => self.memory_bytes * 0.3 - s.t_ns as f64 / 1e9 * 20_000.0,
+            "mem_cached_bytes" => self.memory_bytes * 0.45,
+            "mem_anon_bytes" => self.memory_bytes * 0.08 + s.t_ns as f64 / 1e9 * 20_000.0,
+            "mem_dirty_bytes" => jitter(rng, 5e6),
+            "pgfault_per_s" => jitter(rng, 2_000.0),
+            "pgpgout_per_s" => jitter(rng, 2_500.0),
             "procs_running" => 2.0 + rng.below(3) as f64 + f64::from(u8::from(s.hog)),
             "ctxt_per_s" => jitter(rng, 28_000.0),
             "disk_write_bytes_per_s" => jitter(rng, 2.5e6),
@@ -705,17 +724,7 @@ impl Host {
             "net_rx_bytes_per_s" | "net_tx_bytes_per_s" => jitter(rng, 1.7e6),
             "net_rx_packets_per_s" | "net_tx_packets_per_s" => jitter(rng, 20_000.0),
             "disk_busy_pct" => jitter(rng, 3.0),
-            _ if name.starts_with("mem_") => self.memory_bytes * 0.02,
-            _ if all_state.is_some() => {
-                let i = all_state.unwrap_or_default();
-                let shares: Vec<[f64; 8]> = self.cpus.iter().map(|&n| self.cpu_shares(n, s, rng)).collect();
-                shares.iter().map(|sh| sh[i]).sum::<f64>() / shares.len().max(1) as f64
-            }
-            _ if core_state.is_some() => {
-                let (n, i) = core_state.unwrap_or_default();
-                self.cpu_shares(n, s, rng)[i]
-            }
-            _ if name.starts_with("pg") => jitter(rng, 500.0),
+            _ if name.starts_with("mem_") => self.memory_bytes * 0.01,
             _ => 0.0,
         };
         match c.ty {

@@ -5,11 +5,12 @@
 
 use std::collections::BTreeMap;
 
+use exp_plan::Plan;
 use exp_results::{Manifest, TrialStatus};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::figures::chart::Series;
-use crate::figures::Figure;
+use crate::figures::{metric_kind, point_label, shown_metric, Figure};
 
 /// One metric at one point in the baseline and in the other run.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -17,6 +18,8 @@ pub struct MetricDiff {
     /// `devices=4000, size=2KiB`, empty without a sweep.
     pub point: String,
     pub metric: String,
+    /// The workload's kind (`fleet`, …), which gives the metric its unit.
+    pub kind: String,
     pub baseline: Sample,
     pub other: Sample,
     /// Welch's two-sided p-value; `None` below two repetitions on a side
@@ -38,10 +41,11 @@ impl MetricDiff {
     }
 }
 
-/// The differences of every metric at every point both runs have.
-pub fn compare(baseline: &Manifest, other: &Manifest) -> Vec<MetricDiff> {
-    let a = samples(baseline);
-    let b = samples(other);
+/// The differences of every metric at every point both runs have; the
+/// baseline's `plan` gives the metrics' kinds (units).
+pub fn compare(baseline: &Manifest, other: &Manifest, plan: Option<&Plan>) -> Vec<MetricDiff> {
+    let a = samples(baseline, plan);
+    let b = samples(other, plan);
     a.iter()
         .filter_map(|(key, a)| {
             let b = b.get(key)?;
@@ -49,6 +53,7 @@ pub fn compare(baseline: &Manifest, other: &Manifest) -> Vec<MetricDiff> {
             Some(MetricDiff {
                 point: key.0.clone(),
                 metric: key.1.clone(),
+                kind: plan.map_or_else(String::new, |p| metric_kind(p, &key.1).to_string()),
                 baseline: a,
                 other: b,
                 p_value: welch(a, b),
@@ -58,16 +63,11 @@ pub fn compare(baseline: &Manifest, other: &Manifest) -> Vec<MetricDiff> {
 }
 
 /// Completed trials' metric values by (point label, metric).
-fn samples(m: &Manifest) -> BTreeMap<(String, String), Vec<f64>> {
+fn samples(m: &Manifest, plan: Option<&Plan>) -> BTreeMap<(String, String), Vec<f64>> {
     let mut out: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
     for t in m.trials.iter().filter(|t| t.status == TrialStatus::Complete) {
-        let point = t
-            .sweep
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        for (metric, &v) in t.metrics.iter().filter(|(_, v)| v.is_finite()) {
+        let point = point_label(t);
+        for (metric, &v) in t.metrics.iter().filter(|(m, v)| v.is_finite() && shown_metric(plan, m)) {
             out.entry((point.clone(), metric.clone())).or_default().push(v);
         }
     }

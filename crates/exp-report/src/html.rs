@@ -7,7 +7,7 @@ use std::fmt::Write;
 use exp_results::{Manifest, TrialStatus};
 
 use crate::compare::MetricDiff;
-use crate::figures::{Figure, PointMetric};
+use crate::figures::{point_label, Figure, PointMetric};
 use crate::text::units::value_text;
 use crate::ReportError;
 
@@ -137,13 +137,7 @@ fn sweep_table(out: &mut String, m: &Manifest, sweep: &[PointMetric]) {
             .trials
             .iter()
             .find(|t| t.point == p.point)
-            .map(|t| {
-                t.sweep
-                    .iter()
-                    .map(|(k, v)| format!("{k}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            })
+            .map(point_label)
             .unwrap_or_default();
         let metric = p.metric.split_once('.').map_or(p.metric.as_str(), |(_, m)| m);
         let text = |v: f64| value_text(&p.kind, metric, v);
@@ -170,14 +164,16 @@ fn comparison_table(out: &mut String, diffs: &[MetricDiff]) {
     );
     for d in diffs {
         let p = d.p_value.map_or("—".to_string(), |p| format!("{p:.3}"));
+        let metric = d.metric.split_once('.').map_or(d.metric.as_str(), |(_, m)| m);
+        let value = |v: f64| escape(&value_text(&d.kind, metric, v));
         let _ = writeln!(
             out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{:.4}</td><td>{:.4}</td><td>{:+.1}%</td><td>{p}</td><td>{}/{}</td></tr>",
+            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{p}</td><td>{}/{}</td></tr>",
             escape(&d.point),
             escape(&d.metric),
-            d.baseline.mean,
-            d.other.mean,
-            d.relative() * 100.0,
+            value(d.baseline.mean),
+            value(d.other.mean),
+            crate::text::compare::change(d),
             d.baseline.n,
             d.other.n
         );

@@ -76,7 +76,7 @@ fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Resul
     let mut text = String::new();
     let mut values = Vec::new();
     for other in others {
-        let diffs = compare(&baseline.manifest, &other.manifest);
+        let diffs = compare(&baseline.manifest, &other.manifest, load_plan(&baseline.dir).as_ref());
         if json {
             values.push(exp_report::json::comparison(
                 &baseline.manifest,
@@ -114,9 +114,10 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
             Owned::Sweep(sweep_points(&one.manifest, load_plan(&one.dir).as_ref())),
         ),
         [baseline, others @ ..] => {
+            let plan = load_plan(&baseline.dir);
             let diffs = others
                 .iter()
-                .flat_map(|o| compare(&baseline.manifest, &o.manifest))
+                .flat_map(|o| compare(&baseline.manifest, &o.manifest, plan.as_ref()))
                 .collect();
             (overlay(per_run), Owned::Diffs(diffs))
         }

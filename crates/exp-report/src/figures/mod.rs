@@ -22,11 +22,12 @@ use std::path::Path;
 
 use exp_plan::Plan;
 use exp_results::schemas::TIMELINE_TABLE;
-use exp_results::{PartFile, ResultsError, RunView, Warning};
+use exp_results::{PartFile, ResultsError, RunView, TrialRecord, Warning};
 
 use crate::scan::{for_each_chunk, Chunk};
 use crate::ReportError;
 use chart::{Band, Chart};
+pub(crate) use sweep::{metric_kind, shown_metric};
 pub use sweep::{points as sweep_points, PointMetric, CONFIDENCE};
 
 /// Trials whose time series are drawn, per table.
@@ -74,6 +75,13 @@ pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<(Vec<Figure>, Vec<W
     // A figure whose every value is NaN or off its axes has nothing to show.
     out.retain(|f| f.chart.ranges().is_some());
     Ok((out, ctx.warnings.into_inner()))
+}
+
+/// A trial's sweep point by its parameters' labels (`devices=4000,
+/// size=2KiB`), empty without a sweep: how runs and tables name points.
+pub fn point_label(trial: &TrialRecord) -> String {
+    let labels: Vec<String> = trial.sweep.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    labels.join(", ")
 }
 
 /// What the kinds' modules need of the run.
@@ -127,13 +135,7 @@ impl<'a> Context<'a> {
     /// `devices=4000, size=2KiB`, or empty without a sweep.
     pub fn point_label(&self, trial: u32) -> String {
         let record = self.run.manifest.trials.iter().find(|t| t.trial == trial);
-        record.map_or_else(String::new, |t| {
-            t.sweep
-                .iter()
-                .map(|(k, v)| format!("{k}={v}"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
+        record.map_or_else(String::new, point_label)
     }
 
     /// `trial 3 (devices=4000, repetition 1)`.

@@ -37,11 +37,9 @@ pub fn points(manifest: &Manifest, plan: Option<&Plan>) -> Vec<PointMetric> {
     if manifest.trials.len() < 2 {
         return Vec::new();
     }
-    let stop = plan.and_then(|p| p.repeat.stop.as_ref()).map(|s| s.metric.as_str());
-    let shown = |m: &str| m.contains('.') || Some(m) == stop;
     let mut samples: BTreeMap<(u32, &str), Vec<f64>> = BTreeMap::new();
     for t in manifest.trials.iter().filter(|t| t.status == TrialStatus::Complete) {
-        for (metric, &v) in t.metrics.iter().filter(|(m, v)| v.is_finite() && shown(m)) {
+        for (metric, &v) in t.metrics.iter().filter(|(m, v)| v.is_finite() && shown_metric(plan, m)) {
             samples.entry((t.point, metric.as_str())).or_default().push(v);
         }
     }
@@ -53,7 +51,7 @@ pub fn points(manifest: &Manifest, plan: Option<&Plan>) -> Vec<PointMetric> {
             PointMetric {
                 point,
                 metric: metric.to_string(),
-                kind: plan.map_or_else(String::new, |p| kind(p, metric).to_string()),
+                kind: plan.map_or_else(String::new, |p| metric_kind(p, metric).to_string()),
                 n,
                 mean,
                 half_width: exp_stats::mean_ci(&values, CONFIDENCE).map(|ci| ci.half_width),
@@ -66,11 +64,19 @@ pub fn points(manifest: &Manifest, plan: Option<&Plan>) -> Vec<PointMetric> {
 /// stored value and the unit that gives, from its workload's kind.
 fn metric_axis(plan: &Plan, key: &str) -> (f64, &'static str) {
     let metric = key.split_once('.').map_or(key, |(_, m)| m);
-    crate::text::units::axis(kind(plan, key), metric)
+    crate::text::units::axis(metric_kind(plan, key), metric)
+}
+
+/// Whether a trial metric is reported: each workload's own
+/// (`workload.metric`); of the bare names, which average over workloads of
+/// any kind, only the one `repeat until` reads.
+pub(crate) fn shown_metric(plan: Option<&Plan>, metric: &str) -> bool {
+    let stop = plan.and_then(|p| p.repeat.stop.as_ref()).map(|s| s.metric.as_str());
+    metric.contains('.') || Some(metric) == stop
 }
 
 /// The kind of the workload of `workload.metric` (empty for a bare name).
-fn kind<'p>(plan: &'p Plan, key: &str) -> &'p str {
+pub(crate) fn metric_kind<'p>(plan: &'p Plan, key: &str) -> &'p str {
     let workload = key.split_once('.').map_or("", |(w, _)| w);
     let variants = plan.workloads.iter().filter_map(|w| w.variants.first());
     variants
