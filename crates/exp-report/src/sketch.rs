@@ -66,6 +66,33 @@ impl LogHistogram {
         self.counts[at] += 1;
     }
 
+    /// Adds `other`'s values (of the same resolution) to these.
+    pub fn merge(&mut self, other: &LogHistogram) {
+        debug_assert_eq!(self.per_octave, other.per_octave);
+        self.zeros += other.zeros;
+        self.total += other.total;
+        if other.counts.is_empty() {
+            return;
+        }
+        if self.counts.is_empty() {
+            self.first = other.first;
+            self.counts = other.counts.clone();
+            return;
+        }
+        if other.first < self.first {
+            let grow = self.first - other.first;
+            self.counts.splice(0..0, std::iter::repeat_n(0, grow));
+            self.first = other.first;
+        }
+        let offset = other.first - self.first;
+        if offset + other.counts.len() > self.counts.len() {
+            self.counts.resize(offset + other.counts.len(), 0);
+        }
+        for (mine, theirs) in self.counts[offset..].iter_mut().zip(&other.counts) {
+            *mine += theirs;
+        }
+    }
+
     pub fn len(&self) -> u64 {
         self.total
     }
@@ -134,6 +161,30 @@ mod tests {
             assert_eq!(cdf.last().unwrap().1, 1.0);
             assert!(cdf.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 < w[1].1));
         }
+    }
+
+    #[test]
+    fn merged_histograms_are_the_histogram_of_both() {
+        let (mut a, mut b, mut both) = (
+            LogHistogram::default(),
+            LogHistogram::default(),
+            LogHistogram::default(),
+        );
+        for v in [5.0, 1e6, 0.0, 3e3] {
+            a.add(v);
+            both.add(v);
+        }
+        for v in [1.0, 7e9, 4e3] {
+            b.add(v);
+            both.add(v);
+        }
+        let mut empty = LogHistogram::default();
+        empty.merge(&a);
+        empty.merge(&b);
+        a.merge(&b);
+        assert_eq!(a.cdf(), both.cdf());
+        assert_eq!(empty.cdf(), both.cdf());
+        assert_eq!(a.len(), 7);
     }
 
     #[test]
