@@ -28,13 +28,7 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     let total = ctx.run.manifest.tables.get(MESSAGES_TABLE).map_or(0, |t| t.rows);
     let mut groups: BTreeMap<(String, String), (LogHistogram, Option<GapTarget>)> = BTreeMap::new();
     for (&trial, parts) in &table.trials {
-        let point = ctx
-            .run
-            .manifest
-            .trials
-            .iter()
-            .find(|t| t.trial == trial)
-            .map_or(0, |t| t.point);
+        let point = ctx.record(trial).map_or(0, |t| t.point);
         let files: Vec<&Path> = parts.iter().map(|p| p.path.as_path()).collect();
         let mut gaps = match achieved(&files, total, &|_| 0) {
             Ok(gaps) => gaps,

@@ -132,22 +132,20 @@ impl<'a> Context<'a> {
         Ok(ctx)
     }
 
+    /// The manifest's record of `trial`.
+    pub fn record(&self, trial: u32) -> Option<&'a TrialRecord> {
+        self.run.manifest.trials.iter().find(|t| t.trial == trial)
+    }
+
     /// `devices=4000, size=2KiB`, or empty without a sweep.
     pub fn point_label(&self, trial: u32) -> String {
-        let record = self.run.manifest.trials.iter().find(|t| t.trial == trial);
-        record.map_or_else(String::new, point_label)
+        self.record(trial).map_or_else(String::new, point_label)
     }
 
     /// `trial 3 (devices=4000, repetition 1)`.
     pub fn trial_label(&self, trial: u32) -> String {
         let point = self.point_label(trial);
-        let repetition = self
-            .run
-            .manifest
-            .trials
-            .iter()
-            .find(|t| t.trial == trial)
-            .map(|t| t.repetition);
+        let repetition = self.record(trial).map(|t| t.repetition);
         match (point.is_empty(), repetition) {
             (true, Some(r)) if r > 0 => format!("trial {trial} (repetition {r})"),
             (true, _) => format!("trial {trial}"),

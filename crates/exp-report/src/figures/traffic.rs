@@ -38,7 +38,7 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     ));
     out.extend(transfers(ctx)?);
     for trial in ctx.timeline_trials(ACTIVE) {
-        let series = over_time(ctx, ACTIVE, trial, "at_start", None, 1.0)?;
+        let series = over_time(ctx, ACTIVE, trial, "at_start", 1.0)?;
         out.extend(time_figure(
             ctx,
             trial,
@@ -49,10 +49,7 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
         ));
     }
     for trial in ctx.timeline_trials(THROUGHPUT) {
-        let mut series = Vec::new();
-        for direction in ["to_acceptor", "to_initiator"] {
-            series.extend(over_time(ctx, THROUGHPUT, trial, "bit_per_s", Some(direction), 1e-6)?);
-        }
+        let series = over_time(ctx, THROUGHPUT, trial, "bit_per_s", 1e-6)?;
         out.extend(time_figure(
             ctx,
             trial,
@@ -166,48 +163,37 @@ fn transfers(ctx: &Context) -> Result<Option<Figure>, ReportError> {
     }))
 }
 
-/// `column` of `table` against time for one trial, a series per group
-/// (and `direction`, when given), scaled by `scale`.
-fn over_time(
-    ctx: &Context,
-    table: &str,
-    trial: u32,
-    column: &str,
-    direction: Option<&str>,
-    scale: f64,
-) -> Result<Vec<Series>, ReportError> {
+/// `column` of `table` against time for one trial, a series per
+/// structure / RTT mode (and per `direction` where the table has one),
+/// scaled by `scale`. One read of the trial's files.
+fn over_time(ctx: &Context, table: &str, trial: u32, column: &str, scale: f64) -> Result<Vec<Series>, ReportError> {
     let mut groups: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    let optional: &[&str] = if direction.is_some() {
-        &["in_window", "direction"]
-    } else {
-        &["in_window"]
-    };
     for part in ctx.trial_parts(table, trial) {
-        ctx.each_chunk(&part.path, &["structure", "rtt_mode", "t_ns", column], optional, |c| {
-            let (s, r, t, v) = (c.str("structure")?, c.str("rtt_mode")?, c.u64("t_ns")?, c.f64(column)?);
-            let dir = c.str_or_null("direction")?;
-            for i in 0..c.height() {
-                if direction.is_some() && dir.get(i) != direction {
-                    continue;
-                }
-                if let (Some(t), Some(v)) = (t.get(i), v.get(i)) {
-                    let mut name = group(s.get(i), r.get(i));
-                    if let Some(d) = direction {
-                        name = format!("{name} {}", d.replace('_', " "));
+        ctx.each_chunk(
+            &part.path,
+            &["structure", "rtt_mode", "t_ns", column],
+            &["direction"],
+            |c| {
+                let (s, r, t, v) = (c.str("structure")?, c.str("rtt_mode")?, c.u64("t_ns")?, c.f64(column)?);
+                let direction = c.str_or_null("direction")?;
+                for i in 0..c.height() {
+                    if let (Some(t), Some(v)) = (t.get(i), v.get(i)) {
+                        let mut name = group(s.get(i), r.get(i));
+                        if let Some(d) = direction.get(i) {
+                            name = format!("{name} {}", d.replace('_', " "));
+                        }
+                        groups.entry(name).or_default().push((t as f64 / NS_PER_S, v * scale));
                     }
-                    groups.entry(name).or_default().push((t as f64 / NS_PER_S, v * scale));
                 }
-            }
-            Ok(())
-        })?;
+                Ok(())
+            },
+        )?;
     }
-    Ok(groups
-        .into_iter()
-        .map(|(name, p)| Series {
-            name,
-            marks: Marks::Line(p),
-        })
-        .collect())
+    let series = groups.into_iter().map(|(name, p)| Series {
+        name,
+        marks: Marks::Line(p),
+    });
+    Ok(series.collect())
 }
 
 fn time_figure(ctx: &Context, trial: u32, id: &str, title: &str, y: &str, series: Vec<Series>) -> Option<Figure> {
