@@ -329,32 +329,71 @@ fn two_runs_compared_overlay_their_figures_and_test_their_metrics() {
     );
 }
 
-/// The page opened by Chromium, offline: it renders every figure.
+/// The page opened by Chromium, offline and headless: it renders every
+/// figure, the screenshot is not blank and the console stays silent.
 #[test]
 #[cfg_attr(not(chromium), ignore = "needs Debian's chromium")]
 fn the_page_renders_in_a_browser_without_a_network() {
     let scratch = Scratch::new("report-browser");
-    let dir = run(&scratch, "sweep", SWEEP_SPEC, &["--time-scale", "0.5"]);
+    let dir = run(&scratch, "fleet", FLEET_SPEC, &["--time-scale", "0.5"]);
     let page = scratch.0.join("page.html");
     let figures = report(&[&dir], &page, &scratch.0.join("svg"));
-    let output = std::process::Command::new("/usr/bin/chromium")
-        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
-        // Every host name fails to resolve: a page that fetched anything would miss it.
-        .arg("--host-resolver-rules=MAP * ~NOTFOUND")
-        .arg(format!("--user-data-dir={}", scratch.0.join("profile").display()))
-        .arg("--dump-dom")
-        .arg(format!("file://{}", page.display()))
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
-    let dom = String::from_utf8_lossy(&output.stdout);
+
+    let dom = chromium(&scratch, &page, "--dump-dom");
     assert_eq!(
         dom.matches("<svg").count(),
         figures.len(),
         "every figure in the rendered page"
     );
+    assert!(dom.contains("Ack latency"), "the figures' titles are in the page");
+
+    let screenshot = scratch.0.join("page.png");
+    chromium(&scratch, &page, &format!("--screenshot={}", screenshot.display()));
+    let (pixels, distinct_colours) = inked_pixels(&screenshot);
     assert!(
-        dom.contains("hog.achieved_utilization"),
-        "the figures' titles are in the page"
+        pixels > 0.05 && distinct_colours > 32,
+        "{} is nearly blank: {:.1} % of its pixels differ from the background, {distinct_colours} colours",
+        screenshot.display(),
+        pixels * 100.0
     );
+}
+
+/// Opens `page` in headless Chromium with `action` (`--dump-dom` or
+/// `--screenshot=PATH`) and returns its stdout, after checking that it
+/// exited well and logged nothing from the page's console.
+fn chromium(scratch: &Scratch, page: &Path, action: &str) -> String {
+    let output = std::process::Command::new("/usr/bin/chromium")
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"])
+        .arg("--window-size=1200,2400")
+        // Every host name fails to resolve: a page that fetched anything would miss it.
+        .arg("--host-resolver-rules=MAP * ~NOTFOUND")
+        // Console messages (errors, failed loads) are logged as `CONSOLE` lines.
+        .args(["--enable-logging=stderr", "--v=0"])
+        .arg(format!("--user-data-dir={}", scratch.0.join("profile").display()))
+        .arg(action)
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let console: Vec<&str> = stderr.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "the page logged to its console: {console:#?}");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The share of a PNG's pixels that differ from its most common colour (the
+/// background), and how many colours it has.
+fn inked_pixels(path: &Path) -> (f64, usize) {
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(path).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut buffer = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut buffer).unwrap();
+    let channels = frame.color_type.samples();
+    let mut counts = std::collections::HashMap::<&[u8], usize>::new();
+    for pixel in buffer[..frame.buffer_size()].chunks_exact(channels) {
+        *counts.entry(pixel).or_default() += 1;
+    }
+    let total: usize = counts.values().sum();
+    let background = counts.values().max().copied().unwrap_or(0);
+    ((total - background) as f64 / total as f64, counts.len())
 }
