@@ -134,39 +134,16 @@ fn trial_fleets(
         let o = counts.iter().find(|(n, _)| n == fleet).map(|(_, o)| o);
         usize::try_from(o.map_or(0, of)).unwrap_or(usize::MAX)
     };
-    // Each column's values are summarised as soon as they are read, so one
-    // column of the trial is held at a time.
-    let quantiles = |column: &str, taken, expected: &dyn Fn(&str) -> usize| {
-        let mut values = passes::values(files, column, taken, None, &|fleet, _| expected(fleet))?;
-        Ok::<_, Failure>(
-            names
-                .iter()
-                .map(|n| values.take(n).and_then(|mut v| v.first_mut().and_then(Quantiles::of)))
-                .collect::<Vec<_>>(),
-        )
-    };
-    let acknowledged = |f: &str| count(f, |o| o.counts.acknowledged);
-    let ack = quantiles("ack_latency_ns", passes::Taken::Completed, &acknowledged)?;
-    let delivered = |f: &str| count(f, |o| o.counts.delivered);
-    let delivery = quantiles("delivery_latency_ns", passes::Taken::Completed, &delivered)?;
-    let sent = |f: &str| count(f, |o| o.counts.sent);
-    let lateness = quantiles("lateness_ns", passes::Taken::Sent, &sent)?;
+    let (quantiles, by_phase) = value_passes(files, phases, &names, &counts)?;
     let rows = |f: &str| count(f, |o| o.counts.scheduled + o.warmup.scheduled);
     let total = counts
         .iter()
         .map(|(_, o)| o.counts.scheduled + o.warmup.scheduled)
         .sum();
     let mut achieved = gaps::achieved(files, total, &rows)?;
-    let by_phase = match phases {
-        Some(phases) => {
-            let phase_counts: Vec<&[phases::PhaseCount]> = counts.iter().map(|(_, o)| o.phases.as_slice()).collect();
-            phases::by_phase(files, phases, &names, &phase_counts)?
-        }
-        None => vec![Vec::new(); names.len()],
-    };
-    let per_fleet = counts.into_iter().zip(ack).zip(delivery).zip(lateness).zip(by_phase);
+    let per_fleet = counts.into_iter().zip(quantiles).zip(by_phase);
     Ok(per_fleet
-        .map(|(((((fleet, o), ack), delivery), lateness), phases)| {
+        .map(|(((fleet, o), [ack, delivery, lateness]), phases)| {
             let mut gaps = achieved.take(&fleet).unwrap_or_default();
             FleetReport {
                 counts: o.counts,
@@ -182,6 +159,52 @@ fn trial_fleets(
             }
         })
         .collect())
+}
+
+/// The quantiles of each fleet of `names` (ack latency, delivery latency,
+/// lateness) and by phase, one pass over `files` per column: the phases'
+/// values are grouped as they are read, and a fleet's are their union.
+/// Each column is summarised as soon as it is read, so one column of the
+/// trial is held at a time.
+#[allow(clippy::type_complexity)]
+fn value_passes(
+    files: &[&Path],
+    phases: Option<&phases::Phases>,
+    names: &[String],
+    counts: &[(String, passes::OverviewResult)],
+) -> Result<(Vec<[Option<Quantiles>; 3]>, Vec<Vec<PhaseStats>>), Failure> {
+    let mut quantiles = vec![[None, None, None]; names.len()];
+    let mut by_phase: Vec<Vec<PhaseStats>> = counts
+        .iter()
+        .map(|(_, o)| phases.map(|p| phases::skeleton(p, &o.phases)).unwrap_or_default())
+        .collect();
+    let order = phases.map(phases::Phases::order).unwrap_or_default();
+    for (k, pass) in phases::PASSES.iter().enumerate() {
+        // Sizes each fleet's and phase's vector once (the last group, of
+        // rows not sent, grows as needed).
+        let expected = |fleet: &str, group: usize| {
+            let o = counts.iter().find(|(n, _)| n == fleet).map(|(_, o)| o);
+            let n = match phases {
+                None => o.map_or(0, |o| (pass.fleet_count)(&o.counts)),
+                Some(_) => o.and_then(|o| o.phases.get(group)).map_or(0, pass.phase_count),
+            };
+            usize::try_from(n).unwrap_or(usize::MAX)
+        };
+        let mut values = passes::values(files, pass.column, pass.taken, phases, &expected)?;
+        for (i, name) in names.iter().enumerate() {
+            let mut groups = values.take(name).unwrap_or_default();
+            for (&p, stats) in order.iter().zip(by_phase[i].iter_mut()) {
+                *(pass.phase_field)(stats) = groups.get_mut(p).and_then(Quantiles::of);
+            }
+            quantiles[i][k] = Quantiles::of_groups(&mut groups);
+        }
+    }
+    // A phase in which a fleet sent nothing (the quiet instant after an
+    // anomaly that ends with the trial) says nothing about it.
+    for stats in &mut by_phase {
+        stats.retain(|s| s.n > 0);
+    }
+    Ok((quantiles, by_phase))
 }
 
 /// Runs `compute` over `files`; a file it fails on is dropped with a warning

@@ -213,8 +213,9 @@ pub(crate) enum Taken {
 }
 
 /// `column` of the non-warm-up rows `taken` that have it, per fleet in one
-/// group, or with `phases` in one group per phase (by `sent_ns`; rows not
-/// sent are left out then). `expected` (an upper bound of a fleet's and
+/// group, or with `phases` in one group per phase (by `sent_ns`) and a last
+/// one for the rows taken that were not sent (none for [`Taken::Sent`]), so
+/// that the groups together hold the fleet's values. `expected` (an upper bound of a fleet's and
 /// group's values, from the counts) sizes each vector once: growing by
 /// doubling would hold up to three times the values while copying.
 pub(crate) fn values(
@@ -225,7 +226,7 @@ pub(crate) fn values(
     expected: &dyn Fn(&str, usize) -> usize,
 ) -> Result<Fleets<Vec<Vec<f64>>>, Failure> {
     let mut fleets = Fleets::<Vec<Vec<f64>>>::default();
-    let groups = phases.map_or(1, Phases::len);
+    let groups = phases.map_or(1, |p| p.len() + 1);
     let mut required = vec!["fleet", "warmup", column];
     match taken {
         Taken::Completed => required.push("status"),
@@ -252,6 +253,7 @@ pub(crate) fn values(
             if by_sent {
                 for (slot, sent) in slots.iter_mut().zip(chunk.u64("sent_ns")?.iter()) {
                     *slot = match (sent, phases) {
+                        (None, Some(p)) if taken == Taken::Completed => slot.and_then(|_| u32::try_from(p.len()).ok()),
                         (None, _) => None,
                         (Some(t), Some(p)) => slot.and_then(|_| u32::try_from(p.of(t)).ok()),
                         (Some(_), None) => *slot,

@@ -13,10 +13,10 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::passes::{self, Taken};
+use super::passes::{Counts, Taken};
 use super::plan::PlanGaps;
 use super::stats::Quantiles;
-use super::{trial_files, Failure};
+use super::trial_files;
 use crate::scan::for_each_chunk;
 use exp_results::schemas::TIMELINE_TABLE;
 use exp_results::{ResultsError, RunView, Warning};
@@ -158,7 +158,7 @@ impl Phases {
 
     /// Phase indices in report order: the baseline first, then the
     /// anomalies by first occurrence, then the recovery.
-    fn order(&self) -> Vec<usize> {
+    pub(super) fn order(&self) -> Vec<usize> {
         let mut order: Vec<usize> = (0..self.len()).filter(|&p| self.segment_phase.contains(&p)).collect();
         order.sort_by_key(|&p| match &self.phases[p] {
             Phase { after: true, .. } => 2,
@@ -234,87 +234,60 @@ fn activations_of(path: &Path, into: &mut Vec<Active>) -> Result<(), ResultsErro
     })
 }
 
-/// A value pass by phase: its column, rows, the count bounding a phase's
-/// values and where the quantiles go.
-struct Pass {
-    column: &'static str,
-    taken: Taken,
-    count: fn(&PhaseCount) -> u64,
-    field: fn(&mut PhaseStats) -> &mut Option<Quantiles>,
+/// A value pass: its column, rows, the counts bounding a fleet's and a
+/// phase's values, and where its quantiles go.
+pub(super) struct Pass {
+    pub column: &'static str,
+    pub taken: Taken,
+    pub fleet_count: fn(&Counts) -> u64,
+    pub phase_count: fn(&PhaseCount) -> u64,
+    pub phase_field: fn(&mut PhaseStats) -> &mut Option<Quantiles>,
 }
 
-const PASSES: [Pass; 3] = [
+pub(super) const PASSES: [Pass; 3] = [
     Pass {
         column: "ack_latency_ns",
         taken: Taken::Completed,
-        count: |c| c.ok,
-        field: |s| &mut s.ack_latency_ns,
+        fleet_count: |c| c.acknowledged,
+        phase_count: |c| c.ok,
+        phase_field: |s| &mut s.ack_latency_ns,
     },
     Pass {
         column: "delivery_latency_ns",
         taken: Taken::Completed,
-        count: |c| c.delivered,
-        field: |s| &mut s.delivery_latency_ns,
+        fleet_count: |c| c.delivered,
+        phase_count: |c| c.delivered,
+        phase_field: |s| &mut s.delivery_latency_ns,
     },
     Pass {
         column: "lateness_ns",
         taken: Taken::Sent,
-        count: |c| c.n,
-        field: |s| &mut s.lateness_ns,
+        fleet_count: |c| c.sent,
+        phase_count: |c| c.n,
+        phase_field: |s| &mut s.lateness_ns,
     },
 ];
 
-/// The phases of each fleet of `names`, whose counts from the overview pass
-/// are `counts` (in the same order); then one pass per column: ack latency,
-/// delivery latency and lateness.
-pub(super) fn by_phase(
-    files: &[&Path],
-    phases: &Phases,
-    names: &[String],
-    counts: &[&[PhaseCount]],
-) -> Result<Vec<Vec<PhaseStats>>, Failure> {
-    let order = phases.order();
-    let mut fleets: Vec<Vec<PhaseStats>> = counts
-        .iter()
-        .map(|counts| {
-            order
-                .iter()
-                .map(|&p| {
-                    let c = counts.get(p).copied().unwrap_or_default();
-                    let phase = &phases.phases[p];
-                    PhaseStats {
-                        label: label(phase),
-                        anomalies: phase.anomalies.clone(),
-                        n: c.n,
-                        ok: c.ok,
-                        ack_latency_ns: None,
-                        delivery_latency_ns: None,
-                        lateness_ns: None,
-                    }
-                })
-                .collect()
-        })
-        .collect();
-    for pass in PASSES {
-        let expected = |fleet: &str, phase: usize| {
-            let of_fleet = names.iter().position(|n| n == fleet).and_then(|i| counts.get(i));
-            let n = of_fleet.and_then(|c| c.get(phase)).map_or(0, pass.count);
-            usize::try_from(n).unwrap_or(usize::MAX)
-        };
-        let mut values = passes::values(files, pass.column, pass.taken, Some(phases), &expected)?;
-        for (fleet, stats) in names.iter().zip(&mut fleets) {
-            let mut groups = values.take(fleet).unwrap_or_default();
-            for (&p, stats) in order.iter().zip(stats.iter_mut()) {
-                *(pass.field)(stats) = groups.get_mut(p).and_then(Quantiles::of);
+/// Each fleet's phases in report order, with the counts of the overview
+/// pass (`counts`, by phase index) and no quantiles yet.
+pub(super) fn skeleton(phases: &Phases, counts: &[PhaseCount]) -> Vec<PhaseStats> {
+    phases
+        .order()
+        .into_iter()
+        .map(|p| {
+            let c = counts.get(p).copied().unwrap_or_default();
+            let phase = &phases.phases[p];
+            PhaseStats {
+                label: label(phase),
+                anomalies: phase.anomalies.clone(),
+                n: c.n,
+                ok: c.ok,
+                ack_latency_ns: None,
+                delivery_latency_ns: None,
+                lateness_ns: None,
             }
-        }
-    }
-    // A phase in which a fleet sent nothing (the quiet instant after an
-    // anomaly that ends with the trial) says nothing about it.
-    for stats in &mut fleets {
-        stats.retain(|s| s.n > 0);
-    }
-    Ok(fleets)
+        })
+        .collect()
 }
 
 fn label(phase: &Phase) -> String {
