@@ -18,7 +18,9 @@ mod error;
 pub mod figures;
 pub mod html;
 pub mod json;
+mod kinds;
 pub mod mqtt;
+mod run_report;
 mod scan;
 pub mod sketch;
 pub mod summary;
@@ -26,6 +28,7 @@ pub mod text;
 pub mod traffic;
 
 pub use error::ReportError;
+pub use run_report::{run_report, RunReport};
 
 pub use exp_results::ResultsError;
 pub use mqtt::{mqtt_report, FleetReport, MqttReport, MqttTrial};

@@ -1,17 +1,22 @@
 //! Per-trial summaries of every table, for `expc report`.
 //!
 //! Exact, not sketched: percentiles come from the values, by selection
-//! rather than sorting. Memory is bounded by one column of one trial —
-//! files are read one column at a time (Parquet is columnar, so that reads
-//! only that column's pages).
+//! rather than sorting. Only a column whose distribution means something
+//! gets a mean and percentiles; identifiers and points in time
+//! (`kinds.rs`) get their extent (count, min, max), all such columns of a
+//! file in one chunked pass. Memory is bounded by one column of one trial:
+//! the others are read in chunks, one column per pass (Parquet is
+//! columnar, so that reads only that column's pages).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{ArrowDataType, DataType, ParquetReader, SerReader};
+use polars::prelude::ArrowDataType;
 use serde::{Deserialize, Serialize};
 
 use exp_results::{PartFile, ResultsError, RunStatus, RunView, Warning};
+
+use crate::kinds::extent_only;
+use crate::scan::{for_each_chunk, open};
 
 /// The time column every table carries; its statistics mean nothing.
 pub const TIME_COLUMN: &str = "t_ns";
@@ -46,7 +51,8 @@ pub struct TrialSummary {
 /// Statistics of one numeric column over one trial. Integers are converted
 /// to `f64` (exact up to 2⁵³). NaN values are counted in `nan` and left out
 /// of everything else. Percentiles interpolate linearly between ranks
-/// ([`exp_stats::percentile`]); all are `None` when `count` is 0.
+/// ([`exp_stats::percentile`]); all are `None` when `count` is 0, and the
+/// mean and percentiles are `None` for identifiers and points in time.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnSummary {
     pub column: String,
@@ -117,6 +123,7 @@ fn try_trial(files: &[&Path]) -> Result<(u64, Vec<ColumnSummary>), Failure> {
     let mut rows = 0u64;
     // Numeric columns in first-seen order, with the files that have them.
     let mut columns: Vec<(String, Vec<usize>)> = Vec::new();
+    let mut file_rows = Vec::with_capacity(files.len());
     for (index, path) in files.iter().enumerate() {
         let mut reader = open(path).map_err(|e| (index, e))?;
         let fail = |source| {
@@ -129,7 +136,9 @@ fn try_trial(files: &[&Path]) -> Result<(u64, Vec<ColumnSummary>), Failure> {
                 },
             )
         };
-        rows += reader.num_rows().map_err(fail)? as u64;
+        let n = reader.num_rows().map_err(fail)?;
+        rows += n as u64;
+        file_rows.push(n);
         let schema = reader.schema().map_err(fail)?;
         for (name, field) in schema.iter() {
             if name.as_str() == TIME_COLUMN || !is_numeric(field.dtype()) {
@@ -141,25 +150,89 @@ fn try_trial(files: &[&Path]) -> Result<(u64, Vec<ColumnSummary>), Failure> {
             }
         }
     }
+    let mut extents = extents(files, &columns)?.into_iter();
     let mut summaries = Vec::with_capacity(columns.len());
     for (column, holders) in columns {
-        let mut values = Vec::new();
-        let mut count = 0u64;
-        for index in holders {
-            count += read_column(files[index], &column, &mut values).map_err(|e| (index, e))?;
+        if extent_only(&column) {
+            let extent = extents.next().unwrap_or_default();
+            summaries.push(ColumnSummary {
+                column,
+                count: extent.count,
+                nan: extent.nan,
+                mean: None,
+                min: extent.min,
+                p50: None,
+                p95: None,
+                p99: None,
+                max: extent.max,
+            });
+            continue;
         }
+        let mut values = Vec::with_capacity(holders.iter().map(|&i| file_rows[i]).sum());
+        for index in holders {
+            for_each_chunk(files[index], &[&column], &[], |chunk| {
+                values.extend(chunk.f64(&column)?.iter().flatten());
+                Ok(())
+            })
+            .map_err(|e| (index, e))?;
+        }
+        let count = values.len() as u64;
         summaries.push(column_summary(column, count, values));
     }
     Ok((rows, summaries))
 }
 
-fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
-    let file = File::open(path).map_err(|source| ResultsError::Io {
-        action: "open",
-        path: path.to_path_buf(),
-        source,
-    })?;
-    Ok(ParquetReader::new(file))
+/// Count, NaNs and extent of a column.
+#[derive(Debug, Default)]
+struct Extent {
+    count: u64,
+    nan: u64,
+    min: Option<f64>,
+    max: Option<f64>,
+}
+
+/// The extents of the extent-only `columns`, in their order; the columns a
+/// file holds are read in one pass over it.
+fn extents(files: &[&Path], columns: &[(String, Vec<usize>)]) -> Result<Vec<Extent>, Failure> {
+    let mut extents: Vec<(&str, &[usize], Extent)> = columns
+        .iter()
+        .filter(|(c, _)| extent_only(c))
+        .map(|(c, holders)| (c.as_str(), holders.as_slice(), Extent::default()))
+        .collect();
+    for (index, path) in files.iter().enumerate() {
+        let held: Vec<&str> = extents
+            .iter()
+            .filter(|(_, holders, _)| holders.contains(&index))
+            .map(|(c, _, _)| *c)
+            .collect();
+        if held.is_empty() {
+            continue;
+        }
+        for_each_chunk(path, &held, &[], |chunk| {
+            for (column, holders, extent) in &mut extents {
+                if holders.contains(&index) {
+                    extent.add(chunk.f64(column)?.iter().flatten());
+                }
+            }
+            Ok(())
+        })
+        .map_err(|e| (index, e))?;
+    }
+    Ok(extents.into_iter().map(|(_, _, extent)| extent).collect())
+}
+
+impl Extent {
+    fn add(&mut self, values: impl Iterator<Item = f64>) {
+        for v in values {
+            self.count += 1;
+            if v.is_nan() {
+                self.nan += 1;
+                continue;
+            }
+            self.min = Some(self.min.map_or(v, |m| m.min(v)));
+            self.max = Some(self.max.map_or(v, |m| m.max(v)));
+        }
+    }
 }
 
 fn is_numeric(dtype: &ArrowDataType) -> bool {
@@ -179,37 +252,13 @@ fn is_numeric(dtype: &ArrowDataType) -> bool {
     )
 }
 
-/// Appends the column's non-null values to `out`; returns how many there were.
-fn read_column(path: &Path, column: &str, out: &mut Vec<f64>) -> Result<u64, ResultsError> {
-    let read = |source| ResultsError::Parquet {
-        action: "read",
-        path: path.to_path_buf(),
-        source,
-    };
-    let frame = open(path)?
-        .with_columns(Some(vec![column.to_string()]))
-        .finish()
-        .map_err(read)?;
-    let series = frame
-        .column(column)
-        .map_err(read)?
-        .cast(&DataType::Float64)
-        .map_err(read)?;
-    let values = series.as_materialized_series().f64().map_err(read)?;
-    let before = out.len();
-    out.extend(values.iter().flatten());
-    Ok((out.len() - before) as u64)
-}
-
 fn column_summary(column: String, count: u64, mut values: Vec<f64>) -> ColumnSummary {
     values.retain(|v| !v.is_nan());
     let nan = count - values.len() as u64;
     let mean = (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64);
     let min = values.iter().copied().min_by(f64::total_cmp);
     let max = values.iter().copied().max_by(f64::total_cmp);
-    let p50 = percentile_by_selection(&mut values, 0.5);
-    let p95 = percentile_by_selection(&mut values, 0.95);
-    let p99 = percentile_by_selection(&mut values, 0.99);
+    let [p50, p95, p99] = percentiles_by_selection(&mut values, [0.5, 0.95, 0.99]);
     ColumnSummary {
         column,
         count,
@@ -223,22 +272,36 @@ fn column_summary(column: String, count: u64, mut values: Vec<f64>) -> ColumnSum
     }
 }
 
-/// [`exp_stats::percentile`] of `values` without sorting them (27 million
-/// values take seconds to sort): the two ranks it reads are found by
-/// selection, which reorders `values` but gives the same number.
-fn percentile_by_selection(values: &mut [f64], q: f64) -> Option<f64> {
-    if values.is_empty() || !(0.0..=1.0).contains(&q) {
-        return None;
+/// [`exp_stats::percentile`] of `values` at each of `qs` (ascending)
+/// without sorting them (27 million values take seconds to sort): the two
+/// ranks each reads are found by selection, which reorders `values` but
+/// gives the same numbers. Each selection after the first searches only
+/// the values above the last one's rank.
+fn percentiles_by_selection<const N: usize>(values: &mut [f64], qs: [f64; N]) -> [Option<f64>; N] {
+    let mut out = [None; N];
+    let Some(last) = values.len().checked_sub(1) else {
+        return out;
+    };
+    // Everything below `from` is at or below the value at rank `from`.
+    let mut from = 0;
+    for (q, out) in qs.into_iter().zip(&mut out) {
+        if !(0.0..=1.0).contains(&q) {
+            continue;
+        }
+        let h = last as f64 * q;
+        let k = h.floor();
+        let rank = (k as usize).max(from);
+        let (_, &mut lower, above) = values[from..].select_nth_unstable_by(rank - from, f64::total_cmp);
+        from = rank;
+        let fraction = h - k;
+        *out = Some(if fraction == 0.0 {
+            lower
+        } else {
+            let upper = above.iter().copied().min_by(f64::total_cmp).unwrap_or(lower);
+            lower + fraction * (upper - lower)
+        });
     }
-    let h = (values.len() - 1) as f64 * q;
-    let k = h.floor();
-    let (_, &mut lower, above) = values.select_nth_unstable_by(k as usize, f64::total_cmp);
-    let fraction = h - k;
-    if fraction == 0.0 {
-        return Some(lower);
-    }
-    let upper = above.iter().copied().min_by(f64::total_cmp).unwrap_or(lower);
-    Some(lower + fraction * (upper - lower))
+    out
 }
 
 #[cfg(test)]
@@ -261,12 +324,12 @@ mod tests {
         let mut shuffled: Vec<f64> = (0..1001).map(|_| rng.next_f64() * 1e6).collect();
         let mut sorted = shuffled.clone();
         sorted.sort_unstable_by(f64::total_cmp);
-        for q in [0.0, 0.001, 0.5, 0.95, 0.99, 0.999, 1.0] {
-            assert_eq!(
-                percentile_by_selection(&mut shuffled, q),
-                exp_stats::percentile(&sorted, q),
-                "q {q}"
-            );
+        let qs = [0.0, 0.001, 0.5, 0.95, 0.99, 0.999, 1.0];
+        let expected = qs.map(|q| exp_stats::percentile(&sorted, q));
+        assert_eq!(percentiles_by_selection(&mut shuffled, qs), expected);
+        for q in qs {
+            let [one] = percentiles_by_selection(&mut shuffled, [q]);
+            assert_eq!(one, exp_stats::percentile(&sorted, q), "q {q}");
         }
         assert_eq!((empty.mean, empty.p50, empty.min), (None, None, None));
     }

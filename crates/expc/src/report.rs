@@ -11,8 +11,8 @@ use std::process::ExitCode;
 use exp_report::compare::{compare, overlay};
 use exp_report::figures::{figures, sweep_points, Figure};
 use exp_report::html::{page, Tables};
-use exp_report::{mqtt_report, summarize};
-use exp_results::{open_run, RunView, Warning};
+use exp_report::{run_report, RunReport};
+use exp_results::{open_run, RunView};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -50,13 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 }
 
 fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
-    let mut summary = summarize(view).map_err(|e| e.to_string())?;
-    let mut mqtt_warnings = Vec::new();
-    let mqtt = mqtt_report(view, &mut mqtt_warnings);
-    merge_warnings(&mut summary.warnings, mqtt_warnings);
-    let mut traffic_warnings = Vec::new();
-    let traffic = exp_report::traffic_report(view, &mut traffic_warnings);
-    merge_warnings(&mut summary.warnings, traffic_warnings);
+    let RunReport { summary, mqtt, traffic } = run_report(view).map_err(|e| e.to_string())?;
     let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
@@ -165,13 +159,4 @@ fn load_plan(dir: &Path) -> Option<exp_plan::Plan> {
 /// `experiment/run-id`.
 fn run_name(view: &RunView) -> String {
     format!("{}/{}", view.manifest.experiment, view.manifest.run_id)
-}
-
-/// Both readers see a damaged `mqtt_messages` file: warn about each file once.
-fn merge_warnings(into: &mut Vec<Warning>, more: Vec<Warning>) {
-    for warning in more {
-        if !into.iter().any(|w| w.path == warning.path) {
-            into.push(warning);
-        }
-    }
 }

@@ -5,6 +5,7 @@
 //! their names carry units (`*_ns`, `*_bytes`, `*_pct`), and identifiers
 //! and points in time get no mean. The manifest and `--json` keep raw numbers.
 
+use crate::kinds::{column_kind, ColumnKind};
 use crate::ColumnSummary;
 
 /// What a metric's number measures.
@@ -116,67 +117,6 @@ fn significant(v: f64) -> String {
         format!("{v:.3}")
     };
     text.trim_end_matches('0').trim_end_matches('.').to_string()
-}
-
-/// Columns that name things (a device, a trial's seed): no statistics.
-const IDENTIFIERS: &[&str] = &[
-    "device",
-    "seq",
-    "seed",
-    "point",
-    "repetition",
-    "connection",
-    "window",
-    "path",
-    "epoch",
-    "pid",
-    "activation",
-    "core",
-    "cpu",
-];
-
-/// What a table column holds, from its name.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ColumnKind {
-    Identifier,
-    /// A date (`*_unix_ns`).
-    UnixTime,
-    /// A moment on the trial's clock (ns since its start): only its span means something.
-    TrialTime,
-    Duration,
-    Bytes,
-    Percent,
-    /// Per second (`*_per_s`).
-    Rate,
-    Plain,
-}
-
-fn column_kind(name: &str) -> ColumnKind {
-    const MOMENTS: &[&str] = &[
-        "t_ns",
-        "scheduled_ns",
-        "sent_ns",
-        "acked_ns",
-        "delivered_ns",
-        "connected_ns",
-    ];
-    if IDENTIFIERS.contains(&name) {
-        ColumnKind::Identifier
-    } else if name.ends_with("_unix_ns") {
-        ColumnKind::UnixTime
-    } else if MOMENTS.contains(&name) || ["start_ns", "end_ns", "_byte_ns"].iter().any(|s| name.ends_with(s)) {
-        ColumnKind::TrialTime
-    } else if name.ends_with("_ns") {
-        ColumnKind::Duration
-    } else if name == "bytes" || name.ends_with("_bytes") {
-        ColumnKind::Bytes
-    } else if name.ends_with("_pct") {
-        ColumnKind::Percent
-    } else if name.ends_with("_per_s") {
-        ColumnKind::Rate
-    } else {
-        ColumnKind::Plain
-    }
 }
 
 /// A column summary's cells (mean, min, p50, p95, p99, max) as text, or
