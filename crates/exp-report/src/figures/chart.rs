@@ -151,10 +151,20 @@ impl Chart {
         // Less than a decade has no log ticks to label: such an axis is linear.
         let drawn_as = |scale: Scale, r: &Range<f64>| if r.end < r.start * 10.0 { Scale::Linear } else { scale };
         let drawn = match (drawn_as(self.x.scale, &x), drawn_as(self.y.scale, &y)) {
-            (Scale::Linear, Scale::Linear) => self.paint(&mut out, x.clone(), y.clone(), (x, y)),
-            (Scale::Log, Scale::Linear) => self.paint(&mut out, x.clone().log_scale(), y.clone(), (x, y)),
-            (Scale::Linear, Scale::Log) => self.paint(&mut out, x.clone(), y.clone().log_scale(), (x, y)),
-            (Scale::Log, Scale::Log) => self.paint(&mut out, x.clone().log_scale(), y.clone().log_scale(), (x, y)),
+            (Scale::Linear, Scale::Linear) => self.paint(&mut out, x.clone(), y.clone(), (x, y), (false, false)),
+            (Scale::Log, Scale::Linear) => {
+                self.paint(&mut out, x.clone().log_scale(), y.clone(), (x, y), (true, false))
+            }
+            (Scale::Linear, Scale::Log) => {
+                self.paint(&mut out, x.clone(), y.clone().log_scale(), (x, y), (false, true))
+            }
+            (Scale::Log, Scale::Log) => self.paint(
+                &mut out,
+                x.clone().log_scale(),
+                y.clone().log_scale(),
+                (x, y),
+                (true, true),
+            ),
         };
         drawn.map_err(|message| ChartError::Draw {
             title: self.title.clone(),
@@ -169,6 +179,7 @@ impl Chart {
         x: X,
         y: Y,
         (x_span, y_span): (Range<f64>, Range<f64>),
+        (x_log, y_log): (bool, bool),
     ) -> Result<(), String>
     where
         X: AsRangedCoord<Value = f64>,
@@ -191,9 +202,13 @@ impl Chart {
             .y_desc(&self.y.label)
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&|v| if x_log { log_tick(*v) } else { tick(*v) })
+            .y_label_formatter(&|v| if y_log { log_tick(*v) } else { tick(*v) })
             .light_line_style(RGBColor(235, 235, 235))
+            // A log axis has a line at every 1…9 × 10ⁿ already; light lines
+            // between them would grey its lower decades.
+            .x_max_light_lines(if x_log { 0 } else { 10 })
+            .y_max_light_lines(if y_log { 0 } else { 10 })
             .draw()
             .map_err(|e| e.to_string())?;
         let err = |e: DrawingAreaErrorKind<_>| e.to_string();
@@ -275,6 +290,17 @@ fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 }
 
 /// A tick label: short, without trailing zeros (`80`, `0.25`, `1e6`).
+/// A log axis's tick: only 1, 2 and 5 × 10ⁿ are labelled (the lines at
+/// 3, 4, 6 … 9 × 10ⁿ would crowd the top of each decade with labels).
+fn log_tick(v: f64) -> String {
+    let mantissa = v / 10f64.powf(v.abs().log10().floor());
+    if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        tick(v)
+    } else {
+        String::new()
+    }
+}
+
 fn tick(v: f64) -> String {
     let a = v.abs();
     if a != 0.0 && !(1e-3..1e6).contains(&a) {
