@@ -236,7 +236,11 @@ fn traffic_has_a_cdf_per_structure() {
     let sending = connections.iter().filter(|&&b| b > 0).count();
     let points = figure(&figures, "traffic-connection-throughput").points(SERIES_COLOURS[0]);
     assert_eq!(points, sending, "a point per connection that sent data");
-    assert!(figures.iter().any(|(n, _)| n == "traffic-active-connections-trial-0"));
+    assert_eq!(
+        figure(&figures, "traffic-active-connections-trial-0").line_colours(),
+        2,
+        "open at each interval's start and at its peak"
+    );
 }
 
 #[test]

@@ -38,7 +38,14 @@ pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     ));
     out.extend(transfers(ctx)?);
     for trial in ctx.timeline_trials(ACTIVE) {
-        let series = over_time(ctx, ACTIVE, trial, "at_start", 1.0)?;
+        // Connections shorter than an interval show in its peak, not at its start.
+        let mut series = Vec::new();
+        for (column, what) in [("at_start", "at interval start"), ("peak", "peak in interval")] {
+            series.extend(over_time(ctx, ACTIVE, trial, column, 1.0)?.into_iter().map(|mut s| {
+                s.name = format!("{} {what}", s.name);
+                s
+            }));
+        }
         out.extend(time_figure(
             ctx,
             trial,
