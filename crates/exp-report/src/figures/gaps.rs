@@ -12,7 +12,8 @@ use exp_stats::Sampler;
 
 use super::chart::{Axis, Chart, Marks, Series};
 use super::{Context, Figure, MAX_TIMELINES};
-use crate::mqtt::gaps::{achieved, GapTarget};
+use crate::mqtt::achieved::achieved;
+use crate::mqtt::gaps::GapTarget;
 use crate::mqtt::plan::read_plan;
 use crate::sketch::LogHistogram;
 use crate::ReportError;

@@ -10,10 +10,11 @@
 //! those are kept apart.
 //!
 //! Files are read in bounded chunks, a few passes per trial (`passes.rs`,
-//! `gaps.rs`); a file that fails to read is left out of its trial, with a
+//! `achieved.rs`); a file that fails to read is left out of its trial, with a
 //! [`Warning`], and the trial is computed again without it, so every number
 //! of a trial covers the same files.
 
+pub(crate) mod achieved;
 pub(crate) mod gaps;
 mod passes;
 pub(crate) mod phases;
@@ -140,7 +141,7 @@ fn trial_fleets(
         .iter()
         .map(|(_, o)| o.counts.scheduled + o.warmup.scheduled)
         .sum();
-    let mut achieved = gaps::achieved(files, total, &rows)?;
+    let mut achieved = achieved::achieved(files, total, &rows)?;
     let per_fleet = counts.into_iter().zip(quantiles).zip(by_phase);
     Ok(per_fleet
         .map(|(((fleet, o), [ack, delivery, lateness]), phases)| {
