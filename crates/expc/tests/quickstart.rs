@@ -14,8 +14,7 @@ use std::process::Command;
 use common::Scratch;
 
 const COMMAND: &str = "cargo run --release -p expc -- run examples/quickstart.exp";
-const REPORT_COMMAND: &str =
-    r#"cargo run --release -p expc -- report "$(ls -d runs/quickstart/*/ | tail -1)" --html"#;
+const REPORT_COMMAND: &str = r#"cargo run --release -p expc -- report "$(ls -d runs/quickstart/*/ | tail -1)" --html"#;
 
 #[test]
 fn the_readme_quickstart_runs_and_shows_latency_by_phase() {
@@ -46,7 +45,12 @@ fn the_readme_quickstart_runs_and_shows_latency_by_phase() {
 
     // The README's report line: the page's latency series carries the
     // CPU hog's window.
-    let run = std::fs::read_dir(scratch.0.join("quickstart")).unwrap().next().unwrap().unwrap().path();
+    let run = std::fs::read_dir(scratch.0.join("quickstart"))
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .path();
     let report = Command::new(env!("CARGO_BIN_EXE_expc"))
         .args(["report", run.to_str().unwrap(), "--html"])
         .output()
@@ -57,5 +61,8 @@ fn the_readme_quickstart_runs_and_shows_latency_by_phase() {
         .split("<figure id=\"")
         .find(|f| f.starts_with("fleet-latency-over-time"))
         .expect("a latency series per second");
-    assert!(latency.contains("cpu (cpuoccupy)"), "the hog's window over the latency series");
+    assert!(
+        latency.contains("cpu (cpuoccupy)"),
+        "the hog's window over the latency series"
+    );
 }
