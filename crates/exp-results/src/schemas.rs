@@ -209,6 +209,8 @@ pub const GENERATION_TABLE: &str = "xml_generation";
 pub const PATHS_TABLE: &str = "xml_paths";
 /// Both sides' values of each compared path, a few rows per path.
 pub const PATH_VALUES_TABLE: &str = "xml_path_values";
+/// Both sides' depth, fan-out and document-size histograms, a row per bin.
+pub const STRUCTURE_TABLE: &str = "xml_structure";
 
 pub fn generation_schema() -> Schema {
     Schema::new(GENERATION_TABLE)
@@ -254,4 +256,19 @@ pub fn path_values_schema() -> Schema {
         .column("value", DType::F64)
         .column("label", DType::Str)
         .column("fraction", DType::F64)
+}
+
+/// `measure` is `depth` (of each element, the document root 1), `fan_out`
+/// (child elements of each element) or `document_size` (bytes of each
+/// document's canonical form); a row per bin (`bin` its index, `label` its
+/// range, e.g. `11–15`, `64+`) with the corpus's count (`original`) and the
+/// generated documents' (`synthetic`).
+pub fn structure_schema() -> Schema {
+    Schema::new(STRUCTURE_TABLE)
+        .column("workload", DType::Str)
+        .column("measure", DType::Str)
+        .column("bin", DType::U64)
+        .column("label", DType::Str)
+        .column("original", DType::U64)
+        .column("synthetic", DType::U64)
 }

@@ -6,7 +6,8 @@
 //! (the obfuscation map, beside the set and never inside it), `documents/`
 //! and `comparison.json`. The tables `xml_generation` (one row per trial)
 //! and `xml_paths` (per-path fidelity) hold the figures, `xml_path_values`
-//! both sides' values of each path (`xml/tables.rs`).
+//! both sides' values of each path and `xml_structure` their depth, fan-out
+//! and size histograms (`xml/tables.rs`).
 //!
 //! The set is made by exp-xml's one corpus → set pipeline
 //! ([`exp_xml::extract_set`]), the same `expc xml extract` runs.

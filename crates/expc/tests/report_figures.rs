@@ -280,6 +280,25 @@ fn xml_synthesis_compares_path_frequencies_and_distances() {
     for (name, svg) in values {
         assert_eq!(svg.series(), 2, "{name}: the corpus and the generated documents");
     }
+    // The structure histograms: a figure per measure, both sides, from a
+    // table with a row per bin.
+    let structure = trial_frames(&dir, "xml_structure", 0);
+    for (measure, id) in [
+        ("depth", "depth"),
+        ("fan_out", "fan-out"),
+        ("document_size", "document-size"),
+    ] {
+        let bins: usize = structure
+            .iter()
+            .map(|f| {
+                let column = f.column("measure").unwrap().str().unwrap().clone();
+                column.iter().filter(|m| *m == Some(measure)).count()
+            })
+            .sum();
+        assert!(bins > 1, "{measure}: a row per bin");
+        let svg = figure(&figures, &format!("xml-structure-docs-{id}"));
+        assert_eq!(svg.series(), 2, "{measure}: the corpus and the generated documents");
+    }
 }
 
 /// A damaged table file is a warning naming it; the page is still written.

@@ -15,6 +15,7 @@ mod gaps;
 mod sweep;
 mod traffic;
 mod xml;
+mod xml_structure;
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;

@@ -3,7 +3,8 @@
 //! comparison; on the diagonal when the structure was kept), each path's
 //! distance between original and synthetic values, worst first, and for
 //! the worst [`WORST`] numeric and categorical paths both sides' values
-//! (`xml_path_values`: quantiles, or the shares of the most frequent values).
+//! (`xml_path_values`: quantiles, or the shares of the most frequent values);
+//! then the structure histograms (`xml_structure.rs`).
 
 use std::collections::BTreeMap;
 
@@ -21,6 +22,7 @@ const TITLE_CHARS: usize = 70;
 pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     let mut out = overview(ctx)?;
     out.extend(values(ctx)?);
+    out.extend(super::xml_structure::figures(ctx)?);
     Ok(out)
 }
 

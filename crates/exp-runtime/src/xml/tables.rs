@@ -1,15 +1,16 @@
 //! The `xml` workload's tables (schemas in `exp_results::schemas`):
 //! `xml_generation` (one row per trial: what was generated, how fast, and
 //! how close it came to the corpus), `xml_paths` (the fidelity of each
-//! path) and `xml_path_values` (both sides' values of each path, for the
-//! report's figures). Rows are built by column name
+//! path), `xml_path_values` (both sides' values of each path) and
+//! `xml_structure` (both sides' depth, fan-out and size histograms), the
+//! last two for the report's figures. Rows are built by column name
 //! ([`Schema::row`](exp_results::Schema::row)), so
 //! they cannot drift from their schema.
 
 pub use exp_results::schemas::GENERATION_TABLE;
-use exp_results::schemas::{generation_schema, path_values_schema, paths_schema};
+use exp_results::schemas::{generation_schema, path_values_schema, paths_schema, structure_schema};
 use exp_results::Cell;
-use exp_xml::compare::{Comparison, PathMetric, ValueShape};
+use exp_xml::compare::{Comparison, Histogram, PathMetric, ValueShape};
 use exp_xml::generate::GenerateStats;
 
 use crate::executor::{ExecError, WorkloadContext};
@@ -79,7 +80,35 @@ pub(super) fn write_paths(ctx: &WorkloadContext, comparison: &Comparison) -> Res
         ])?)?;
     }
     ctx.tables.sink(&schema).write(batch)?;
-    write_path_values(ctx, comparison)
+    write_path_values(ctx, comparison)?;
+    write_structure(ctx, comparison)
+}
+
+/// Writes a row per bin of the depth, fan-out and document-size histograms.
+fn write_structure(ctx: &WorkloadContext, comparison: &Comparison) -> Result<(), ExecError> {
+    let schema = structure_schema();
+    let mut batch = schema.batch();
+    let h = &comparison.histograms;
+    let measures: [(&str, &Histogram); 3] = [
+        ("depth", &h.depth),
+        ("fan_out", &h.fan_out),
+        ("document_size", &h.document_size),
+    ];
+    for (measure, histogram) in measures {
+        let bins = histogram.bins.iter().zip(&histogram.original).zip(&histogram.synthetic);
+        for (bin, ((label, &original), &synthetic)) in bins.enumerate() {
+            batch.push_row(schema.row([
+                ("workload", ctx.workload.name.as_str().into()),
+                ("measure", measure.into()),
+                ("bin", (bin as u64).into()),
+                ("label", label.as_str().into()),
+                ("original", original.into()),
+                ("synthetic", synthetic.into()),
+            ])?)?;
+        }
+    }
+    ctx.tables.sink(&schema).write(batch)?;
+    Ok(())
 }
 
 /// Writes each compared path's value shape: a row per side and quantile
