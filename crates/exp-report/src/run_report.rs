@@ -6,7 +6,7 @@
 
 use exp_results::{RunView, Warning};
 
-use crate::{mqtt_report, summarize, traffic_report, MqttReport, ResultsError, RunSummary, TrafficReport};
+use crate::{mqtt_report, summarize, traffic_report, MqttReport, RunSummary, TrafficReport};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RunReport {
@@ -16,19 +16,18 @@ pub struct RunReport {
     pub traffic: Option<TrafficReport>,
 }
 
-pub fn run_report(view: &RunView) -> Result<RunReport, ResultsError> {
-    let (summary, (mqtt, traffic, warnings)) = std::thread::scope(|scope| {
+pub fn run_report(view: &RunView) -> RunReport {
+    let (mut summary, mqtt, traffic, warnings) = std::thread::scope(|scope| {
         let summary = scope.spawn(|| summarize(view));
         let mut warnings = Vec::new();
         let mqtt = mqtt_report(view, &mut warnings);
         let traffic = traffic_report(view, &mut warnings);
         // A panic on the summary's thread is the caller's, as if it ran here.
         let summary = summary.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic));
-        (summary, (mqtt, traffic, warnings))
+        (summary, mqtt, traffic, warnings)
     });
-    let mut summary = summary?;
     merge_warnings(&mut summary.warnings, warnings);
-    Ok(RunReport { summary, mqtt, traffic })
+    RunReport { summary, mqtt, traffic }
 }
 
 /// Several readers see a damaged file: each is warned about once.

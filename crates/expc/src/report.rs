@@ -50,7 +50,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 }
 
 fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
-    let RunReport { summary, mqtt, traffic } = run_report(view).map_err(|e| e.to_string())?;
+    let RunReport { summary, mqtt, traffic } = run_report(view);
     let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"

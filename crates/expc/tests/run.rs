@@ -88,7 +88,7 @@ fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
 
 /// Every table of the run reads back through polars without a warning.
 fn assert_readable(dir: &Path) -> exp_report::RunSummary {
-    let summary = summarize(&open_run(dir).unwrap()).unwrap();
+    let summary = summarize(&open_run(dir).unwrap());
     assert!(summary.warnings.is_empty(), "unreadable files: {:?}", summary.warnings);
     summary
 }

@@ -70,7 +70,7 @@ fn run_spec_keep(relative: &str, scale: &str, trials: Option<&str>, table: &str)
         manifest.trials.iter().all(|t| t.status == TrialStatus::Complete),
         "{relative}"
     );
-    let summary = summarize(&open_run(&dir).unwrap()).unwrap();
+    let summary = summarize(&open_run(&dir).unwrap());
     assert!(summary.warnings.is_empty(), "{relative}: {:?}", summary.warnings);
     let with_rows = summary
         .tables
