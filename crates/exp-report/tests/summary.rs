@@ -32,21 +32,36 @@ fn summaries_of_known_data() {
         .column("latency_ms", DType::F64)
         .column("size_bytes", DType::U64)
         .column("ok", DType::Bool)
-        .column("topic", DType::Str);
+        .column("topic", DType::Str)
+        .column("device", DType::U64);
     // Trial 0 over two shards: latency 1..=100, size only on even rows.
     for (shard, range) in [(0, 1..=50u64), (1, 51..=100)] {
         let mut batch = schema.batch();
         for i in range {
             let size = (i % 2 == 0).then_some(i * 1000);
             batch
-                .push_row(vec![i.into(), (i as f64).into(), size.into(), true.into(), "t".into()])
+                .push_row(vec![
+                    i.into(),
+                    (i as f64).into(),
+                    size.into(),
+                    true.into(),
+                    "t".into(),
+                    (i % 7).into(),
+                ])
                 .unwrap();
         }
         store.sink(&schema, 0, shard).write(batch).unwrap();
     }
     let mut one = schema.batch();
-    one.push_row(vec![5u64.into(), (-2.5).into(), Cell::Null, false.into(), Cell::Null])
-        .unwrap();
+    one.push_row(vec![
+        5u64.into(),
+        (-2.5).into(),
+        Cell::Null,
+        false.into(),
+        Cell::Null,
+        3u64.into(),
+    ])
+    .unwrap();
     store.sink(&schema, 1, 0).write(one).unwrap();
     store.close().unwrap();
 
@@ -79,7 +94,11 @@ fn summaries_of_known_data() {
         "the truncated file is left out"
     );
     let names: Vec<&str> = t0.columns.iter().map(|c| c.column.as_str()).collect();
-    assert_eq!(names, ["latency_ms", "size_bytes"], "numeric columns except t_ns");
+    assert_eq!(
+        names,
+        ["latency_ms", "size_bytes", "device"],
+        "numeric columns except t_ns"
+    );
     let latency = &t0.columns[0];
     assert_eq!((latency.count, latency.nan), (100, 0));
     assert!(close(latency.mean, 50.5) && close(latency.min, 1.0) && close(latency.max, 100.0));
@@ -90,6 +109,13 @@ fn summaries_of_known_data() {
     assert!(close(size.min, 2000.0) && close(size.max, 100_000.0) && close(size.mean, 51_000.0));
     // Even values 2..=100 (×1000): h = 49 · 0.5 = 24.5 → between 50 and 52.
     assert!(close(size.p50, 51_000.0));
+    // An identifier: its extent, no mean or percentiles.
+    let device = &t0.columns[2];
+    assert_eq!((device.count, device.min, device.max), (100, Some(0.0), Some(6.0)));
+    assert_eq!(
+        (device.mean, device.p50, device.p95, device.p99),
+        (None, None, None, None)
+    );
 
     let t1 = &trials[1];
     assert_eq!((t1.rows, t1.columns[0].count), (1, 1));
