@@ -14,10 +14,11 @@ fn close(a: Option<f64>, b: f64) -> bool {
     a.is_some_and(|a| (a - b).abs() < 1e-9)
 }
 
-#[test]
-fn summaries_of_known_data() {
-    let root = tempfile::tempdir().unwrap();
-    let run = RunDir::create(root.path(), "lat", "r").unwrap();
+/// A run of one `latency` table with known values in trials 0 and 1, and
+/// damage: a truncated file in trial 0 and one making up trial 2, an
+/// unfinished file and a stray one.
+fn known_run(root: &std::path::Path) -> std::path::PathBuf {
+    let run = RunDir::create(root, "lat", "r").unwrap();
     run.write_manifest(&mut common::manifest("lat", "r")).unwrap();
     let store = Store::open(
         run.tables_dir(),
@@ -75,7 +76,13 @@ fn summaries_of_known_data() {
     fs::create_dir_all(tables.join(".partial/latency/trial=1")).unwrap();
     fs::write(tables.join(".partial/latency/trial=1/part-1.parquet"), b"PAR1").unwrap();
     fs::write(tables.join("latency/notes.txt"), b"hello").unwrap();
-    let dir = run.finish().unwrap();
+    run.finish().unwrap()
+}
+
+#[test]
+fn summaries_of_known_data() {
+    let root = tempfile::tempdir().unwrap();
+    let dir = known_run(root.path());
 
     let view = open_run(&dir).unwrap();
     assert_eq!(view.manifest.run_id, "r");
