@@ -177,6 +177,16 @@ impl<'a> Context<'a> {
             .map_or(&[], Vec::as_slice)
     }
 
+    /// The parts of `table`'s first trial (for tables every trial fills
+    /// alike, such as an XML comparison with the same corpus).
+    pub fn first_trial_parts(&self, table: &str) -> &'a [PartFile] {
+        self.run
+            .tables
+            .get(table)
+            .and_then(|t| t.trials.values().next())
+            .map_or(&[], Vec::as_slice)
+    }
+
     /// The trials whose time series of `table` are drawn.
     pub fn timeline_trials(&self, table: &str) -> Vec<u32> {
         self.run

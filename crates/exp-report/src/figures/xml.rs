@@ -144,12 +144,7 @@ fn values(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     let mut shapes: BTreeMap<(String, String), Shape> = BTreeMap::new();
     let wanted = |w: &str, p: &str| picked.iter().any(|(_, pw, pp)| pw == w && pp == p);
     // The first trial's values: every trial compares the same corpus.
-    let first = ctx
-        .run
-        .tables
-        .get(PATH_VALUES_TABLE)
-        .and_then(|t| t.trials.keys().next().copied());
-    for part in first.map_or(&[][..], |t| ctx.trial_parts(PATH_VALUES_TABLE, t)) {
+    for part in ctx.first_trial_parts(PATH_VALUES_TABLE) {
         let required = ["workload", "path", "side", "rank", "fraction"];
         ctx.each_chunk(&part.path, &required, &["value", "label"], |c| {
             let (w, p, side, rank) = (c.str("workload")?, c.str("path")?, c.str("side")?, c.u64("rank")?);

@@ -17,13 +17,8 @@ type Bins = BTreeMap<u64, (String, u64, u64)>;
 pub(super) fn figures(ctx: &Context) -> Result<Vec<Figure>, ReportError> {
     // The first trial's histograms: every trial compares the same corpus
     // with documents from the same set.
-    let first = ctx
-        .run
-        .tables
-        .get(STRUCTURE_TABLE)
-        .and_then(|t| t.trials.keys().next().copied());
     let mut histograms: BTreeMap<(String, String), Bins> = BTreeMap::new();
-    for part in first.map_or(&[][..], |t| ctx.trial_parts(STRUCTURE_TABLE, t)) {
+    for part in ctx.first_trial_parts(STRUCTURE_TABLE) {
         let required = ["workload", "measure", "bin", "label", "original", "synthetic"];
         ctx.each_chunk(&part.path, &required, &[], |c| {
             let (w, m, bin, label) = (c.str("workload")?, c.str("measure")?, c.u64("bin")?, c.str("label")?);
