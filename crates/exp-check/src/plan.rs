@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use exp_diagnostics::limits::{group, MAX_VARIANTS};
-use exp_diagnostics::{Code, Diagnostic};
+use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{
     Experiment, Monitor, Parameter, Plan, Source, SourceFile, Variants, Workload, MAX_TRIALS, PLAN_VERSION,
 };
@@ -38,8 +38,13 @@ impl Checker<'_> {
         let repetitions = repeat.as_ref().map_or(1, |r| r.max);
         let params = match self.sweep_params(first_child(experiment, "sweep"), repetitions) {
             Ok(params) => params,
-            Err(trials) => {
-                self.too_many_trials(experiment, &sweep::count_text(trials));
+            Err(too_many) => {
+                self.too_many_trials(
+                    experiment,
+                    &sweep::count_text(too_many.trials),
+                    too_many.counts,
+                    repetitions,
+                );
                 return None;
             }
         };
@@ -93,7 +98,11 @@ impl Checker<'_> {
             u64::MAX => format!("more than {}", group(u64::MAX - 1)),
             n => group(n),
         };
-        self.too_many_trials(experiment, &count);
+        let counts = params
+            .iter()
+            .map(|p| (p.span, format!("{} values", group(p.values.len() as u64))))
+            .collect();
+        self.too_many_trials(experiment, &count, counts, repetitions);
         false
     }
 
@@ -130,16 +139,26 @@ impl Checker<'_> {
         }))
     }
 
-    /// E0704: the sweep's points times the repetitions exceed [`MAX_TRIALS`].
-    fn too_many_trials(&mut self, experiment: &Block, count: &str) {
-        self.report(
-            Diagnostic::error(
-                Code::E0704,
-                format!("the experiment has {count} trials, more than {}", group(MAX_TRIALS)),
-            )
-            .primary(experiment.kind.span, "too many trials")
-            .help("narrow the sweep, or split it into several specs"),
-        );
+    /// E0704: the sweep's points times the repetitions exceed [`MAX_TRIALS`];
+    /// at the sweep block, with each factor of the product labelled (each
+    /// parameter's value count in `counts`, and `repeat`).
+    fn too_many_trials(&mut self, experiment: &Block, count: &str, counts: Vec<(Span, String)>, repetitions: u32) {
+        let at = first_child(experiment, "sweep").unwrap_or(experiment);
+        let mut diagnostic = Diagnostic::error(
+            Code::E0704,
+            format!("the experiment has {count} trials, more than {}", group(MAX_TRIALS)),
+        )
+        .primary(at.kind.span, "too many trials");
+        for (span, label) in counts {
+            diagnostic = diagnostic.secondary(span, label);
+        }
+        if let Some(repeat) = attribute(experiment, "repeat").filter(|_| repetitions > 1) {
+            diagnostic = diagnostic.secondary(
+                repeat.value.span,
+                format!("{} repetitions each", group(u64::from(repetitions))),
+            );
+        }
+        self.report(diagnostic.help("narrow the sweep, or split it into several specs"));
     }
 
     /// Lowers `block` once per combination of the values of the sweep

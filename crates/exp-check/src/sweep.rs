@@ -20,6 +20,13 @@ pub(crate) struct SweepParam {
     pub values: SweepValues,
 }
 
+/// A sweep over [`MAX_TRIALS`]: its trial count and, at each parameter's
+/// name, how many values it has (E0704 shows them so the product shows).
+pub(crate) struct TooManyTrials {
+    pub trials: f64,
+    pub counts: Vec<(Span, String)>,
+}
+
 /// A parameter's values: listed, each with the label reports show for it,
 /// or a range kept as its ends (a million values cost nothing until a
 /// combination asks for one).
@@ -62,7 +69,11 @@ impl Checker<'_> {
     /// sweep would make more than [`MAX_TRIALS`] trials with `repetitions`
     /// each: found from the value counts before any range is expanded (two
     /// ranges of a million values each used to be expanded, then multiplied).
-    pub(crate) fn sweep_params(&mut self, sweep: Option<&Block>, repetitions: u32) -> Result<Vec<SweepParam>, f64> {
+    pub(crate) fn sweep_params(
+        &mut self,
+        sweep: Option<&Block>,
+        repetitions: u32,
+    ) -> Result<Vec<SweepParam>, TooManyTrials> {
         let Some(sweep) = sweep else { return Ok(Vec::new()) };
         let root = self.program.root;
         let mut evaluated: Vec<(&Attribute, Value)> = Vec::new();
@@ -102,7 +113,11 @@ impl Checker<'_> {
             .iter()
             .fold(f64::from(repetitions), |n, (_, value)| n * value_count(value));
         if trials > MAX_TRIALS as f64 {
-            return Err(trials);
+            let counts = evaluated
+                .iter()
+                .map(|(attr, value)| (attr.key.span, format!("{} values", count_text(value_count(value)))))
+                .collect();
+            return Err(TooManyTrials { trials, counts });
         }
         let mut params = Vec::with_capacity(evaluated.len());
         for (attr, value) in evaluated {
