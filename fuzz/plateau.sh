@@ -24,7 +24,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 crates=$(cd "$here/../crates" && pwd)
 command -v llvm-symbolizer >/dev/null || { echo "llvm-symbolizer is not on the PATH" >&2; exit 2; }
 logdir=${LOGDIR:-/tmp}
-bin=$(mktemp -d)/$target
+bindir=$(mktemp -d)
+bin=$bindir/$target
 cp "$here/target/x86_64-unknown-linux-gnu/release/$target" "$bin"
 log=$logdir/$target.log
 extra=("$@")
@@ -42,7 +43,7 @@ start=$(date +%s)
   -timeout=60 -print_final_stats=1 -print_pcs=1 -artifact_prefix="$logdir/$target-" \
   "${extra[@]}" >"$log" 2>&1 &
 pid=$!
-trap 'kill -INT $pid 2>/dev/null || true' EXIT
+trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$bindir"' EXIT
 
 last_own=0 last_change=$start
 while kill -0 "$pid" 2>/dev/null; do
@@ -58,6 +59,7 @@ while kill -0 "$pid" 2>/dev/null; do
 done
 wait "$pid" || true
 trap - EXIT
+rm -rf "$bindir"
 end=$(date +%s)
 edges() { grep -oE "$1 cov: [0-9]+" "$log" | tail -1 | grep -oE '[0-9]+$' || echo '?'; }
 execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')
