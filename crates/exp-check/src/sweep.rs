@@ -65,8 +65,8 @@ impl SweepValues {
 }
 
 impl Checker<'_> {
-    /// The sweep's parameters, each with its values. `Err(trials)` when the
-    /// sweep would make more than [`MAX_TRIALS`] trials with `repetitions`
+    /// The sweep's parameters, each with its values; [`TooManyTrials`] when
+    /// the sweep would make more than [`MAX_TRIALS`] trials with `repetitions`
     /// each: found from the value counts before any range is expanded (two
     /// ranges of a million values each used to be expanded, then multiplied).
     pub(crate) fn sweep_params(
