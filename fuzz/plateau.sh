@@ -43,6 +43,7 @@ start=$(date +%s)
   -timeout=60 -print_final_stats=1 -print_pcs=1 -artifact_prefix="$logdir/$target-" \
   "${extra[@]}" >"$log" 2>&1 &
 pid=$!
+# On any exit, interrupted or not: the fuzzer stopped, its copy removed.
 trap 'kill -INT $pid 2>/dev/null || true; wait $pid 2>/dev/null || true; rm -rf "$bindir"' EXIT
 
 last_own=0 last_change=$start
@@ -58,8 +59,6 @@ while kill -0 "$pid" 2>/dev/null; do
   fi
 done
 wait "$pid" || true
-trap - EXIT
-rm -rf "$bindir"
 end=$(date +%s)
 edges() { grep -oE "$1 cov: [0-9]+" "$log" | tail -1 | grep -oE '[0-9]+$' || echo '?'; }
 execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+' "$log" | grep -oE '[0-9]+$' || echo '?')

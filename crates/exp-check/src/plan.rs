@@ -100,7 +100,7 @@ impl Checker<'_> {
         };
         let counts = params
             .iter()
-            .map(|p| (p.span, format!("{} values", group(p.values.len() as u64))))
+            .map(|p| sweep::values_label(p.span, p.values.len() as f64))
             .collect();
         self.too_many_trials(experiment, &count, counts, repetitions);
         false

@@ -115,7 +115,7 @@ impl Checker<'_> {
         if trials > MAX_TRIALS as f64 {
             let counts = evaluated
                 .iter()
-                .map(|(attr, value)| (attr.key.span, format!("{} values", count_text(value_count(value)))))
+                .map(|(attr, value)| values_label(attr.key.span, value_count(value)))
                 .collect();
             return Err(TooManyTrials { trials, counts });
         }
@@ -329,6 +329,11 @@ pub(crate) fn count_text(count: f64) -> String {
     } else {
         format!("{count:.0e}")
     }
+}
+
+/// E0704's label at a parameter's name: how many values it has.
+pub(crate) fn values_label(name: Span, count: f64) -> (Span, String) {
+    (name, format!("{} values", count_text(count)))
 }
 
 /// How many values `a..b step s` has (`a ≤ b`, `s > 0`), in `f64`: it may
