@@ -25,7 +25,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a device needs to connect.
 pub struct DeviceJob {
-    pub index: u32,
+    /// The device's number in the whole fleet (a split run's part runs a
+    /// block of them): its events, rows and payload headers all carry it.
+    pub device: u32,
     pub endpoint: Endpoint,
     pub options: DeviceOptions,
     /// When to start connecting (the connect ramp).
@@ -38,13 +40,13 @@ pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>)
     tokio::time::sleep_until(tokio::time::Instant::from_std(job.connect_at)).await;
     let connect_start_ns = job.clock.now_ns();
     let client_id = job.options.client_id.clone();
-    let connected = Device::connect(job.index, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await;
+    let connected = Device::connect(job.device, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await;
     let (device, connected_ns, status) = match connected {
         Ok(device) => (Some(device), Some(job.clock.now_ns()), "connected".to_string()),
         Err(e) => (None, None, format!("failed: {e}")),
     };
     let connection = Connection {
-        device: job.index,
+        device: job.device,
         client_id,
         connect_start_ns,
         connected_ns,

@@ -84,7 +84,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             Ok((t, conns)) => {
                 let rows = conns.into_iter().map(|c| {
                     let tally = t.devices.get(&c.device).map(|d| d.tally()).unwrap_or_default();
-                    device_row(&device_schema, &ctx.workload.name, devices.start, c, tally)
+                    device_row(&device_schema, &ctx.workload.name, c, tally)
                 });
                 match rows.collect() {
                     Ok(rows) => connections.rows().send(rows),
@@ -159,7 +159,7 @@ async fn run_interval(
         subscriber: sub_rx,
     };
     let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
-    let collector = tokio::spawn(collector.run(inputs, messages.rows().with_first_device(s.devices.start)));
+    let collector = tokio::spawn(collector.run(inputs, messages.rows()));
 
     let subscriber = match sub_tx {
         Some(tx) => Some(subscribe(s, tx).await?),
@@ -286,16 +286,18 @@ async fn connect_devices(
     let (ctx, fleet) = (s.ctx, s.fleet);
     let name = &ctx.workload.name;
     let mut connecting = Vec::with_capacity(s.devices.len());
+    // A split run's part ramps at its share of the rate, so that the parts
+    // together connect as fast as the whole fleet would, and finish when it would.
+    let rate = fleet.connect_rate_per_s * s.devices.len() as f64 / f64::from(fleet.devices.max(1));
     // `index` counts this process's devices; `device` is the fleet's number.
     for (index, device) in s.devices.clone().enumerate() {
-        let index = index as u32;
-        let ramp = if fleet.connect_rate_per_s.is_finite() && fleet.connect_rate_per_s > 0.0 {
-            Duration::from_secs_f64(f64::from(index) / fleet.connect_rate_per_s)
+        let ramp = if rate.is_finite() && rate > 0.0 {
+            Duration::from_secs_f64(index as f64 / rate)
         } else {
             Duration::ZERO
         };
         let job = DeviceJob {
-            index,
+            device,
             endpoint: s.endpoint.clone(),
             options: s.device_options(fill(&fleet.client_id, name, Some(device))),
             connect_at: ramp_start + ramp,

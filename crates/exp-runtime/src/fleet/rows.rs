@@ -36,6 +36,7 @@ impl Status {
 /// One message, ready for the `mqtt_messages` table. Times are on the trial clock.
 #[derive(Debug, Clone)]
 pub struct MessageRow {
+    /// The device's number in the whole fleet, also in a split run's part.
     pub device: u32,
     pub seq: u64,
     pub scheduled_ns: u64,
@@ -52,11 +53,11 @@ pub struct MessageRow {
 impl MessageRow {
     /// Its cells in `mqtt_messages`' column order (by position: this is the
     /// hot path; `message_cells_follow_the_schema` pins the order).
-    pub(super) fn cells(self, fleet: &str, first_device: u32) -> Vec<Cell> {
+    pub(super) fn cells(self, fleet: &str) -> Vec<Cell> {
         let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
         vec![
             fleet.into(),
-            u64::from(first_device + self.device).into(),
+            u64::from(self.device).into(),
             self.seq.into(),
             self.scheduled_ns.into(),
             self.sent_ns.into(),
@@ -75,6 +76,7 @@ impl MessageRow {
 
 /// How one device's connection went, for the `mqtt_devices` table.
 pub struct Connection {
+    /// The device's number in the whole fleet.
     pub device: u32,
     pub client_id: String,
     pub connect_start_ns: u64,
@@ -97,13 +99,12 @@ pub struct DeviceTally {
 pub fn device_row(
     schema: &Schema,
     fleet: &str,
-    first_device: u32,
     c: Connection,
     counts: DeviceTally,
 ) -> Result<Vec<Cell>, RowError> {
     schema.row([
         ("fleet", fleet.into()),
-        ("device", u64::from(first_device + c.device).into()),
+        ("device", u64::from(c.device).into()),
         ("client_id", c.client_id.into()),
         ("connect_start_ns", c.connect_start_ns.into()),
         ("connected_ns", c.connected_ns.into()),
@@ -129,7 +130,7 @@ mod tests {
     #[test]
     fn message_cells_follow_the_schema() {
         let row = MessageRow {
-            device: 2,
+            device: 12,
             seq: 3,
             scheduled_ns: 4,
             sent_ns: Some(5),
@@ -159,6 +160,6 @@ mod tests {
                 ("warmup", true.into()),
             ])
             .unwrap();
-        assert_eq!(row.cells("f", 10), named);
+        assert_eq!(row.cells("f"), named);
     }
 }

@@ -11,16 +11,11 @@ use exp_results::{Batch, Cell, Schema, TableSink};
 use super::rows::MessageRow;
 use crate::executor::ExecError;
 
-/// Where rows go: the channel to a [`Writer`]'s thread. Message rows number
-/// devices from `first_device` (a split run's part runs a block of them).
+/// Where rows go: the channel to a [`Writer`]'s thread.
 #[derive(Clone)]
-pub struct Rows(Option<mpsc::Sender<Vec<Vec<Cell>>>>, u32);
+pub struct Rows(Option<mpsc::Sender<Vec<Vec<Cell>>>>);
 
 impl Rows {
-    pub fn with_first_device(self, first_device: u32) -> Rows {
-        Rows(self.0, first_device)
-    }
-
     pub fn send(&self, rows: Vec<Vec<Cell>>) {
         if let (Some(tx), false) = (&self.0, rows.is_empty()) {
             // A closed channel means the thread ended; `Writer::finish` reports why.
@@ -29,7 +24,7 @@ impl Rows {
     }
 
     pub fn send_messages(&self, fleet: &str, rows: Vec<MessageRow>) {
-        self.send(rows.into_iter().map(|r| r.cells(fleet, self.1)).collect());
+        self.send(rows.into_iter().map(|r| r.cells(fleet)).collect());
     }
 }
 
@@ -66,7 +61,7 @@ impl Writer {
 
     /// A handle for tasks that produce rows; the thread ends when every handle and the writer are gone.
     pub fn rows(&self) -> Rows {
-        Rows(self.tx.clone(), 0)
+        Rows(self.tx.clone())
     }
 
     /// Closes the channel and waits for the thread (call from a blocking context).
