@@ -58,6 +58,9 @@ pub enum ResultsError {
         expected: String,
         found: String,
     },
+    /// A shard or split part does not agree with the parts already in the run (parts.rs).
+    #[error("this part does not belong to the run in {}: {}", .path.parent().unwrap_or(.path).display(), .differences.join("; "))]
+    PartsDisagree { path: PathBuf, differences: Vec<String> },
     /// Another process holds the run's runner lock: it is writing the run.
     #[error("the run is being written by another process ({holder}; lock {path})")]
     RunLocked { path: PathBuf, holder: String },

@@ -18,6 +18,7 @@
 mod error;
 mod json_lines;
 pub mod manifest;
+mod parts;
 mod read;
 mod rundir;
 pub mod runner;
@@ -31,6 +32,7 @@ pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
     ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
+pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};

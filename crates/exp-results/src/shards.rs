@@ -110,7 +110,12 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
             trials: m.trials.len() as u32,
         })
         .collect();
-    let status = merged_status(&shards, count);
+    let disagreements = disagreements(&parts);
+    let status = if disagreements.is_empty() {
+        merged_status(&shards, count)
+    } else {
+        RunStatus::Failed
+    };
     let mut parts = parts.into_iter();
     let Some(mut merged) = parts.next() else {
         unreachable!("merge is called with at least one fragment")
@@ -134,7 +139,8 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
     add_points(std::mem::take(&mut merged.points));
     // The merge has no journal: its fragments' are read into it.
     merged.journal_seq = 0;
-    let mut errors: Vec<String> = merged.error.take().into_iter().collect();
+    let mut errors: Vec<String> = disagreements;
+    errors.extend(merged.error.take());
     for part in parts {
         add_points(part.points);
         errors.extend(part.error);
@@ -169,6 +175,44 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
     merged.split = None;
     merged.shards = shards;
     merged
+}
+
+/// What the fragments say differently of the run they belong to (parts of
+/// one run agree since parts.rs; runs from before may not): a merge of
+/// parts that ran different plans, divisions or time scales is not one run.
+fn disagreements(parts: &[Manifest]) -> Vec<String> {
+    let Some(first) = parts.first() else {
+        return Vec::new();
+    };
+    let division = |m: &Manifest| match (m.shard, m.split) {
+        (Some(s), _) => format!("--shard K/{}", s.count),
+        (_, Some(s)) => format!("--split K/{}", s.count),
+        _ => "whole".to_string(),
+    };
+    let facts: [(&str, fn(&Manifest) -> String); 3] = [
+        ("plan SHA-256", |m| m.plan_sha256.clone()),
+        ("--time-scale", |m| m.options.time_scale.to_string()),
+        ("--trials", |m| m.options.trials_selected.clone().unwrap_or_default()),
+    ];
+    let mut found = Vec::new();
+    let mut differ = |what: &str, value: &dyn Fn(&Manifest) -> String| {
+        if parts.iter().any(|m| value(m) != value(first)) {
+            let values: Vec<String> = parts.iter().map(|m| format!("{} {}", part_name(m), value(m))).collect();
+            found.push(format!("the parts disagree on {what}: {}", values.join(", ")));
+        }
+    };
+    differ("how the run is divided", &division);
+    for (what, value) in facts {
+        differ(what, &value);
+    }
+    found
+}
+
+fn part_name(m: &Manifest) -> String {
+    m.shard.or(m.split).map_or_else(
+        || "the whole run".to_string(),
+        |s| format!("part {}/{}", s.index, s.count),
+    )
 }
 
 /// One trial as two parts of a split run ran it: the worse status (with its

@@ -329,6 +329,17 @@ fn an_attempt_is_set_aside_not_deleted() {
     assert!(moved_partial.is_dir() && fs::read_dir(&moved_partial).unwrap().count() == 0);
 }
 
+/// What the parts of run `r` (2 of them, plan "cd") agree on.
+fn agreement(mode: PartMode) -> PartsAgreement {
+    PartsAgreement {
+        mode,
+        count: 2,
+        plan_sha256: "cd".into(),
+        time_scale: 1.0,
+        trials_selected: None,
+    }
+}
+
 /// A fragment of run `r` as shard or split part `index` of 2, its trials
 /// ended with `status`, started at `start` (Unix ns).
 fn fragment(
@@ -339,7 +350,8 @@ fn fragment(
     status: TrialStatus,
     start: u64,
 ) -> RunDir {
-    let run = RunDir::create_shard(root, "fleet", "r", index).unwrap();
+    let agreement = agreement(if split { PartMode::Split } else { PartMode::Shards });
+    let run = RunDir::create_shard(root, "fleet", "r", index, &agreement).unwrap();
     let mut manifest = Manifest::new(&plan(), trials, "r", "cd", UNIX_EPOCH, exp_host::facts());
     let part = Some(ShardOf { index, count: 2 });
     if split {
@@ -378,7 +390,7 @@ fn shards_merge_into_one_run_and_an_early_merge_lets_later_shards_start() {
     whole.write_manifest(&mut whole_manifest).unwrap();
     let whole_dir = whole.finish().unwrap();
     assert!(matches!(
-        RunDir::create_shard(root.path(), "fleet", "w", 0),
+        RunDir::create_shard(root.path(), "fleet", "w", 0, &agreement(PartMode::Shards)),
         Err(ResultsError::RunExists { .. })
     ));
     assert!(whole_dir.is_dir());
@@ -403,4 +415,24 @@ fn split_parts_merge_each_trial_once_with_the_worse_status() {
 fn a_run_without_a_manifest_is_an_error() {
     let root = tempfile::tempdir().unwrap();
     assert!(matches!(open_run(root.path()), Err(ResultsError::Io { .. })));
+}
+
+#[test]
+fn parts_that_ran_at_different_time_scales_do_not_merge_as_complete() {
+    let root = tempfile::tempdir().unwrap();
+    drop(fragment(root.path(), 0, 0..2, false, TrialStatus::Complete, 5));
+    drop(fragment(root.path(), 1, 2..4, false, TrialStatus::Complete, 7));
+    let dir = root.path().join("fleet/r");
+    // Shard 1 as a run from before parts agreed would have written it.
+    let path = dir.join("manifest-shard-1.json");
+    let mut shard1 = Manifest::read(&path).unwrap();
+    shard1.options.time_scale = 0.5;
+    fs::write(&path, shard1.to_json().unwrap()).unwrap();
+    let merged = write_merged(&dir).unwrap().unwrap();
+    assert_eq!(merged.status, RunStatus::Failed);
+    let error = merged.error.unwrap();
+    assert!(
+        error.contains("the parts disagree on --time-scale: part 0/2 1, part 1/2 0.5"),
+        "{error}"
+    );
 }

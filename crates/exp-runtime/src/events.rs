@@ -49,6 +49,17 @@ pub enum Event {
     Pause {
         ns: u64,
     },
+    /// A split part waits at a trial's start for the other parts: sent
+    /// after a few seconds of waiting, then every few seconds until they
+    /// come or the wait times out.
+    WaitingForParts {
+        trial: u32,
+        /// The parts that have not said they are ready (`K` of `K/N`).
+        missing: Vec<u32>,
+        count: u32,
+        waited_ns: u64,
+        timeout_ns: u64,
+    },
     /// Ctrl-C seen: stopping cleanly (`Stop`) or at once (`Kill`).
     Stopping {
         level: Level,

@@ -117,7 +117,16 @@ async fn run_point(
             None => TrialClock::start_now(),
             Some(split) => {
                 let generation = manifest.resumes.len();
-                match common_start(ctx.run_dir.path(), generation, trial.trial, split, ctx.cancel).await {
+                match common_start(
+                    ctx.run_dir.path(),
+                    generation,
+                    trial.trial,
+                    split,
+                    ctx.cancel,
+                    ctx.events,
+                )
+                .await
+                {
                     Ok(clock) => clock,
                     Err(SplitError::Cancelled { .. }) => {
                         manifest.trials[index].status = TrialStatus::Skipped;

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use exp_anomaly::Launcher;
 use exp_plan::Plan;
 use exp_results::manifest::{Manifest, RunStatus, ShardOf, TrialStatus};
-use exp_results::{ResultsError, Role, RunDir, Store, StoreOptions};
+use exp_results::{PartMode, PartsAgreement, ResultsError, Role, RunDir, Store, StoreOptions};
 
 use crate::cancel::Cancel;
 use crate::events::{Event, Events};
@@ -22,6 +22,7 @@ use crate::selection::TrialSelection;
 use crate::shard::{shard_trials, ShardSpec};
 use crate::trials::TrialsTable;
 
+#[derive(Clone)]
 pub struct RunOptions {
     /// Run directories go to `<out_root>/<experiment>/<run-id>/`.
     pub out_root: PathBuf,
@@ -75,6 +76,8 @@ pub enum RunError {
     SplitWithRepeatUntil,
     #[error("{0}")]
     Split(#[from] crate::split::SplitError),
+    #[error("{dir} was written by `{ran}`: resume that part with it, not with `{asked}`")]
+    ResumedAsAnotherPart { dir: PathBuf, asked: String, ran: String },
     /// The run ended (failed, most likely for the same reason) and the
     /// manifest could not record it: both are said.
     #[error("{outcome}; the manifest could not record this: {source}")]
@@ -117,10 +120,11 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     let (run_dir, run_id) = match (part, &options.run_id) {
         (Some(_), None) if options.split.is_some() => return Err(RunError::SplitWithoutRunId),
         (Some(_), None) => return Err(RunError::ShardWithoutRunId),
-        (Some(part), Some(id)) => (
-            RunDir::create_shard(&options.out_root, experiment, id, part.index)?,
-            id.clone(),
-        ),
+        (Some(part), Some(id)) => {
+            let agreement = parts_agreement(&options, part, &plan_sha256);
+            let dir = RunDir::create_shard(&options.out_root, experiment, id, part.index, &agreement)?;
+            (dir, id.clone())
+        }
         (None, Some(id)) => (RunDir::create(&options.out_root, experiment, id)?, id.clone()),
         (None, None) => create_run_dir(&options.out_root, experiment, started, &plan_sha256)?,
     };
@@ -147,6 +151,21 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     drive(plan, &options, run_dir, manifest, events, cancel).await
 }
 
+/// What this shard or split part must share with the run's other parts.
+fn parts_agreement(options: &RunOptions, part: ShardSpec, plan_sha256: &str) -> PartsAgreement {
+    PartsAgreement {
+        mode: if options.split.is_some() {
+            PartMode::Split
+        } else {
+            PartMode::Shards
+        },
+        count: part.count,
+        plan_sha256: plan_sha256.to_string(),
+        time_scale: options.time_scale,
+        trials_selected: options.trials.as_ref().map(|t| t.text().to_string()),
+    }
+}
+
 /// Goes on with the run in `dir`: its complete trials are kept, the others
 /// (interrupted, failed, crashed, never started) run again. `plan` must be
 /// the plan that started it; `options` are the run's own (see resume.rs).
@@ -163,8 +182,40 @@ pub async fn resume(
         .shard
         .or(options.split)
         .map_or(Role::Whole, |s| Role::Shard(s.index));
+    if let Some(part) = options.shard.or(options.split) {
+        let agreement = parts_agreement(&options, part, &exp_results::plan_sha256(plan)?);
+        check_resumed_part(dir, &agreement, part)?;
+    }
     let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref())?;
     drive(plan, &options, run_dir, manifest, events, cancel).await
+}
+
+/// A shard or split part resumes only as the part it was: the same K/N,
+/// shard or split, and in agreement with the run's other parts.
+fn check_resumed_part(dir: &Path, agreement: &PartsAgreement, part: ShardSpec) -> Result<(), RunError> {
+    let fragment = Manifest::read(&dir.join(Role::Shard(part.index).manifest_file()))?;
+    let (was, flag) = match agreement.mode {
+        PartMode::Split => (fragment.split, "--split"),
+        PartMode::Shards => (fragment.shard, "--shard"),
+    };
+    let recorded = was.map(|s| ShardSpec {
+        index: s.index,
+        count: s.count,
+    });
+    if recorded != Some(part) {
+        let ran = match (fragment.shard, fragment.split) {
+            (Some(s), _) => format!("--shard {}/{}", s.index, s.count),
+            (_, Some(s)) => format!("--split {}/{}", s.index, s.count),
+            _ => "whole".to_string(),
+        };
+        return Err(RunError::ResumedAsAnotherPart {
+            dir: dir.to_path_buf(),
+            asked: format!("{flag} {part}"),
+            ran,
+        });
+    }
+    // Runs from before parts were recorded get their record now.
+    Ok(agreement.join(dir)?)
 }
 
 /// The largest `--time-scale`: a thousand-fold stretch of the timeline is

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::cancel::Cancel;
 use crate::clock::{unix_ns, TrialClock};
+use crate::events::{Event, Events};
 use crate::shard::ShardSpec;
 
 /// How far ahead of the last ready part the common start is set: time for
@@ -31,6 +32,10 @@ pub const START_MARGIN: Duration = Duration::from_millis(300);
 /// How long a part waits for the others to be ready for a trial.
 pub const READY_TIMEOUT: Duration = Duration::from_secs(600);
 const POLL: Duration = Duration::from_millis(5);
+/// A part that waits this long for the others says so, then again every
+/// [`WAIT_REPORT_EVERY`].
+const WAIT_REPORT_AFTER: Duration = Duration::from_secs(2);
+const WAIT_REPORT_EVERY: Duration = Duration::from_secs(10);
 
 /// The block of `0..total` that part `split` takes: contiguous, sizes
 /// differing by at most one, together exactly `0..total`.
@@ -72,6 +77,7 @@ pub async fn common_start(
     trial: u32,
     split: ShardSpec,
     cancel: &Cancel,
+    events: &Events,
 ) -> Result<TrialClock, SplitError> {
     let dir = run_dir
         .join("sync")
@@ -87,7 +93,9 @@ pub async fn common_start(
     let ready = dir.join(format!("ready-{}", split.index));
     std::fs::write(&ready, b"").map_err(|e| io(&ready, e))?;
     let start_file = dir.join("start");
-    let deadline = Instant::now() + READY_TIMEOUT;
+    let waiting_since = Instant::now();
+    let deadline = waiting_since + READY_TIMEOUT;
+    let mut next_report = waiting_since + WAIT_REPORT_AFTER;
     let start_unix_ns = loop {
         if let Some(ns) = read_start(&start_file) {
             break ns;
@@ -100,7 +108,18 @@ pub async fn common_start(
             write_start(&start_file, ns).map_err(|e| io(&start_file, e))?;
             break ns;
         }
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= next_report {
+            next_report = now + WAIT_REPORT_EVERY;
+            events.send(Event::WaitingForParts {
+                trial,
+                missing: missing.clone(),
+                count: split.count,
+                waited_ns: now.duration_since(waiting_since).as_nanos() as u64,
+                timeout_ns: READY_TIMEOUT.as_nanos() as u64,
+            });
+        }
+        if now >= deadline {
             return Err(SplitError::Timeout {
                 trial,
                 timeout: READY_TIMEOUT,
@@ -161,8 +180,8 @@ mod tests {
         let cancel = Cancel::new();
         let part = |index| ShardSpec { index, count: 2 };
         let (a, b) = tokio::join!(
-            common_start(&dir, 0, 3, part(0), &cancel),
-            common_start(&dir, 0, 3, part(1), &cancel)
+            common_start(&dir, 0, 3, part(0), &cancel, &Events::none()),
+            common_start(&dir, 0, 3, part(1), &cancel, &Events::none())
         );
         let (a, b) = (a.unwrap(), b.unwrap());
         assert!(a.start_unix_ns.abs_diff(b.start_unix_ns) < 1_000_000_000);
@@ -175,7 +194,7 @@ mod tests {
         // Part 1 of another trial alone: cancelled while it waits for part 0.
         let stop = Cancel::new();
         stop.raise(crate::cancel::Level::Stop);
-        let alone = common_start(&dir, 0, 4, part(1), &stop).await;
+        let alone = common_start(&dir, 0, 4, part(1), &stop, &Events::none()).await;
         assert!(matches!(alone, Err(SplitError::Cancelled { trial: 4 })), "{alone:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -192,6 +192,22 @@ fn describe(event: &Event) -> Option<String> {
         Event::Stopping { level: Level::Kill } => "stopping now (second interrupt); finishing files".into(),
         Event::Stopping { .. } => "interrupted: stopping workloads cleanly (interrupt again to stop at once)".into(),
         Event::Pause { .. } => return None,
+        Event::WaitingForParts {
+            trial,
+            missing,
+            count,
+            waited_ns,
+            timeout_ns,
+        } => {
+            let parts: Vec<String> = missing.iter().map(|k| format!("{k}/{count}")).collect();
+            format!(
+                "trial #{trial}: waiting {} (at most {}) for split part{} {} to be ready",
+                seconds(*waited_ns / 1_000_000_000 * 1_000_000_000),
+                seconds(*timeout_ns),
+                if missing.len() == 1 { "" } else { "s" },
+                parts.join(", ")
+            )
+        }
         Event::TrialFinished {
             trial,
             status,

@@ -106,7 +106,7 @@ fn print_point(plan: &Plan, index: u32, trials: &[u32], trial_ns: Option<u64>, t
 }
 
 /// `0-3,7`: ascending numbers with runs written as ranges.
-fn ranges(numbers: &[u32]) -> String {
+pub(crate) fn ranges(numbers: &[u32]) -> String {
     let mut parts: Vec<String> = Vec::new();
     let mut i = 0;
     while i < numbers.len() {

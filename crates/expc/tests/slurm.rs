@@ -2,7 +2,8 @@
 //! munge) that the test starts on free ports and stops (slurm/cluster.sh):
 //! a study as a job array of trial shards, merged into one run that reads
 //! like a local run of the same plan, and a fleet split across two `srun`
-//! tasks that has every device once and starts together.
+//! tasks that starts together and has, row for row, the devices and
+//! messages of the same plan run whole.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -11,6 +12,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::rows::assert_split_matches_whole;
 use common::{expc, rows_by_trial, text, trial_frames, u64_values, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
@@ -216,4 +218,18 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
     let merged = Manifest::read(&split.join("manifest.json")).unwrap();
     assert_eq!(merged.status, RunStatus::Complete);
     assert_eq!(merged.trials.len(), 2, "each trial once in the merged manifest");
+
+    // Row for row the same devices and messages as the plan run whole here.
+    let whole = expc()
+        .arg("run")
+        .arg(split.join("plan.json"))
+        .args(["--run-id", "whole", "--out"])
+        .arg(&runs)
+        .output()
+        .unwrap();
+    assert!(whole.status.success(), "{}", text(&whole));
+    for trial in 0..2u32 {
+        let compared = assert_split_matches_whole(&runs.join("split-fleet/whole"), &split, trial);
+        assert_eq!(compared, 50, "trial {trial}");
+    }
 }

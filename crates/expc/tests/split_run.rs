@@ -1,8 +1,10 @@
 //! `expc run --split K/N` without a scheduler: two processes on this host
 //! run parts 0 and 1 of every trial into one run directory. Together they
 //! replay every connection of a traffic workload once (with the whole
-//! window's connection ids) and write an xml workload's documents once.
-//! (The fleet's split, on Slurm's `srun`, is in slurm.rs.)
+//! window's connection ids) and write an xml workload's documents once; a
+//! fleet split two and three ways has, row for row, the devices and
+//! messages of the same trials run whole. (The fleet's split on Slurm's
+//! `srun` is in slurm.rs.)
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -12,7 +14,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{trial_frames, u64_values, wait_for, Scratch};
+use common::rows::assert_split_matches_whole;
+use common::{expc, text, trial_frames, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 
 fn spec(corpus: &Path) -> String {
@@ -94,4 +97,86 @@ fn two_parts_replay_every_connection_and_write_every_document_once() {
     let generated = trial_frames(&run, "xml_generation", 0);
     let documents: u64 = u64_values(&generated, "documents").iter().sum();
     assert_eq!(documents, 31, "the parts' shares make the whole");
+}
+
+/// A fleet of ten devices, QoS 1, five messages each, two trials.
+const FLEET: &str = r#"experiment "split-fleet-local" {
+  seed     = 11
+  duration = 3s
+  repeat   = 2
+
+  fleet "plant" {
+    devices   = 10
+    qos       = 1
+    gap       = exponential(mean = 100ms)
+    messages  = 5
+    subscribe = true
+    payload   = json(size = 128B, fields = [temperature])
+  }
+}
+"#;
+
+/// Runs `spec` as `--split k/parts` for every k at once, into run `id`.
+fn run_split(spec: &Path, out: &Path, id: &str, parts: u32) {
+    let mut children: Vec<_> = (0..parts)
+        .map(|k| {
+            Command::new(env!("CARGO_BIN_EXE_expc"))
+                .arg("run")
+                .arg(spec)
+                .args(["--run-id", id, "--split", &format!("{k}/{parts}"), "--out"])
+                .arg(out)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in &mut children {
+        wait_for("the parts to end", Duration::from_secs(120), || {
+            child.try_wait().unwrap()
+        });
+    }
+    for child in children {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "a part failed: {}", text(&output));
+    }
+}
+
+#[test]
+fn a_split_fleet_has_the_rows_of_the_whole_fleet() {
+    let scratch = Scratch::new("split-fleet-rows");
+    let spec = scratch.0.join("fleet.exp");
+    std::fs::write(&spec, FLEET).unwrap();
+    let out = scratch.0.join("runs");
+    let whole = expc()
+        .arg("run")
+        .arg(&spec)
+        .args(["--run-id", "whole", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(whole.status.success(), "{}", text(&whole));
+    let whole = out.join("split-fleet-local/whole");
+    for parts in [2, 3] {
+        let id = format!("split{parts}");
+        run_split(&spec, &out, &id, parts);
+        let split = out.join("split-fleet-local").join(&id);
+        for trial in 0..2 {
+            let compared = assert_split_matches_whole(&whole, &split, trial);
+            assert_eq!(compared, 50, "ten devices, five messages each");
+            let statuses = trial_frames(&split, "mqtt_messages", trial)
+                .iter()
+                .flat_map(|f| {
+                    let status = f.column("status").unwrap().str().unwrap();
+                    status.iter().map(|s| s.unwrap().to_string()).collect::<Vec<_>>()
+                })
+                .collect::<Vec<_>>();
+            assert!(
+                statuses.iter().all(|s| s == "ok"),
+                "{parts} parts, trial {trial}: every message acknowledged: {statuses:?}"
+            );
+            let acked = u64_values(&trial_frames(&split, "mqtt_messages", trial), "acked_ns");
+            assert_eq!(acked.len(), 50, "every message has its ack time");
+        }
+    }
 }

@@ -117,9 +117,16 @@ impl RunDir {
     /// of a run written by several processes, possibly on several hosts
     /// over a shared file system. There is no `.partial` name: the shards
     /// cannot agree on when to rename. Refused when this shard already has
-    /// a manifest there (resume it instead) or the run id belongs to a run
-    /// that was not sharded.
-    pub fn create_shard(root: &Path, experiment: &str, run_id: &str, shard: u32) -> Result<RunDir, ResultsError> {
+    /// a manifest there (resume it instead), the run id belongs to a run
+    /// that was not sharded, or the parts already there run another
+    /// division, plan or options (`agreement`, parts.rs).
+    pub fn create_shard(
+        root: &Path,
+        experiment: &str,
+        run_id: &str,
+        shard: u32,
+        agreement: &crate::PartsAgreement,
+    ) -> Result<RunDir, ResultsError> {
         check_component("run id", run_id)?;
         let path = root.join(experiment_dir_name(experiment)).join(run_id);
         let role = Role::Shard(shard);
@@ -130,6 +137,7 @@ impl RunDir {
         if whole.exists() && !has_fragments(&path) {
             return Err(ResultsError::RunExists { path: whole });
         }
+        agreement.join(&path)?;
         if path.join(role.manifest_file()).exists() {
             return Err(ResultsError::RunExists {
                 path: path.join(role.manifest_file()),

@@ -101,22 +101,48 @@ fn write_file(
     written
 }
 
+/// How often a file is tried again when its directory vanished under it.
+const SHARED_DIR_ATTEMPTS: u32 = 100;
+
+/// Creates `path` (truncated) and its directories. The directories of
+/// `.partial/` are shared by a run's shards and split parts, and a part
+/// whose trial ends removes them once empty ([`PartPaths::tidy`]), possibly
+/// between another part's creating them and its file: that part tries
+/// again, as the directory is then really gone.
+fn create_in_shared_dir(path: &Path) -> std::io::Result<File> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        let created = match path.parent() {
+            Some(dir) => fs::create_dir_all(dir),
+            None => Ok(()),
+        };
+        let opened = created.and_then(|()| File::options().write(true).create(true).truncate(true).open(path));
+        match opened {
+            // NotFound: a directory went between its creation and the
+            // file's; AlreadyExists: `create_dir_all` found a directory that
+            // was gone when it looked again.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
+                ) && attempt < SHARED_DIR_ATTEMPTS =>
+            {
+                continue
+            }
+            other => return other,
+        }
+    }
+}
+
 fn write_tmp(
     tmp: &Path,
     schema: &Schema,
     frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
     sync: bool,
 ) -> Result<u64, ResultsError> {
-    if let Some(dir) = tmp.parent() {
-        // Named by the file it is for: that is what could not be written.
-        fs::create_dir_all(dir).map_err(ResultsError::io("create", tmp))?;
-    }
-    let file = File::options()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .open(tmp)
-        .map_err(ResultsError::io("create", tmp))?;
+    // Named by the file it is for: that is what could not be written.
+    let file = create_in_shared_dir(tmp).map_err(ResultsError::io("create", tmp))?;
     let sync_handle = file.try_clone().map_err(ResultsError::io("open", tmp))?;
     // zstd (polars' default, from the `parquet` feature's compression set):
     // compact and read by every current Parquet reader.
@@ -265,4 +291,37 @@ pub(crate) fn parquet_rows(path: &Path) -> Result<u64, ResultsError> {
         .num_rows()
         .map_err(ResultsError::parquet("read the footer of", path))?;
     Ok(rows as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One part creates its files in `.partial/<table>/trial=<n>/` while
+    /// another keeps removing the directory once empty (as `tidy` does when
+    /// its part of the trial ends): every file is still created.
+    #[test]
+    fn a_file_is_created_though_its_directory_vanishes_meanwhile() {
+        let root = std::env::temp_dir().join(format!("expc-shared-dir-{}", std::process::id()));
+        let dir = root.join("table").join("trial=0");
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let remover = {
+            let (dir, stop) = (dir.clone(), stop.clone());
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    if fs::remove_dir(&dir).is_ok() {
+                        let _ = fs::remove_dir(dir.parent().unwrap());
+                    }
+                }
+            })
+        };
+        for i in 0..2_000 {
+            let path = dir.join(format!("part-1.{i}.tmp"));
+            create_in_shared_dir(&path).unwrap();
+            fs::remove_file(&path).unwrap();
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        remover.join().unwrap();
+        let _ = fs::remove_dir_all(&root);
+    }
 }

@@ -96,12 +96,7 @@ pub struct DeviceTally {
 
 /// The `mqtt_devices` row of one device in one interval, by column name of
 /// `schema` (`devices_schema()`, made once per fleet, not per row).
-pub fn device_row(
-    schema: &Schema,
-    fleet: &str,
-    c: Connection,
-    counts: DeviceTally,
-) -> Result<Vec<Cell>, RowError> {
+pub fn device_row(schema: &Schema, fleet: &str, c: Connection, counts: DeviceTally) -> Result<Vec<Cell>, RowError> {
     schema.row([
         ("fleet", fleet.into()),
         ("device", u64::from(c.device).into()),

@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
 
+pub mod rows;
+
 pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
 
 /// The expc binary under test.
