@@ -181,31 +181,36 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
 /// one run agree since parts.rs; runs from before may not): a merge of
 /// parts that ran different plans, divisions or time scales is not one run.
 fn disagreements(parts: &[Manifest]) -> Vec<String> {
-    let Some(first) = parts.first() else {
+    let facts: Vec<[(&str, String); 4]> = parts.iter().map(agreed_facts).collect();
+    let Some(first) = facts.first() else {
         return Vec::new();
     };
-    let division = |m: &Manifest| match (m.shard, m.split) {
+    (0..first.len())
+        .filter(|&i| facts.iter().any(|f| f[i].1 != first[i].1))
+        .map(|i| {
+            let values: Vec<String> = parts
+                .iter()
+                .zip(&facts)
+                .map(|(m, f)| format!("{} {}", part_name(m), f[i].1))
+                .collect();
+            format!("the parts disagree on {}: {}", first[i].0, values.join(", "))
+        })
+        .collect()
+}
+
+/// What the parts of one run must share, each as (what, value).
+fn agreed_facts(m: &Manifest) -> [(&'static str, String); 4] {
+    let division = match (m.shard, m.split) {
         (Some(s), _) => format!("--shard K/{}", s.count),
         (_, Some(s)) => format!("--split K/{}", s.count),
         _ => "whole".to_string(),
     };
-    let facts: [(&str, fn(&Manifest) -> String); 3] = [
-        ("plan SHA-256", |m| m.plan_sha256.clone()),
-        ("--time-scale", |m| m.options.time_scale.to_string()),
-        ("--trials", |m| m.options.trials_selected.clone().unwrap_or_default()),
-    ];
-    let mut found = Vec::new();
-    let mut differ = |what: &str, value: &dyn Fn(&Manifest) -> String| {
-        if parts.iter().any(|m| value(m) != value(first)) {
-            let values: Vec<String> = parts.iter().map(|m| format!("{} {}", part_name(m), value(m))).collect();
-            found.push(format!("the parts disagree on {what}: {}", values.join(", ")));
-        }
-    };
-    differ("how the run is divided", &division);
-    for (what, value) in facts {
-        differ(what, &value);
-    }
-    found
+    [
+        ("how the run is divided", division),
+        ("plan SHA-256", m.plan_sha256.clone()),
+        ("--time-scale", m.options.time_scale.to_string()),
+        ("--trials", m.options.trials_selected.clone().unwrap_or_default()),
+    ]
 }
 
 fn part_name(m: &Manifest) -> String {

@@ -325,8 +325,33 @@ fn an_attempt_is_set_aside_not_deleted() {
         .path()
         .join("attempts/trial=0/attempt-1/tables/events/part-0.parquet");
     assert_eq!(common::read(&kept).height(), 10);
-    let moved_partial = run.path().join("attempts/trial=0/attempt-1/partial/events");
-    assert!(moved_partial.is_dir() && fs::read_dir(&moved_partial).unwrap().count() == 0);
+    assert!(!cut.exists(), "the cut write is removed, not kept");
+    assert!(!run.path().join("attempts/trial=0/attempt-1/partial").exists());
+}
+
+/// A split part sets aside its own files of a trial, never another part's.
+#[test]
+fn a_part_sets_aside_its_own_files_only() {
+    let root = tempfile::tempdir().unwrap();
+    let part1 = RunDir::create_shard(root.path(), "fleet", "r", 1, &agreement(PartMode::Split)).unwrap();
+    let store = Store::open(part1.tables_dir(), StoreOptions::default()).unwrap();
+    let schema = common::schema("events");
+    store.sink(&schema, 0, 0).write(common::rows(&schema, 0, 4)).unwrap();
+    store.sink(&schema, 0, 1).write(common::rows(&schema, 0, 6)).unwrap();
+    drop(store);
+    let moved = part1.set_attempt_aside(0, 1).unwrap().unwrap();
+    assert_eq!(moved.tables["events"], TableRecord { rows: 6, files: 1 });
+    let trial = part1.tables_dir().join("events/trial=0");
+    assert_eq!(
+        common::read(&trial.join("part-0.parquet")).height(),
+        4,
+        "part 0's file stays"
+    );
+    assert!(!trial.join("part-1.parquet").exists());
+    let kept = part1
+        .path()
+        .join("attempts/trial=0/attempt-1/tables/events/part-1.parquet");
+    assert_eq!(common::read(&kept).height(), 6);
 }
 
 /// What the parts of run `r` (2 of them, plan "cd") agree on.

@@ -116,7 +116,10 @@ async fn run_point(
         let clock = match ctx.options.split {
             None => TrialClock::start_now(),
             Some(split) => {
-                let generation = manifest.resumes.len();
+                // Keyed by the trial's attempt: parts resumed a different
+                // number of times still meet, as every part runs a split
+                // trial again when any part did not complete it.
+                let generation = manifest.trials[index].attempts.len();
                 match common_start(
                     ctx.run_dir.path(),
                     generation,

@@ -4,6 +4,7 @@
 //! did not complete is set to run again, its earlier attempt recorded and
 //! its files moved aside (never deleted).
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -96,12 +97,14 @@ fn check_plan(dir: &Path, manifest: &Manifest, plan: &Plan) -> Result<(), Resume
 }
 
 /// Takes the run over and returns it with a manifest ready to go on:
-/// status `running`, complete trials kept, the rest `planned` again.
+/// status `running`, complete trials kept (but those in `rerun`: a split
+/// run's trials that another part did not complete), the rest `planned` again.
 pub(crate) fn prepare(
     dir: &Path,
     role: Role,
     plan: &Plan,
     selection: Option<&TrialSelection>,
+    rerun: &BTreeSet<u32>,
 ) -> Result<(RunDir, Manifest), ResumeError> {
     let run_dir = match role {
         Role::Whole => RunDir::reopen(dir)?,
@@ -125,7 +128,7 @@ pub(crate) fn prepare(
     for index in 0..manifest.trials.len() {
         let record = &manifest.trials[index];
         let status = match record.status {
-            TrialStatus::Complete => continue,
+            TrialStatus::Complete if !rerun.contains(&record.trial) => continue,
             TrialStatus::Skipped if selection.is_some_and(|s| !s.contains(record.trial)) => continue,
             // Skipped for a stop rule or an interruption, or never reached.
             TrialStatus::Skipped | TrialStatus::Planned => {
@@ -148,11 +151,17 @@ pub(crate) fn prepare(
             moved.dir
         });
         let record = &mut manifest.trials[index];
+        let error = match status {
+            TrialStatus::Complete => {
+                Some("run again with the other parts of the split run, which did not complete it".into())
+            }
+            _ => record.error.take(),
+        };
         record.attempts.push(AttemptRecord {
             status,
             started_at_unix_ns: record.started_at_unix_ns.take(),
             ended_at_unix_ns: record.ended_at_unix_ns.take(),
-            error: record.error.take(),
+            error,
             files,
         });
         record.metrics.clear();

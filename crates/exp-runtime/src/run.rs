@@ -3,6 +3,7 @@
 //! run; [`resume`] goes on with one (resume.rs prepares it); the trials
 //! themselves run point by point in points.rs.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -186,8 +187,26 @@ pub async fn resume(
         let agreement = parts_agreement(&options, part, &exp_results::plan_sha256(plan)?);
         check_resumed_part(dir, &agreement, part)?;
     }
-    let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref())?;
+    let rerun = match options.split {
+        Some(_) => unfinished_elsewhere(dir)?,
+        None => BTreeSet::new(),
+    };
+    let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref(), &rerun)?;
     drive(plan, &options, run_dir, manifest, events, cancel).await
+}
+
+/// The trials of a split run that some part did not complete. Every part
+/// runs such a trial again, its own share included: the parts of a trial
+/// run together (they meet at its start), and a share run without the
+/// others is not the trial the plan describes.
+fn unfinished_elsewhere(dir: &Path) -> Result<BTreeSet<u32>, RunError> {
+    let (merged, _) = exp_results::read_run(dir)?;
+    Ok(merged
+        .trials
+        .iter()
+        .filter(|t| t.status != TrialStatus::Complete)
+        .map(|t| t.trial)
+        .collect())
 }
 
 /// A shard or split part resumes only as the part it was: the same K/N,

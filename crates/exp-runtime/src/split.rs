@@ -12,7 +12,7 @@
 //!
 //! The parts start each trial at one instant, agreed through the run
 //! directory (which they share): each says it is ready in
-//! `sync/<generation>/trial=<n>/ready-<k>`; part 0, once all are, names an
+//! `sync/<attempt>/trial=<n>/ready-<k>`; part 0, once all are, names an
 //! instant [`START_MARGIN`] ahead in `start`; every part sleeps until that
 //! wall-clock instant. On several hosts this needs clocks in sync (NTP, as
 //! clusters keep them); the parts' real start times are in their fragments.
@@ -69,8 +69,8 @@ pub enum SplitError {
 
 /// Waits until every part is ready for `trial`, then until the common start;
 /// returns the trial's clock started at that instant (this process's own
-/// reading of it). `generation` keeps a resumed run's barriers apart from
-/// the ones its earlier attempt left.
+/// reading of it). `generation` (the trial's attempt) keeps a resumed
+/// run's barriers apart from the ones its earlier attempt left.
 pub async fn common_start(
     run_dir: &Path,
     generation: usize,
@@ -179,9 +179,10 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("expc-split-{}", std::process::id()));
         let cancel = Cancel::new();
         let part = |index| ShardSpec { index, count: 2 };
+        let events = Events::none();
         let (a, b) = tokio::join!(
-            common_start(&dir, 0, 3, part(0), &cancel, &Events::none()),
-            common_start(&dir, 0, 3, part(1), &cancel, &Events::none())
+            common_start(&dir, 0, 3, part(0), &cancel, &events),
+            common_start(&dir, 0, 3, part(1), &cancel, &events)
         );
         let (a, b) = (a.unwrap(), b.unwrap());
         assert!(a.start_unix_ns.abs_diff(b.start_unix_ns) < 1_000_000_000);
@@ -194,7 +195,7 @@ mod tests {
         // Part 1 of another trial alone: cancelled while it waits for part 0.
         let stop = Cancel::new();
         stop.raise(crate::cancel::Level::Stop);
-        let alone = common_start(&dir, 0, 4, part(1), &stop, &Events::none()).await;
+        let alone = common_start(&dir, 0, 4, part(1), &stop, &events).await;
         assert!(matches!(alone, Err(SplitError::Cancelled { trial: 4 })), "{alone:?}");
         std::fs::remove_dir_all(&dir).unwrap();
     }

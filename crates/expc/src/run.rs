@@ -171,50 +171,10 @@ fn merge(dir: &Path) -> Result<ExitCode, String> {
             )
         })?;
     crate::summary::print_run(dir, &manifest);
-    print_missing_parts(dir, &manifest);
     Ok(match manifest.status {
         RunStatus::Complete => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
-}
-
-/// The shards or split parts that never started (no fragment), and what
-/// that leaves unrun: a shard's trials, a split part's share of every
-/// trial. Known from the parts' record (`parts.json`) and the run's plan.
-fn print_missing_parts(dir: &Path, manifest: &exp_results::Manifest) {
-    let Ok(Some(agreement)) = exp_results::recorded_parts(dir) else {
-        return;
-    };
-    let present: std::collections::BTreeSet<u32> = manifest.shards.iter().map(|s| s.index).collect();
-    let plan = std::fs::read(dir.join("plan.json"))
-        .ok()
-        .and_then(|bytes| Plan::from_json(&bytes).ok());
-    for index in (0..agreement.count).filter(|k| !present.contains(k)) {
-        let part = exp_runtime::ShardSpec {
-            index,
-            count: agreement.count,
-        };
-        let what = match (agreement.mode, &plan) {
-            (exp_results::PartMode::Split, _) => "every trial lacks its share of the workloads".to_string(),
-            (exp_results::PartMode::Shards, Some(plan)) => {
-                let selection = agreement
-                    .trials_selected
-                    .as_deref()
-                    .and_then(|text| TrialSelection::parse(text, plan.trial_count()).ok());
-                let trials = exp_runtime::shard_trials(plan, selection.as_ref(), part);
-                format!("its trials {} have not run", crate::summary::ranges(&trials))
-            }
-            (exp_results::PartMode::Shards, None) => "its trials have not run".to_string(),
-        };
-        let flag = match agreement.mode {
-            exp_results::PartMode::Split => "--split",
-            exp_results::PartMode::Shards => "--shard",
-        };
-        outln!(
-            "  missing    {flag} {part} never started (no {}): {what}",
-            exp_results::Role::Shard(index).manifest_file()
-        );
-    }
 }
 
 /// Runs `start` with progress on the terminal and signals turned into

@@ -138,6 +138,11 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
         count(TrialStatus::Interrupted),
         count(TrialStatus::Skipped)
     );
+    if !manifest.shards.is_empty() {
+        for line in missing_parts(dir, manifest) {
+            outln!("  missing    {line}");
+        }
+    }
     if let Some(error) = &manifest.error {
         outln!("  error      {error}");
     }
@@ -179,6 +184,49 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
     }
     print_fleets(dir, manifest);
     outln!("details: expc report {}", dir.display());
+}
+
+/// The shards or split parts that never started (no fragment), and what
+/// that leaves unrun: a shard's trials, a split part's share of every
+/// trial. Known from the parts' record (`parts.json`) and the run's plan.
+fn missing_parts(dir: &Path, manifest: &Manifest) -> Vec<String> {
+    let Ok(Some(agreement)) = exp_results::recorded_parts(dir) else {
+        return Vec::new();
+    };
+    let mut lines = Vec::new();
+    let present: std::collections::BTreeSet<u32> = manifest.shards.iter().map(|s| s.index).collect();
+    let plan = std::fs::read(dir.join("plan.json"))
+        .ok()
+        .and_then(|bytes| exp_plan::Plan::from_json(&bytes).ok());
+    for index in (0..agreement.count).filter(|k| !present.contains(k)) {
+        let part = exp_runtime::ShardSpec {
+            index,
+            count: agreement.count,
+        };
+        let what = match (agreement.mode, &plan) {
+            (exp_results::PartMode::Split, _) => "every trial lacks its share of the workloads".to_string(),
+            (exp_results::PartMode::Shards, Some(plan)) => {
+                let selection = agreement
+                    .trials_selected
+                    .as_deref()
+                    .and_then(|text| exp_runtime::TrialSelection::parse(text, plan.trial_count()).ok());
+                match exp_runtime::shard_trials(plan, selection.as_ref(), part).as_slice() {
+                    [] => "it has no trials".to_string(),
+                    trials => format!("its trials {} have not run", ranges(trials)),
+                }
+            }
+            (exp_results::PartMode::Shards, None) => "its trials have not run".to_string(),
+        };
+        let flag = match agreement.mode {
+            exp_results::PartMode::Split => "--split",
+            exp_results::PartMode::Shards => "--shard",
+        };
+        lines.push(format!(
+            "{flag} {part} never started (no {}): {what}",
+            exp_results::Role::Shard(index).manifest_file()
+        ));
+    }
+    lines
 }
 
 /// Each workload's kind (`fleet`, …) from the run's `plan.json`; empty if

@@ -153,7 +153,7 @@ fn split_parts_must_agree_and_a_waiting_part_says_what_it_waits_for() {
         let mut line = String::new();
         match stderr.read_line(&mut line) {
             Ok(0) | Err(_) => Some(None),
-            Ok(_) => line.contains("waiting").then(|| Some(line)),
+            Ok(_) => line.contains("waiting").then_some(Some(line)),
         }
     });
     let waiting = waiting.expect("part 0 ended before saying it waits");

@@ -171,8 +171,13 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
     let report: serde_json::Value = serde_json::from_slice(&report.stdout).unwrap();
     assert_eq!(report["status"], "complete");
 
-    // One fleet split across two srun tasks on the node.
-    let spec = scratch.0.join("split.exp");
+    split_fleet(&cluster, &scratch.0, &runs);
+}
+
+/// One fleet split across two srun tasks on the node: every device once,
+/// the parts started together, and the rows of the plan run whole.
+fn split_fleet(cluster: &Cluster, scratch: &Path, runs: &Path) {
+    let spec = scratch.join("split.exp");
     std::fs::write(&spec, SPLIT).unwrap();
     let job = cluster
         .expc_slurm()
@@ -180,7 +185,7 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
         .args([
             "--split", "2", "--nodes", "1", "--run-id", "split", "--submit", "--wait", "--out",
         ])
-        .arg(&runs)
+        .arg(runs)
         .output()
         .unwrap();
     assert!(job.status.success(), "{}", text(&job));
@@ -224,7 +229,7 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
         .arg("run")
         .arg(split.join("plan.json"))
         .args(["--run-id", "whole", "--out"])
-        .arg(&runs)
+        .arg(runs)
         .output()
         .unwrap();
     assert!(whole.status.success(), "{}", text(&whole));

@@ -180,3 +180,96 @@ fn a_split_fleet_has_the_rows_of_the_whole_fleet() {
         }
     }
 }
+
+/// Four devices sending twenty messages each over 2 s.
+const SLOW_FLEET: &str = r#"experiment "split-resume" {
+  duration = 4s
+  fleet "f" {
+    devices  = 4
+    gap      = constant(100ms)
+    messages = 20
+    payload  = json(size = 128B, fields = [temperature])
+  }
+}
+"#;
+
+/// Part 0 killed mid-trial, part 1 completes its share: resumed together,
+/// both run the trial again (a share run without the others is not the
+/// trial), meet at its start, and keep both earlier shares in `attempts/`.
+#[test]
+fn a_split_part_killed_mid_trial_resumes_with_the_others() {
+    let scratch = Scratch::new("split-resume");
+    let spec = scratch.0.join("fleet.exp");
+    std::fs::write(&spec, SLOW_FLEET).unwrap();
+    let out = scratch.0.join("runs");
+    let start = |k: u32| {
+        Command::new(env!("CARGO_BIN_EXE_expc"))
+            .arg("run")
+            .arg(&spec)
+            .args(["--run-id", "k", "--split", &format!("{k}/2"), "--out"])
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (mut part0, mut part1) = (start(0), start(1));
+    let run = out.join("split-resume/k");
+    let messages = run.join("tables/.partial/mqtt_messages/trial=0");
+    wait_for("part 0's first rows", Duration::from_secs(60), || {
+        std::fs::read_dir(&messages)
+            .ok()?
+            .flatten()
+            .any(|f| {
+                let name = f.file_name().to_string_lossy().into_owned();
+                name.starts_with("part-0.") && name.ends_with(".parquet")
+            })
+            .then_some(())
+    });
+    part0.kill().unwrap();
+    part0.wait().unwrap();
+    let status = wait_for("part 1 to end", Duration::from_secs(60), || part1.try_wait().unwrap());
+    assert!(status.success(), "part 1 completes its share: {status:?}");
+
+    let mut resumed: Vec<_> = (0..2)
+        .map(|k| {
+            Command::new("timeout")
+                .args(["120", env!("CARGO_BIN_EXE_expc"), "run", "--resume"])
+                .arg(&run)
+                .args(["--split", &format!("{k}/2")])
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in &mut resumed {
+        wait_for("the resumed parts", Duration::from_secs(150), || {
+            child.try_wait().unwrap()
+        });
+    }
+    for child in resumed {
+        let output = child.wait_with_output().unwrap();
+        assert!(output.status.success(), "a resumed part: {}", text(&output));
+    }
+    let merge = expc().arg("run").arg("--merge").arg(&run).output().unwrap();
+    assert!(merge.status.success(), "{}", text(&merge));
+    let frames = trial_frames(&run, "mqtt_messages", 0);
+    assert_eq!(frames.len(), 2, "a file per part");
+    let mut devices = u64_values(&frames, "device");
+    devices.sort_unstable();
+    devices.dedup();
+    assert_eq!(devices, [0, 1, 2, 3]);
+    assert_eq!(frames.iter().map(|f| f.height()).sum::<usize>(), 80, "4 devices × 20");
+    let attempt = run.join("attempts/trial=0/attempt-1");
+    assert!(
+        attempt.join("tables/mqtt_messages/part-1.parquet").is_file(),
+        "part 1's complete share is kept"
+    );
+    let cut = common::files(&attempt.join("partial/mqtt_messages"));
+    assert!(
+        cut.iter()
+            .any(|f| f.file_name().unwrap().to_string_lossy().starts_with("part-0.")),
+        "part 0's checkpoint is kept: {cut:?}"
+    );
+}
