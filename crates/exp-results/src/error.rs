@@ -49,6 +49,12 @@ pub enum ResultsError {
     },
     #[error("a run already exists at {path}")]
     RunExists { path: PathBuf },
+    /// A shard or split part that already ran (or runs) in this run directory.
+    #[error(
+        "`{part}` of this run has already started ({path}): resume it with `expc run --resume {} {part}`",
+        .path.parent().unwrap_or(.path).display()
+    )]
+    PartExists { path: PathBuf, part: String },
     #[error("{path} is not a run directory (no manifest.json)")]
     NotARun { path: PathBuf },
     /// A shard found the run's plan written by another shard, and it differs.

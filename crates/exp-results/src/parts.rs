@@ -76,6 +76,11 @@ impl PartsAgreement {
         }
     }
 
+    /// `--shard K/N` or `--split K/N` for part `index`.
+    pub fn part_flag(&self, index: u32) -> String {
+        format!("{} {index}/{}", self.mode.flag(), self.count)
+    }
+
     fn compare(&self, recorded: &PartsAgreement, path: PathBuf) -> Result<(), ResultsError> {
         let differences = self.differences(recorded);
         if differences.is_empty() {

@@ -68,6 +68,17 @@ fn shards_of_one_run_must_agree_on_count_and_time_scale() {
         "a refused part leaves no fragment"
     );
     assert_eq!(common::files(&dir).len(), files_before, "a refused part writes nothing");
+    let again = run(&spec, &out, &["--run-id", "r", "--shard", "0/2"]);
+    assert_eq!(again.status.code(), Some(1), "{}", text(&again));
+    let said = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        said.contains("`--shard 0/2` of this run has already started")
+            && said.contains(&format!(
+                "resume it with `expc run --resume {} --shard 0/2`",
+                dir.display()
+            )),
+        "{said}"
+    );
 
     // The shard that never ran is named, with its trials.
     let merge = expc().arg("run").arg("--merge").arg(&dir).output().unwrap();

@@ -138,17 +138,17 @@ impl RunDir {
             return Err(ResultsError::RunExists { path: whole });
         }
         agreement.join(&path)?;
+        let already = || ResultsError::PartExists {
+            path: path.join(role.manifest_file()),
+            part: agreement.part_flag(shard),
+        };
         if path.join(role.manifest_file()).exists() {
-            return Err(ResultsError::RunExists {
-                path: path.join(role.manifest_file()),
-            });
+            return Err(already());
         }
         let lock = RunnerLock::acquire(&path.join(role.lock_file()))?;
         // Checked again under the lock: another process may have just written it.
         if path.join(role.manifest_file()).exists() {
-            return Err(ResultsError::RunExists {
-                path: path.join(role.manifest_file()),
-            });
+            return Err(already());
         }
         let run = RunDir::new(path.clone(), path, lock, role);
         run.reserve(0);
