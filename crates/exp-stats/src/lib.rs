@@ -1,7 +1,8 @@
 //! Statistics: seeded sampling of every plan distribution (`rng`, `sample`),
 //! goodness of fit (`ks`), maximum-likelihood fitting with selection by AIC
-//! (`fit`), and over measured samples confidence intervals for `repeat until`
-//! and percentiles for run summaries.
+//! (`fit`), and over measured samples: percentiles for run summaries,
+//! confidence intervals that name their method (`intervals`), and two
+//! samples compared for a difference or equivalence (`two_sample`).
 //!
 //! Everything here is a pure function of its input; `None` means "not
 //! defined for this input" (too few samples, a probability outside its
@@ -10,16 +11,20 @@
 mod alias;
 pub mod alias_index;
 pub mod fit;
+pub mod intervals;
 pub mod ks;
 pub mod rng;
 pub mod sample;
+pub mod two_sample;
 
 pub use alias_index::{AliasError, AliasIndex};
 pub use fit::{fit, select, Family, Fit, FitError, Selection};
 pub use fit::{DrawError, FittedSampler};
+pub use intervals::{mean_interval, quantile_interval, Bounds, Estimate, IntervalMethod};
 pub use ks::{kolmogorov_survival, ks_one_sample, ks_one_sample_with, ks_two_sample, KsError, KsResult};
 pub use rng::Rng;
 pub use sample::{SampleError, Sampler};
+pub use two_sample::{compare as compare_samples, welch, Comparison, Verdict, Welch};
 
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
