@@ -129,7 +129,6 @@ pub fn quantile_interval(samples: &[f64], q: f64, confidence: f64) -> Option<Est
 
 /// The 1-based ranks (l, u) of [`quantile_interval`], each `None` when it
 /// falls outside 1..=n; `None` for a q or n Binomial refuses.
-#[allow(clippy::type_complexity)]
 pub fn order_statistic_ranks(n: u64, q: f64, confidence: f64) -> Option<(Option<u64>, Option<u64>)> {
     let binomial = Binomial::new(q, n).ok()?;
     let alpha = (1.0 - confidence) / 2.0;

@@ -144,10 +144,13 @@ mod tests {
     /// Reference values: SciPy 1.17.1 `ttest_ind(b, a, equal_var=False)`
     /// and statsmodels 0.15.0 `ttost_ind(b, a, -m, m, usevar='unequal')`
     /// with m = 0.05 · |mean(a)|.
+    /// (baseline, other, TOST p, Welch p, t, df, verdict).
+    type Case = (&'static [f64], &'static [f64], f64, f64, f64, f64, Verdict);
+
     #[test]
     fn welch_and_tost_equal_scipy_and_statsmodels() {
         #[rustfmt::skip]
-        let cases: [(&[f64], &[f64], f64, f64, f64, f64, Verdict); 4] = [
+        let cases: [Case; 4] = [
             (&[10.1, 9.8, 10.3, 10.0, 9.9, 10.2], &[10.0, 10.1, 9.9, 10.2, 10.0, 9.8],
              0.0004922928576471991, 0.6137087698530571, -0.5222329678670833, 9.3076923076923, Verdict::Equivalent),
             (&[10.1, 9.8, 10.3, 10.0, 9.9, 10.2], &[11.0, 11.2, 10.9, 11.1, 11.3, 10.8],
