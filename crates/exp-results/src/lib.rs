@@ -26,6 +26,7 @@ pub mod schemas;
 mod shards;
 mod store;
 pub mod table;
+pub mod validity;
 
 pub use error::ResultsError;
 pub use manifest::{

@@ -170,6 +170,10 @@ pub struct TrialRecord {
     /// runs again what did not complete); the record itself is the latest.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub attempts: Vec<AttemptRecord>,
+    /// Whether its measurements can be believed (validity.rs); `None` for a
+    /// trial not audited (not run yet, or a run from before audits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::validity::Validity>,
 }
 
 /// How an earlier attempt at a trial ended, and where its files went.
@@ -271,6 +275,7 @@ impl Manifest {
                     error: None,
                     metrics: BTreeMap::new(),
                     attempts: Vec::new(),
+                    validity: None,
                 }
             })
             .collect();

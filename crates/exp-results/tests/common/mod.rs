@@ -50,6 +50,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             error: None,
             metrics: BTreeMap::from([("latency_ns".to_string(), 1.5)]),
             attempts: Vec::new(),
+            validity: None,
         }],
         points: vec![PointRecord {
             point: 0,
