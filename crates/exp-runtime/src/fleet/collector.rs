@@ -17,7 +17,7 @@ use super::rows::{DeviceTally, MessageRow, Status};
 use super::tables::Rows;
 
 /// Rows per batch handed to the writer thread.
-const BATCH_ROWS: usize = 4096;
+pub(super) const BATCH_ROWS: usize = 4096;
 const FLUSH_EVERY: Duration = Duration::from_millis(250);
 /// How often the collector takes what has arrived. It is never woken per
 /// message: a wake-up per message (or per pacer pass) cost a worker
@@ -87,6 +87,9 @@ pub struct Totals {
     pub longest_outage: Duration,
     /// Resident memory the connected fleet added to the runner, per device.
     pub rss_per_device: Option<f64>,
+    /// Devices not connected when the connect phase ended (failed, still
+    /// connecting, not started), summed over the intervals.
+    pub not_connected: u64,
     /// Per device, for the `mqtt_devices` table.
     pub devices: HashMap<u32, DeviceCounts>,
     /// First and last send of a completed non-warmup message, ns since the trial's start.

@@ -13,15 +13,18 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exp_mqtt::{Device, DeviceEvent, DeviceEventKind, DeviceOptions, Endpoint, Fire, FireSink, LostReason};
-use exp_mqtt::{PayloadGenerator, SendOutcome};
+use exp_mqtt::{FdBudget, HeldFds, PayloadGenerator, SendOutcome};
+use exp_plan::{Fleet, Warmup};
+use exp_stats::Sampler;
 use tokio::sync::mpsc;
 
 use super::collector::Msg;
-use super::rows::{Connection, MessageRow, Status};
+use super::rows::{Connection, Fate, MessageRow, Status};
 use crate::clock::TrialClock;
+use crate::schedule::scale;
 
 /// How long one device waits for its CONNACK.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// What a device needs to connect.
 pub struct DeviceJob {
@@ -30,29 +33,63 @@ pub struct DeviceJob {
     pub device: u32,
     pub endpoint: Endpoint,
     pub options: DeviceOptions,
-    /// When to start connecting (the connect ramp).
-    pub connect_at: Instant,
+    /// When to start connecting (the connect ramp), on the trial clock.
+    pub connect_at_ns: u64,
     pub clock: TrialClock,
+    /// Where the descriptors of its connection come from, and how many it
+    /// takes (two with the embedded broker: both ends are in this process).
+    pub budget: FdBudget,
+    pub fds: u64,
+}
+
+/// How one device's connect ended.
+pub struct Attempt {
+    pub device: Option<Device>,
+    /// The descriptors set aside for a connected device, until it is closed.
+    pub held: Option<HeldFds>,
+    pub connection: Connection,
 }
 
 /// Connects one device at its place in the ramp.
-pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>) -> (Option<Device>, Connection) {
-    tokio::time::sleep_until(tokio::time::Instant::from_std(job.connect_at)).await;
+pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>) -> Attempt {
+    tokio::time::sleep_until(tokio::time::Instant::from_std(job.clock.at(job.connect_at_ns))).await;
     let connect_start_ns = job.clock.now_ns();
-    let client_id = job.options.client_id.clone();
-    let connected = Device::connect(job.device, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await;
-    let (device, connected_ns, status) = match connected {
-        Ok(device) => (Some(device), Some(job.clock.now_ns()), "connected".to_string()),
-        Err(e) => (None, None, format!("failed: {e}")),
-    };
-    let connection = Connection {
+    let mut connection = Connection {
         device: job.device,
-        client_id,
-        connect_start_ns,
-        connected_ns,
-        status,
+        client_id: job.options.client_id.clone(),
+        connect_start_ns: Some(connect_start_ns),
+        connected_ns: None,
+        fate: Fate::Connecting,
     };
-    (device, connection)
+    let held = match job.budget.take(job.fds) {
+        Ok(held) => held,
+        Err(shortage) => {
+            connection.fate = Fate::Failed(shortage.to_string());
+            return Attempt {
+                device: None,
+                held: None,
+                connection,
+            };
+        }
+    };
+    match Device::connect(job.device, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await {
+        Ok(device) => {
+            (connection.connected_ns, connection.fate) = (Some(job.clock.now_ns()), Fate::Connected);
+            Attempt {
+                device: Some(device),
+                held: Some(held),
+                connection,
+            }
+        }
+        Err(e) => {
+            connection.fate = Fate::Failed(e.to_string());
+            Attempt {
+                device: None,
+                held: None,
+                connection,
+            }
+        }
+    }
 }
 
 /// One device as the pacer sees it: `None` if it never connected.
@@ -74,7 +111,26 @@ pub enum WarmupRule {
 }
 
 impl WarmupRule {
-    fn covers(self, seq: u64, scheduled_ns: u64) -> bool {
+    /// A warm-up share is of the messages a device is expected to send in
+    /// the interval (`length_ns` from the schedule's start); a warm-up span
+    /// starts with the interval (connecting included) and is scaled like it.
+    pub fn of(fleet: &Fleet, interval_start_ns: u64, length_ns: Option<u64>, time_scale: f64) -> WarmupRule {
+        let ratio = match fleet.warmup {
+            Warmup::Ns(span) => {
+                return WarmupRule::ScheduledBefore(interval_start_ns.saturating_add(scale(span, time_scale)));
+            }
+            Warmup::Ratio(ratio) => ratio,
+        };
+        let gap_mean = Sampler::new(&fleet.gap).ok().and_then(|g| g.mean());
+        let expected = match (fleet.messages, length_ns, gap_mean) {
+            (Some(m), _, _) => m as f64,
+            (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
+            _ => 0.0,
+        };
+        WarmupRule::FirstMessages((expected * ratio).ceil() as u64)
+    }
+
+    pub(super) fn covers(self, seq: u64, scheduled_ns: u64) -> bool {
         match self {
             WarmupRule::FirstMessages(n) => seq < n,
             WarmupRule::ScheduledBefore(end_ns) => scheduled_ns < end_ns,

@@ -12,6 +12,7 @@ pub fn merge(into: &mut Totals, t: Totals) {
     into.messages += t.messages;
     into.completed += t.completed;
     into.lost += t.lost;
+    into.not_connected += t.not_connected;
     into.ack_sum_ns += t.ack_sum_ns;
     into.ack_count += t.ack_count;
     into.delivery_sum_ns += t.delivery_sum_ns;
@@ -53,6 +54,11 @@ pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
         );
     }
     put("messages_lost", t.lost as f64);
+    // Only when some did not connect: a trial that measured less of the
+    // fleet than the spec asked for (`expc run` and `expc report` warn).
+    if t.not_connected > 0 {
+        put("devices_not_connected", t.not_connected as f64);
+    }
     put("disconnects", t.disconnects as f64);
     put("outage", ns(t.longest_outage) as f64);
     let wall = cpu.wall_s.max(1e-9);

@@ -3,8 +3,11 @@
 //! delivery, loss) goes to the `mqtt_messages` table, every device's
 //! connection to `mqtt_devices`.
 //!
-//! An interval has a connect phase (devices connect along the ramp) and a
-//! send phase (the pacer publishes on every device's schedule). Runs as an
+//! An interval has a connect phase (devices connect along the ramp,
+//! `connect.rs`) and a send phase (the pacer publishes on every device's
+//! schedule); when the interval ends during the connect phase, the send
+//! phase never begins and its messages are recorded unsent (`unsent.rs`),
+//! and the trial fails unless it was stopped. Runs as an
 //! async task on the runner's tokio runtime: device clients and
 //! the subscriber are tokio tasks, the pacer and the table writers are
 //! threads of their own so neither timing nor a full results queue stalls
@@ -13,33 +16,34 @@
 mod broker;
 mod check;
 mod collector;
+mod connect;
 mod cpu;
 mod devices;
 mod metrics;
 mod rows;
+mod send;
 mod tables;
+mod unsent;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use exp_mqtt::{
-    Device, DeviceEvent, DeviceOptions, Endpoint, FleetSchedule, Pacer, PacerConfig, PayloadGenerator, Subscriber,
-    SubscriberEvent,
-};
-use exp_plan::{Fleet, Warmup};
-use exp_stats::Sampler;
+use exp_mqtt::{Device, DeviceOptions, Endpoint, FleetSchedule, PayloadGenerator, Subscriber, SubscriberEvent};
+use exp_plan::Fleet;
 use tokio::sync::{mpsc, oneshot};
 
 pub use broker::size_for_plan;
 pub(crate) use check::preflight;
 use collector::{Collector, Inputs, Msg, Totals};
-use devices::{DeviceJob, Publishers, Slot, WarmupRule};
+use connect::{ConnectPhase, Tally};
+use devices::WarmupRule;
 use rows::{device_row, Connection};
 use tables::{devices_schema, messages_schema, Writer};
+use unsent::NeverSent;
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::schedule::{scale, Interval};
+use crate::schedule::Interval;
 
 /// Deliveries still missing after this long (or `ack_timeout`, if shorter)
 /// are recorded as not delivered, so pending rows cannot pile up.
@@ -80,25 +84,30 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             credentials: &credentials,
             schedule: &schedule,
         };
-        match run_interval(&setup, interval, &messages).await {
-            Ok((t, conns)) => {
-                let rows = conns.into_iter().map(|c| {
-                    let tally = t.devices.get(&c.device).map(|d| d.tally()).unwrap_or_default();
-                    device_row(&device_schema, &ctx.workload.name, c, tally)
-                });
-                match rows.collect() {
-                    Ok(rows) => connections.rows().send(rows),
-                    Err(e) => {
-                        failure = Some(e.into());
-                        break;
-                    }
-                }
-                metrics::merge(&mut totals, t);
-            }
+        let outcome = match run_interval(&setup, interval, &messages).await {
+            Ok(outcome) => outcome,
             Err(e) => {
                 failure = Some(e);
                 break;
             }
+        };
+        // Every device's row, also of an interval that failed.
+        let tallies = &outcome.totals.devices;
+        let rows = outcome.connections.into_iter().map(|c| {
+            let tally = tallies.get(&c.device).map(|d| d.tally()).unwrap_or_default();
+            device_row(&device_schema, &ctx.workload.name, c, tally)
+        });
+        match rows.collect() {
+            Ok(rows) => connections.rows().send(rows),
+            Err(e) => {
+                failure = Some(e.into());
+                break;
+            }
+        }
+        metrics::merge(&mut totals, outcome.totals);
+        if let Some(e) = outcome.failure {
+            failure = Some(e);
+            break;
         }
     }
     let written = tokio::task::spawn_blocking(move || messages.finish().and(connections.finish()))
@@ -135,11 +144,15 @@ impl Setup<'_> {
     }
 }
 
-async fn run_interval(
-    s: &Setup<'_>,
-    interval: &Interval,
-    messages: &Writer,
-) -> Result<(Totals, Vec<Connection>), ExecError> {
+/// What one interval left: its totals, every device's connection, and
+/// why the trial fails, if it does, once the rows are written.
+struct IntervalOutcome {
+    totals: Totals,
+    connections: Vec<Connection>,
+    failure: Option<ExecError>,
+}
+
+async fn run_interval(s: &Setup<'_>, interval: &Interval, messages: &Writer) -> Result<IntervalOutcome, ExecError> {
     let (ctx, fleet) = (s.ctx, s.fleet);
     let name = &ctx.workload.name;
     let end_ns = interval.end_ns.or(ctx.trial_end_ns);
@@ -165,56 +178,24 @@ async fn run_interval(
         Some(tx) => Some(subscribe(s, tx).await?),
         None => None,
     };
-    let ramp_start = ctx.clock.at(interval.start_ns.max(ctx.clock.now_ns()));
+    let ramp_start_ns = interval.start_ns.max(ctx.clock.now_ns());
     let rss_before = cpu::rss_bytes();
     let end = end_ns.map(|e| ctx.clock.at(e));
-    let (slots, connections) = connect_devices(s, ramp_start, end, dev_tx).await?;
-    let devices: Vec<Arc<Device>> = slots.iter().filter_map(|s| s.device.clone()).collect();
-
-    // Send phase: the schedule starts now, on absolute deadlines.
-    let offset_ns = ctx.clock.now_ns();
-    let length_ns = end_ns.map(|e| e.saturating_sub(offset_ns));
-    let first = s.devices.start;
-    let schedules = (0..slots.len() as u32).map(|d| s.schedule.device(first + d)).collect();
-    let sink = Publishers {
-        slots,
-        qos: fleet.qos,
-        clock: ctx.clock,
-        offset_ns,
-        warmup: warmup_rule(fleet, interval.start_ns, length_ns, ctx.time_scale),
-        out: out_tx.clone(),
-        buffer: Vec::new(),
+    let mut phase = connect::connect_devices(s, ramp_start_ns, end, dev_tx).await?;
+    let devices: Vec<Arc<Device>> = phase.slots.iter().filter_map(|s| s.device.clone()).collect();
+    // The slots' handles to the devices must be gone before they can be closed.
+    let slots = std::mem::take(&mut phase.slots);
+    let rss_per_device = match phase.complete {
+        true => send::send(s, interval, slots, &out_tx, rss_before).await?,
+        false => {
+            drop(slots);
+            None
+        }
     };
-    let config = PacerConfig {
-        end_ns: length_ns,
-        messages: fleet.messages,
-        // Above the embedded broker, which shares this process, the pacer
-        // would starve the system under test (see exp-mqtt's pacer/thread.rs).
-        nice: if fleet.broker.url.is_some() {
-            PacerConfig::default().nice
-        } else {
-            0
-        },
-        ..PacerConfig::default()
-    };
-    let pacer = Pacer::start(ctx.clock.at(offset_ns), schedules, sink, config)
-        .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
-
-    sending(ctx, &pacer, end).await;
-    pacer.stop();
-    // Measured while every device is still connected, before any closes.
-    let device_count = s.devices.len() as u32;
-    let rss_per_device = rss_before.zip(cpu::rss_bytes()).and_then(|(before, now)| {
-        (device_count > 0).then(|| now.saturating_sub(before) as f64 / f64::from(device_count))
-    });
-    // Joining ends the pacer thread, which drops its handles to the devices.
-    tokio::task::spawn_blocking(move || pacer.join())
-        .await
-        .map_err(|e| ExecError::step("fleet", name, "pacer", e.to_string()))?
-        .map_err(|e| ExecError::step("fleet", name, "devices", e.to_string()))?;
     // Acks still on their way get their time, unless the user insists.
     let grace = (ctx.cancel.level() != Level::Kill).then_some(ack_timeout);
     devices::close_all(devices, grace.unwrap_or_default()).await;
+    phase.held.clear();
     // Deliveries may trail the acks: wait for them, but not forever.
     let (done_tx, done_rx) = oneshot::channel();
     let _ = out_tx.send(Msg::DevicesDone(done_tx));
@@ -227,34 +208,103 @@ async fn run_interval(
         .await
         .map_err(|e| ExecError::step("fleet", name, "collector", e.to_string()))?;
     totals.rss_per_device = rss_per_device;
-    if device_count > 0 && connections.iter().all(|c| c.connected_ns.is_none()) {
-        return Err(none_connected(name, &connections));
-    }
-    Ok((totals, connections))
+    let tally = phase.tally();
+    totals.not_connected = phase.connections.len() as u64 - tally.connected;
+    // Stopped by Ctrl-C or another workload's failure: that is the trial's story, not the fleet's.
+    let stopped = ctx.cancel.level() >= Level::Stop;
+    let failure = if !phase.complete {
+        never_sent(s, interval, &phase, &mut totals).await?;
+        (!stopped).then(|| unfinished(s, tally))
+    } else if tally.connected == 0 && !phase.connections.is_empty() && !stopped {
+        Some(none_connected(name, &phase.connections))
+    } else {
+        None
+    };
+    Ok(IntervalOutcome {
+        totals,
+        connections: phase.connections,
+        failure,
+    })
 }
 
-/// Until the interval ends, the pacer runs out of messages, or the trial is stopped.
-async fn sending(ctx: &WorkloadContext, pacer: &Pacer, end: Option<Instant>) {
-    loop {
-        let now = Instant::now();
-        if pacer.is_finished() || end.is_some_and(|e| now >= e) {
-            return;
-        }
-        let next = end.map_or(now + Duration::from_millis(50), |e| {
-            e.min(now + Duration::from_millis(50))
-        });
-        if !ctx.cancel.sleep_until_async(next).await {
-            return;
-        }
+/// The rows of an interval whose send phase never began (`unsent.rs`),
+/// from the interval's planned start (not when the fleet got to it: the
+/// rows are the same in every run of the spec) to its end or the moment
+/// the connect phase was given up, whichever came first.
+async fn never_sent(
+    s: &Setup<'_>,
+    interval: &Interval,
+    phase: &ConnectPhase,
+    totals: &mut Totals,
+) -> Result<(), ExecError> {
+    let (ctx, fleet) = (s.ctx, s.fleet);
+    let end_ns = interval.end_ns.or(ctx.trial_end_ns);
+    let unsent = NeverSent {
+        fleet: ctx.workload.name.clone(),
+        schedule: s.schedule.clone(),
+        origin_ns: interval.start_ns,
+        cut_ns: end_ns.map_or(phase.ended_ns, |e| e.min(phase.ended_ns)),
+        messages: fleet.messages,
+        warmup: WarmupRule::of(
+            fleet,
+            interval.start_ns,
+            end_ns.map(|e| e.saturating_sub(interval.start_ns)),
+            ctx.time_scale,
+        ),
+    };
+    let devices: Vec<(u32, &'static str)> = phase
+        .connections
+        .iter()
+        .map(|c| (c.device, c.fate.unsent_reason()))
+        .collect();
+    let sink = ctx.tables.sink(&messages_schema());
+    let cancel = ctx.cancel.clone();
+    let mut counted = std::mem::take(totals);
+    let (counted, written) = tokio::task::spawn_blocking(move || {
+        let written = unsent.write(&devices, &sink, &cancel, &mut counted);
+        (counted, written)
+    })
+    .await
+    .map_err(|e| ExecError::step("fleet", &ctx.workload.name, "unsent rows", e.to_string()))?;
+    *totals = counted;
+    written
+}
+
+/// The interval's error when it ended during the connect phase, with
+/// what held it up: a ramp longer than the interval, or devices waiting
+/// for a broker that does not answer.
+fn unfinished(s: &Setup<'_>, tally: Tally) -> ExecError {
+    let Tally {
+        connected,
+        failed,
+        connecting,
+        not_started,
+    } = tally;
+    let fleet = s.fleet;
+    let mut why = format!(
+        "the interval ended before every device had connected or failed, so nothing was sent \
+         (every scheduled message is recorded as `dropped`): of {} devices, {connected} connected, \
+         {failed} failed, {connecting} were still waiting for their CONNACK (up to {} s each) \
+         and {not_started} had not started",
+        s.devices.len(),
+        devices::CONNECT_TIMEOUT.as_secs(),
+    );
+    if not_started > 0 {
+        why.push_str(&format!(
+            "; the connect ramp of {} devices at {}/s takes {:.1} s: raise `connect_rate`, lengthen the window, or use fewer devices",
+            fleet.devices,
+            fleet.connect_rate_per_s,
+            f64::from(fleet.devices) / fleet.connect_rate_per_s
+        ));
     }
+    ExecError::step("fleet", &s.ctx.workload.name, "connecting", why)
 }
 
 /// The interval's error when not one device connected, with the first one's reason.
 fn none_connected(name: &str, connections: &[Connection]) -> ExecError {
-    let why = connections.first().map_or_else(
-        || "none had connected when the interval ended or the trial stopped".to_string(),
-        |c| c.status.clone(),
-    );
+    let why = connections
+        .first()
+        .map_or_else(|| "no device".to_string(), |c| c.fate.status());
     ExecError::step("fleet", name, "connecting", format!("no device connected ({why})"))
 }
 
@@ -270,96 +320,6 @@ async fn subscribe(s: &Setup<'_>, events: mpsc::UnboundedSender<SubscriberEvent>
     )
     .await
     .map_err(|e| ExecError::step("fleet", name, "subscriber", e.to_string()))
-}
-
-/// Connect phase: devices connect along the ramp; nothing is sent until
-/// every one has connected or failed, so connect work (TLS, CONNACKs, a
-/// broker busy accepting) never shows up as send lateness or latency.
-/// Devices still connecting when the interval ends or the trial stops are
-/// aborted.
-async fn connect_devices(
-    s: &Setup<'_>,
-    ramp_start: Instant,
-    end: Option<Instant>,
-    events: mpsc::UnboundedSender<DeviceEvent>,
-) -> Result<(Vec<Slot>, Vec<Connection>), ExecError> {
-    let (ctx, fleet) = (s.ctx, s.fleet);
-    let name = &ctx.workload.name;
-    let mut connecting = Vec::with_capacity(s.devices.len());
-    // A split run's part ramps at its share of the rate, so that the parts
-    // together connect as fast as the whole fleet would, and finish when it would.
-    let rate = fleet.connect_rate_per_s * s.devices.len() as f64 / f64::from(fleet.devices.max(1));
-    // `index` counts this process's devices; `device` is the fleet's number.
-    for (index, device) in s.devices.clone().enumerate() {
-        let ramp = if rate.is_finite() && rate > 0.0 {
-            Duration::from_secs_f64(index as f64 / rate)
-        } else {
-            Duration::ZERO
-        };
-        let job = DeviceJob {
-            device,
-            endpoint: s.endpoint.clone(),
-            options: s.device_options(fill(&fleet.client_id, name, Some(device))),
-            connect_at: ramp_start + ramp,
-            clock: ctx.clock,
-        };
-        connecting.push(tokio::spawn(devices::connect(job, events.clone())));
-    }
-    drop(events);
-    let mut slots = Vec::with_capacity(connecting.len());
-    let mut connections = Vec::with_capacity(connecting.len());
-    let mut pending = connecting.into_iter();
-    while let Some(mut task) = pending.next() {
-        let index = slots.len() as u32;
-        let (device, connection) = tokio::select! {
-            done = &mut task => done.map_err(|e| ExecError::step("fleet", name, "a device task failed", e.to_string()))?,
-            () = stopped(ctx, end) => {
-                task.abort();
-                pending.for_each(|t| t.abort());
-                break;
-            }
-        };
-        let number = s.devices.start + index;
-        let payload = PayloadGenerator::new(&fleet.payload, ctx.seed.wrapping_add(u64::from(number)))
-            .map_err(|e| ExecError::step("fleet", name, "payload", e.to_string()))?;
-        slots.push(Slot {
-            device: device.map(Arc::new),
-            topic: fill(&fleet.topic, name, Some(number)),
-            payload,
-            dseq: 0,
-        });
-        connections.push(connection);
-    }
-    Ok((slots, connections))
-}
-
-/// A warm-up share is of the messages a device is expected to send in the
-/// interval; a warm-up span starts with the interval (connecting included)
-/// and is scaled like it.
-fn warmup_rule(fleet: &Fleet, interval_start_ns: u64, length_ns: Option<u64>, time_scale: f64) -> WarmupRule {
-    let ratio = match fleet.warmup {
-        Warmup::Ns(span) => {
-            return WarmupRule::ScheduledBefore(interval_start_ns.saturating_add(scale(span, time_scale)));
-        }
-        Warmup::Ratio(ratio) => ratio,
-    };
-    let gap_mean = Sampler::new(&fleet.gap).ok().and_then(|g| g.mean());
-    let expected = match (fleet.messages, length_ns, gap_mean) {
-        (Some(m), _, _) => m as f64,
-        (None, Some(len), Some(gap)) if gap > 0.0 => len as f64 / gap,
-        _ => 0.0,
-    };
-    WarmupRule::FirstMessages((expected * ratio).ceil() as u64)
-}
-
-/// Resolves when the trial is stopped or the interval's end passes.
-async fn stopped(ctx: &WorkloadContext, end: Option<Instant>) {
-    match end {
-        Some(end) => {
-            ctx.cancel.sleep_until_async(end).await;
-        }
-        None => ctx.cancel.reached(Level::Stop).await,
-    }
 }
 
 /// Fills `{fleet}`, `{device}` and `{index}`; without an index, the MQTT wildcard `+`.

@@ -79,9 +79,47 @@ pub struct Connection {
     /// The device's number in the whole fleet.
     pub device: u32,
     pub client_id: String,
-    pub connect_start_ns: u64,
+    /// When its connect attempt began; `None` if it never began.
+    pub connect_start_ns: Option<u64>,
     pub connected_ns: Option<u64>,
-    pub status: String,
+    pub fate: Fate,
+}
+
+/// Where a device stood when the connect phase ended: its `mqtt_devices`
+/// status, and the reason on its messages if sending never began.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    Connected,
+    /// Refused, timed out, or no file descriptor for its socket.
+    Failed(String),
+    /// Its attempt had begun, and neither CONNACK nor failure came before
+    /// the interval ended or the trial stopped.
+    Connecting,
+    /// Its place in the connect ramp came after the interval ended or the trial stopped.
+    NotStarted,
+}
+
+impl Fate {
+    /// The `status` column.
+    pub fn status(&self) -> String {
+        match self {
+            Fate::Connected => "connected".into(),
+            Fate::Failed(why) => format!("failed: {why}"),
+            Fate::Connecting => "connecting".into(),
+            Fate::NotStarted => "not_started".into(),
+        }
+    }
+
+    /// The `reason` of its messages when the interval ended (or the trial
+    /// stopped) before the send phase began: nothing was sent.
+    pub fn unsent_reason(&self) -> &'static str {
+        match self {
+            // Connected, waiting for the others.
+            Fate::Connected => "send_not_started",
+            Fate::Failed(_) => "not_connected",
+            Fate::Connecting | Fate::NotStarted => "connect_pending",
+        }
+    }
 }
 
 /// A device's troubles in one interval, for its `mqtt_devices` row.
@@ -105,12 +143,15 @@ pub fn device_row(schema: &Schema, fleet: &str, c: Connection, counts: DeviceTal
         ("connected_ns", c.connected_ns.into()),
         (
             "connect_latency_ns",
-            c.connected_ns.map(|end| end.saturating_sub(c.connect_start_ns)).into(),
+            c.connected_ns
+                .zip(c.connect_start_ns)
+                .map(|(end, start)| end.saturating_sub(start))
+                .into(),
         ),
         ("disconnects", counts.disconnects.into()),
         ("reconnects", counts.reconnects.into()),
         ("errors", counts.errors.into()),
-        ("status", c.status.into()),
+        ("status", c.fate.status().into()),
     ])
 }
 
