@@ -171,7 +171,18 @@ fn counts_latencies_and_gaps_of_known_data() {
     let dir = build_run(root.path());
     let mut warnings = Vec::new();
     let report = mqtt_report(&open_run(&dir).unwrap(), &mut warnings).unwrap();
-    assert!(warnings.is_empty(), "{warnings:?}");
+    // Fleet b's one device never connected: the only warning.
+    let warned: Vec<(&Path, &str)> = warnings
+        .iter()
+        .map(|w| (w.path.as_path(), w.message.as_str()))
+        .collect();
+    assert_eq!(
+        warned,
+        [(
+            dir.join("tables/mqtt_devices/trial=0").as_path(),
+            "fleet `b`: 1 of 1 devices did not connect (`status` says why); their messages are `dropped`"
+        )]
+    );
     assert_eq!(report.time_scale, 1.0);
     let t0 = &report.trials[0];
     assert_eq!(
@@ -286,6 +297,7 @@ fn damaged_files_are_warned_about_and_left_out() {
     warned.sort();
     let expected = [
         "plan.json",
+        "tables/mqtt_devices/trial=0",
         "tables/mqtt_messages/trial=0/part-7.parquet",
         "tables/mqtt_messages/trial=0/part-8.parquet",
     ];

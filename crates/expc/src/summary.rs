@@ -153,6 +153,7 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
             trial.error.as_deref().unwrap_or_default()
         );
     }
+    print_fleet_warnings(manifest);
     for (name, table) in &manifest.tables {
         outln!(
             "  table      {name:<18} {:>9} rows in {} files",
@@ -227,6 +228,22 @@ fn missing_parts(dir: &Path, manifest: &Manifest) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// Fleets that ran with fewer devices than the spec asked for: the
+/// trial completed, but measured less of the fleet (`devices_not_connected`).
+fn print_fleet_warnings(manifest: &Manifest) {
+    for trial in &manifest.trials {
+        for (key, count) in &trial.metrics {
+            if let Some((fleet, "devices_not_connected")) = key.split_once('.') {
+                outln!(
+                    "  warning    trial {}: fleet `{fleet}`: {count} devices did not connect; their messages are \
+                     `dropped` (`not_connected`), and `mqtt_devices` says why",
+                    trial.trial
+                );
+            }
+        }
+    }
 }
 
 /// Each workload's kind (`fleet`, …) from the run's `plan.json`; empty if

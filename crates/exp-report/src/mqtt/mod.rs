@@ -85,7 +85,9 @@ pub struct FleetReport {
 }
 
 /// The MQTT report of a run, or `None` if it has no `mqtt_messages` table.
-/// Files that cannot be read are reported in `warnings` and left out.
+/// Files that cannot be read are reported in `warnings` and left out; so
+/// are fleets that measured less than asked (devices that did not connect,
+/// no message sent).
 pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttReport> {
     let messages = run.tables.get(MESSAGES_TABLE)?;
     let plan = plan::read_plan(&run.dir, warnings);
@@ -101,6 +103,7 @@ pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttRep
         let (mut connections, _) = retry(&trial_files(run, DEVICES_TABLE, trial), warnings, passes::connections);
         for fleet in &mut fleets {
             fleet.connections = connections.take(&fleet.fleet).map(passes::ConnectionsAcc::finish);
+            warnings.extend(measured_less(&run.dir, trial, fleet));
         }
         let (contended, _) = retry(&trial_files(run, TRIALS_TABLE, trial), warnings, passes::contended);
         trials.push(MqttTrial {
@@ -116,6 +119,33 @@ pub fn mqtt_report(run: &RunView, warnings: &mut Vec<Warning>) -> Option<MqttRep
         time_scale: run.manifest.options.time_scale,
         trials,
     })
+}
+
+/// A fleet that measured less than its spec asked for: devices that never
+/// connected, or no message sent at all (the interval ended during the
+/// connect phase). The rows say what became of each; this says to look.
+fn measured_less(dir: &Path, trial: u32, fleet: &FleetReport) -> Vec<Warning> {
+    let at = |table: &str| dir.join("tables").join(table).join(format!("trial={trial}"));
+    let name = &fleet.fleet;
+    let mut found = Vec::new();
+    if let Some(c) = fleet.connections.as_ref().filter(|c| c.connected < c.devices) {
+        found.push(Warning {
+            path: at(DEVICES_TABLE),
+            message: format!(
+                "fleet `{name}`: {} of {} devices did not connect (`status` says why); their messages are `dropped`",
+                c.devices - c.connected,
+                c.devices
+            ),
+        });
+    }
+    let scheduled = fleet.counts.scheduled + fleet.warmup.scheduled;
+    if scheduled > 0 && fleet.counts.sent + fleet.warmup.sent == 0 {
+        found.push(Warning {
+            path: at(MESSAGES_TABLE),
+            message: format!("fleet `{name}`: no message was sent; all {scheduled} are `dropped` (`reason` says why)"),
+        });
+    }
+    found
 }
 
 /// Every pass over one trial's `mqtt_messages` files; fleets sorted by name.

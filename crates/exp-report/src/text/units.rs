@@ -48,7 +48,10 @@ fn unit(kind: &str, metric: &str) -> Unit {
         ("traffic", "throughput") => Unit::Rate("bit/s"),
         ("xml", "throughput") => Unit::Rate("MB/s"),
         ("anomaly", "achieved_utilization") => Unit::Share,
-        (_, m) if m.ends_with("connections") || m == "messages_lost" || m == "disconnects" || m == "operations" => {
+        (_, m)
+            if m.ends_with("connections")
+                || ["messages_lost", "disconnects", "operations", "devices_not_connected"].contains(&m) =>
+        {
             Unit::Count
         }
         _ => Unit::Plain,
@@ -246,6 +249,7 @@ mod tests {
             ("fleet", "throughput", 19_999.976, "throughput 20000 msg/s"),
             ("fleet", "contended", 0.0, "contended no"),
             ("fleet", "messages_lost", 0.0, "messages_lost 0"),
+            ("fleet", "devices_not_connected", 413.0, "devices_not_connected 413"),
             ("fleet", "outage", 0.0, "outage 0ns"),
             ("traffic", "throughput", 2.5e9, "throughput 2.5 Gbit/s"),
             ("traffic", "response_time_p99", 1.5e9, "response_time_p99 1.500s"),
