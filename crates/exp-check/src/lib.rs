@@ -16,6 +16,7 @@ mod modules;
 mod overlap;
 mod plan;
 mod query;
+mod ramp;
 pub mod registry;
 mod repeat;
 mod structure;

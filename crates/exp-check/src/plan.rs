@@ -124,6 +124,7 @@ impl Checker<'_> {
                 checker.lower_workload(block, schema, scope, trial_ns)
             });
             variants.fields = self.lower_fields(schema, &fields, params);
+            self.check_connect_ramp(block, &variants, trial_ns);
             lowered.push(variants);
         }
         lowered

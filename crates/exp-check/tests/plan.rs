@@ -309,8 +309,9 @@ experiment "x" {
     n = 1..1000000 step 1
   }
   fleet "f" {
-    devices = n
-    gap     = 1s
+    devices      = n
+    connect_rate = 100000/s
+    gap          = 1s
   }
 }
 "#,

@@ -567,6 +567,26 @@ specs; an empty one is most likely a file saved empty by mistake.
 
 Fix: write the experiment or the bindings, or remove the file.
 ";
+    W0803 => "connect ramp as long as the window",
+"A fleet's devices connect one after another at `connect_rate`, and none sends
+until every one has connected or failed. When `devices / connect_rate` is at
+least the fleet's window (the trial, the fleet's `for` or `until`, or each
+`active` period), the window ends during the connect phase: nothing is sent,
+every device and scheduled message is recorded (`not_started`, `dropped`), and
+the trial fails. A sweep is warned about once per fleet, for its slowest ramp
+against its window; `--time-scale` shortens windows but not the ramp, so a
+scaled run can end its windows early even without this warning.
+
+Example:
+
+    experiment \"ramp\" {
+      duration = 5s
+      fleet \"plant\" { devices = 30  connect_rate = 2/s  gap = 1s }
+    }
+
+Fix: raise `connect_rate` (the embedded broker held about 400/s), lengthen the
+window, or use fewer devices.
+";
     E0901 => "internal compiler error",
 "The compiler reached a state it considers impossible. Please report it with the
 spec that triggered it.
