@@ -237,8 +237,8 @@ fn print_fleet_warnings(manifest: &Manifest) {
         for (key, count) in &trial.metrics {
             if let Some((fleet, "devices_not_connected")) = key.split_once('.') {
                 outln!(
-                    "  warning    trial {}: fleet `{fleet}`: {count} devices did not connect; their messages are \
-                     `dropped` (`not_connected`), and `mqtt_devices` says why",
+                    "  warning    trial {}: fleet `{fleet}`: {count} devices did not connect (`mqtt_devices` says \
+                     why); their messages are `dropped`",
                     trial.trial
                 );
             }
