@@ -61,19 +61,16 @@ pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>)
         connected_ns: None,
         fate: Fate::Connecting,
     };
-    let held = match job.budget.take(job.fds) {
-        Ok(held) => held,
-        Err(shortage) => {
-            connection.fate = Fate::Failed(shortage.to_string());
-            return Attempt {
-                device: None,
-                held: None,
-                connection,
-            };
-        }
+    // No descriptors for its connection: it fails at once, and opens nothing.
+    let connected = match job.budget.take(job.fds) {
+        Err(shortage) => Err(shortage.to_string()),
+        Ok(held) => Device::connect(job.device, &job.endpoint, job.options, events, CONNECT_TIMEOUT)
+            .await
+            .map(|device| (device, held))
+            .map_err(|e| e.to_string()),
     };
-    match Device::connect(job.device, &job.endpoint, job.options, events, CONNECT_TIMEOUT).await {
-        Ok(device) => {
+    match connected {
+        Ok((device, held)) => {
             (connection.connected_ns, connection.fate) = (Some(job.clock.now_ns()), Fate::Connected);
             Attempt {
                 device: Some(device),
@@ -81,8 +78,8 @@ pub async fn connect(job: DeviceJob, events: mpsc::UnboundedSender<DeviceEvent>)
                 connection,
             }
         }
-        Err(e) => {
-            connection.fate = Fate::Failed(e.to_string());
+        Err(why) => {
+            connection.fate = Fate::Failed(why);
             Attempt {
                 device: None,
                 held: None,
