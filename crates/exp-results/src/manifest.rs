@@ -63,6 +63,11 @@ pub struct Manifest {
     /// journal between whole writes (rundir/journal.rs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub journal_seq: u64,
+    /// What [`Manifest::read`] skipped: journal lines that are not journal
+    /// lines, or name a trial or point this manifest does not list. Never
+    /// written; a manifest built or written whole has none.
+    #[serde(skip)]
+    pub read_warnings: Vec<crate::Warning>,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -307,6 +312,7 @@ impl Manifest {
             split: None,
             shards: Vec::new(),
             journal_seq: 0,
+            read_warnings: Vec::new(),
         }
     }
 
@@ -327,7 +333,9 @@ impl Manifest {
     }
 
     /// Reads `manifest.json` with its journal's newer records applied;
-    /// `path` may be the file or the run directory.
+    /// `path` may be the file or the run directory. Journal lines that
+    /// cannot be applied are skipped and listed in `read_warnings`
+    /// (rundir/journal.rs says which).
     pub fn read(path: &Path) -> Result<Manifest, ResultsError> {
         let file = if path.is_dir() {
             path.join("manifest.json")
@@ -353,12 +361,12 @@ impl Manifest {
                 supported: MANIFEST_VERSION,
             });
         }
-        let mut manifest = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
+        let mut manifest: Manifest = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
             action: "parse",
             path: file.clone(),
             source,
         })?;
-        crate::rundir::replay_journal(&mut manifest, &file)?;
+        manifest.read_warnings = crate::rundir::replay_journal(&mut manifest, &file)?;
         Ok(manifest)
     }
 

@@ -27,8 +27,8 @@ pub struct RunView {
     /// by a crash) have on disk so far: sealed segments and checkpoints
     /// under `tables/.partial/`, each a complete Parquet file.
     pub unfinished: BTreeMap<String, TableFiles>,
-    /// Entries under `tables/` that are not part of the layout, and writes
-    /// a crash cut short.
+    /// Journal lines the manifest could not take, entries under `tables/`
+    /// that are not part of the layout, and writes a crash cut short.
     pub warnings: Vec<Warning>,
 }
 
@@ -52,8 +52,14 @@ pub struct Warning {
     pub message: String,
 }
 
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.path.display(), self.message)
+    }
+}
+
 impl Warning {
-    fn new(path: &Path, message: impl Into<String>) -> Self {
+    pub(crate) fn new(path: &Path, message: impl Into<String>) -> Self {
         Warning {
             path: path.to_path_buf(),
             message: message.into(),
@@ -65,7 +71,7 @@ impl Warning {
 /// Fails only if the manifest cannot be read; problems with table files
 /// become [`RunView::warnings`].
 pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
-    let (manifest, runners) = read_run(dir)?;
+    let (mut manifest, runners) = read_run(dir)?;
     // The runner of a whole run, or of the first shard found running or gone.
     let runner = runners
         .into_iter()
@@ -73,11 +79,12 @@ pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
         .find(|r| matches!(r, Runner::Running(_)) || manifest.status == RunStatus::Crashed);
     let mut view = RunView {
         dir: dir.to_path_buf(),
+        // Journal lines the manifest could not take are shown with the rest.
+        warnings: std::mem::take(&mut manifest.read_warnings),
         manifest,
         runner,
         tables: BTreeMap::new(),
         unfinished: BTreeMap::new(),
-        warnings: Vec::new(),
     };
     let tables_dir = dir.join("tables");
     let Some(entries) = list(&tables_dir, &mut view.warnings) else {

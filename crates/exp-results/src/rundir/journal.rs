@@ -8,8 +8,11 @@
 //! number of the last journal line it includes (`journal_seq`) before the
 //! journal is emptied, so a crash between the two leaves lines that readers
 //! skip. Readers ([`Manifest::read`]) apply the newer lines in order. A crash
-//! can only tear the last line, which has no newline yet and is ignored.
+//! can only tear the last line, which has no newline yet and is ignored;
+//! any other line that cannot be applied is skipped with a warning, never
+//! hiding the lines after it ([`replay`]).
 
+use std::collections::BTreeSet;
 use std::fs::{self, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -18,7 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 use serde::{Deserialize, Serialize};
 
 use crate::manifest::{Manifest, PointRecord, TrialRecord};
-use crate::ResultsError;
+use crate::{ResultsError, Warning};
 
 /// The journal beside the manifest at `manifest` (`manifest.json` →
 /// `manifest.journal`).
@@ -102,7 +105,8 @@ impl Journal {
     /// size the manifest will have when written whole next, roughly.
     pub(crate) fn append(&self, change: Change<'_>) -> Result<u64, ResultsError> {
         let mut state = self.state();
-        let seq = state.seq + 1;
+        // Saturating: a hand-edited journal can hold any `seq`.
+        let seq = state.seq.saturating_add(1);
         let (trial, point) = match change {
             Change::Trial(record) => (Some(record), None),
             Change::Point(record) => (None, Some(record)),
@@ -136,13 +140,19 @@ impl Journal {
 }
 
 /// Applies the lines of the journal beside `manifest_path` newer than
-/// `manifest.journal_seq` to `manifest`, in order, up to the first line
-/// that is torn or not a journal line.
-pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<(), ResultsError> {
+/// `manifest.journal_seq` to `manifest`, in order, and returns the lines
+/// it skipped. The rule (docs/running.md, "The run directory"): a line is
+/// applied when it is a journal line about a trial (or point) the manifest
+/// lists, with a `seq` above the manifest's and above every line applied
+/// before it; a line at or below the manifest's `seq` is already in it and
+/// skipped silently, as is the last line when it has no newline (an append a
+/// crash cut short); any other line is skipped with a warning, and the
+/// lines after it are still applied.
+pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<Vec<Warning>, ResultsError> {
     let path = journal_path(manifest_path);
     let bytes = match fs::read(&path) {
         Ok(bytes) => bytes,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(source) => {
             return Err(ResultsError::Io {
                 action: "read",
@@ -153,11 +163,31 @@ pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<()
     };
     // The part after the last newline is a line being written, or torn.
     let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |end| end + 1);
-    for text in bytes[..complete].split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
-        let Ok(line) = serde_json::from_slice::<Line>(text) else {
-            break;
+    let in_manifest = manifest.journal_seq;
+    let mut points: Option<BTreeSet<u32>> = None;
+    let mut warnings = Vec::new();
+    for (number, text) in bytes[..complete].split(|&b| b == b'\n').enumerate() {
+        let skipped = |why: String| Warning::new(&path, format!("line {}: {why}; skipped", number + 1));
+        if text.is_empty() {
+            continue;
+        }
+        let line = match serde_json::from_slice::<Line>(text) {
+            Ok(line) if line.seq <= in_manifest => continue,
+            Ok(line) => line,
+            Err(e) => {
+                warnings.push(skipped(format!("not a journal line ({e})")));
+                continue;
+            }
         };
         if line.seq <= manifest.journal_seq {
+            warnings.push(skipped(format!(
+                "seq {} is not after the line before it (seq {})",
+                line.seq, manifest.journal_seq
+            )));
+            continue;
+        }
+        if let Err(why) = check(&line, manifest, &mut points) {
+            warnings.push(skipped(why));
             continue;
         }
         manifest.journal_seq = line.seq;
@@ -168,7 +198,39 @@ pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<()
             upsert(&mut manifest.points, record, |p| p.point);
         }
     }
-    Ok(())
+    Ok(warnings)
+}
+
+/// Why `line` cannot be applied to `manifest`, if it cannot: it must
+/// change one record, of a trial the manifest lists (with the same point,
+/// repetition and seed) or of a point one of those trials belongs to.
+fn check(line: &Line, manifest: &Manifest, points: &mut Option<BTreeSet<u32>>) -> Result<(), String> {
+    match (&line.trial, &line.point) {
+        (Some(record), None) => {
+            let listed = manifest
+                .trials
+                .binary_search_by_key(&record.trial, |t| t.trial)
+                .ok()
+                .map(|i| &manifest.trials[i]);
+            match listed {
+                Some(t) if (t.point, t.repetition, t.seed) == (record.point, record.repetition, record.seed) => Ok(()),
+                Some(_) => Err(format!(
+                    "trial {} is not the manifest's (another point, repetition or seed)",
+                    record.trial
+                )),
+                None => Err(format!("trial {} is not one of the manifest's trials", record.trial)),
+            }
+        }
+        (None, Some(record)) => {
+            let points = points.get_or_insert_with(|| manifest.trials.iter().map(|t| t.point).collect());
+            if points.contains(&record.point) {
+                Ok(())
+            } else {
+                Err(format!("point {} has no trial in the manifest", record.point))
+            }
+        }
+        _ => Err("a journal line changes one trial or one point".into()),
+    }
 }
 
 /// Replaces the record with `record`'s key in `list` (sorted by key), or

@@ -63,6 +63,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
         split: None,
         shards: Vec::new(),
         journal_seq: 0,
+        read_warnings: Vec::new(),
     }
 }
 
