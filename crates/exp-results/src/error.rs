@@ -70,6 +70,12 @@ pub enum ResultsError {
     /// Another process holds the run's runner lock: it is writing the run.
     #[error("the run is being written by another process ({holder}; lock {path})")]
     RunLocked { path: PathBuf, holder: String },
+    /// The run directory is no longer where its runner writes it.
+    #[error(
+        "the run directory {path} was moved or removed while the run was writing it, so the run stopped; \
+         what it wrote is wherever the directory went, and `expc run --resume` there goes on with it"
+    )]
+    RunDirMoved { path: PathBuf },
     #[error("invalid {what} `{name}`: {why}")]
     InvalidName {
         what: &'static str,

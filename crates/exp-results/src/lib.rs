@@ -35,7 +35,10 @@ pub use manifest::{
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
-pub use rundir::{experiment_dir_name, plan_sha256, AttemptFiles, Role, RunDir, LOCK_FILE};
+pub use rundir::{
+    create_dir_below, experiment_dir_name, has_partial_name, locate_run, plan_sha256, AttemptFiles, Role, RunDir,
+    LOCK_FILE,
+};
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};
 pub use store::{RowCounts, Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};

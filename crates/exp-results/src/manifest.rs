@@ -96,6 +96,11 @@ pub struct ResumeRecord {
     pub at: String,
     /// The run's status when it was resumed.
     pub previous_status: RunStatus,
+    /// What the resume found wrong and went past: journal lines it skipped
+    /// (the journal is gone once the manifest is written whole, so this is
+    /// their only record), a `plan.json` it wrote again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

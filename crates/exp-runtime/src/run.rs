@@ -18,7 +18,7 @@ use crate::events::{Event, Events};
 use crate::fleet;
 use crate::points::run_points;
 use crate::preflight::{preflight, PreflightInput, PreflightIssue};
-use crate::resume::{prepare, ResumeError};
+use crate::resume::{finished, prepare, ResumeError};
 use crate::selection::TrialSelection;
 use crate::shard::{shard_trials, ShardSpec};
 use crate::trials::TrialsTable;
@@ -168,8 +168,9 @@ fn parts_agreement(options: &RunOptions, part: ShardSpec, plan_sha256: &str) -> 
 }
 
 /// Goes on with the run in `dir`: its complete trials are kept, the others
-/// (interrupted, failed, crashed, never started) run again. `plan` must be
-/// the plan that started it; `options` are the run's own (see resume.rs).
+/// (interrupted, failed, crashed, never started) run again; a complete run
+/// is returned untouched. `plan` must be the plan that started it;
+/// `options` are the run's own (see resume.rs).
 pub async fn resume(
     dir: &Path,
     plan: &Plan,
@@ -177,20 +178,31 @@ pub async fn resume(
     events: Events,
     cancel: Cancel,
 ) -> Result<RunOutcome, RunError> {
-    check_options(plan, &options)?;
-    fleet::size_for_plan(plan);
     let role = options
         .shard
         .or(options.split)
         .map_or(Role::Whole, |s| Role::Shard(s.index));
-    if let Some(part) = options.shard.or(options.split) {
-        let agreement = parts_agreement(&options, part, &exp_results::plan_sha256(plan)?);
-        check_resumed_part(dir, &agreement, part)?;
-    }
-    let rerun = match options.split {
-        Some(_) => unfinished_elsewhere(dir)?,
+    let rerun = match options.shard.or(options.split) {
+        Some(part) => {
+            let located = exp_results::locate_run(dir)?;
+            let agreement = parts_agreement(&options, part, &exp_results::plan_sha256(plan)?);
+            check_resumed_part(&located, &agreement, part)?;
+            match options.split {
+                Some(_) => unfinished_elsewhere(&located)?,
+                None => BTreeSet::new(),
+            }
+        }
         None => BTreeSet::new(),
     };
+    // Before preflight: a complete run needs nothing of this machine (nor
+    // a complete split part whose trials every other part completed).
+    if rerun.is_empty() {
+        if let Some(outcome) = finished(dir, role)? {
+            return Ok(outcome);
+        }
+    }
+    check_options(plan, &options)?;
+    fleet::size_for_plan(plan);
     let (run_dir, manifest) = prepare(dir, role, plan, options.trials.as_ref(), &rerun)?;
     drive(plan, &options, run_dir, manifest, events, cancel).await
 }
@@ -357,6 +369,10 @@ async fn drive(
     };
     manifest.finish(SystemTime::now());
     if let Err(source) = run_dir.write_manifest(&mut manifest) {
+        if matches!(source, ResultsError::RunDirMoved { .. }) {
+            // The cause of whatever else failed: said alone.
+            return Err(source.into());
+        }
         let outcome = match &manifest.error {
             Some(error) => format!("the run failed: {error}"),
             None => format!("the run ended {}", manifest.status.as_str()),

@@ -74,7 +74,8 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
         n => n as usize,
     };
     let config = Config { threads, ..config(xml) };
-    std::fs::create_dir_all(out).map_err(|e| failed(ctx, "output directory", e))?;
+    // Only below the run directory: one moved away is not made again here.
+    exp_results::create_dir_below(&ctx.run_dir, out).map_err(|e| failed(ctx, "output directory", e))?;
 
     // The workload starts at its window's start (`at`), like every kind.
     let start = ctx.intervals.first().map_or(0, |i| i.start_ns);

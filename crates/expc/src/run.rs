@@ -18,7 +18,7 @@ pub struct Args {
     file: Option<PathBuf>,
     /// Go on with the run in RUN_DIR (interrupted, failed or crashed):
     /// complete trials are kept, the others run again, with the run's own
-    /// plan and options.
+    /// plan and options. A complete run is left as it is (exit 0).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["trials", "time_scale", "seed", "dry_run", "out"])]
     resume: Option<PathBuf>,
     /// Where run directories go: `<out>/<experiment>/<run-id>/`.
@@ -117,38 +117,29 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         .shard
         .or(args.split)
         .map_or(exp_results::Role::Whole, |s| exp_results::Role::Shard(s.index));
-    let (recorded, recorded_options) = exp_runtime::resume::load(dir, role).map_err(|e| e.to_string())?;
-    // Say what is taken over: a crashed run's runner is named.
-    if let Ok((manifest, writers)) = exp_results::read_run(dir) {
-        let gone = writers.iter().find_map(|(_, runner)| match runner {
-            Some(exp_results::runner::Runner::Gone(info)) if manifest.status == RunStatus::Crashed => {
-                Some(format!("; its runner ({info}) is gone"))
-            }
-            _ => None,
-        });
-        errln!(
-            "resuming run {}: {}{}",
-            manifest.run_id,
-            manifest.status.as_str(),
-            gone.unwrap_or_default()
-        );
-    }
-    let (plan, sources) = match &args.file {
+    let (given, sources) = match &args.file {
         Some(file) => match load(file, None)? {
-            Some(loaded) => loaded,
+            Some((plan, sources)) => (Some(plan), sources),
             None => return Ok(ExitCode::FAILURE),
         },
-        None => (recorded, SourceMap::new()),
+        None => (None, SourceMap::new()),
     };
-    let spec_dir = recorded_options
+    let (plan, recorded) = exp_runtime::resume::load(dir, role, given).map_err(|e| e.to_string())?;
+    // The run by its own path: a bare name, `.` or a symlink named it.
+    let dir = recorded.dir.as_path();
+    announce(dir, recorded.complete);
+    for warning in &recorded.warnings {
+        errln!("warning: {warning}");
+    }
+    let spec_dir = recorded
         .spec_dir
         .or_else(|| args.file.as_ref().and_then(|f| f.parent()).map(Path::to_path_buf))
         .unwrap_or_else(|| PathBuf::from("."));
     let options = RunOptions {
         out_root: dir.parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf),
-        trials: recorded_options.trials,
-        time_scale: recorded_options.time_scale,
-        force: recorded_options.forced || args.force,
+        trials: recorded.trials,
+        time_scale: recorded.time_scale,
+        force: recorded.forced || args.force,
         launcher,
         spec_dir,
         shard: args.shard,
@@ -158,6 +149,30 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
     execute(&sources, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await
     })
+}
+
+/// Says what is taken over (a crashed run's runner is named), or that a
+/// complete run has nothing to resume.
+fn announce(dir: &Path, complete: bool) {
+    let Ok((manifest, writers)) = exp_results::read_run(dir) else {
+        return;
+    };
+    if complete {
+        errln!("run {} is complete: nothing to resume", manifest.run_id);
+        return;
+    }
+    let gone = writers.iter().find_map(|(_, runner)| match runner {
+        Some(exp_results::runner::Runner::Gone(info)) if manifest.status == RunStatus::Crashed => {
+            Some(format!("; its runner ({info}) is gone"))
+        }
+        _ => None,
+    });
+    errln!(
+        "resuming run {}: {}{}",
+        manifest.run_id,
+        manifest.status.as_str(),
+        gone.unwrap_or_default()
+    );
 }
 
 /// `--merge RUN_DIR`: the shards' fragments as one `manifest.json`.

@@ -1,138 +1,179 @@
 //! Setting an earlier attempt at a trial aside before the trial runs again
-//! (`expc run --resume`): its files move to `attempts/`, never deleted.
+//! (`expc run --resume`): its files move to `attempts/`, never deleted and
+//! never overwritten; and counting what the finished tables hold afterwards.
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::RunDir;
-use crate::{ResultsError, TableRecord};
+use super::{create_dir_below, RunDir};
+use crate::store::{parquet_rows, PARTIAL_DIR};
+use crate::{ResultsError, Role, TableRecord};
 
 /// Where [`RunDir::set_attempt_aside`] moved an attempt's files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AttemptFiles {
     /// The directory, relative to the run.
     pub dir: String,
-    /// Rows and files of the finished tables among them, per table.
-    pub tables: BTreeMap<String, TableRecord>,
+    /// How many files and directories moved there.
+    pub moved: usize,
+}
+
+/// One thing an attempt left: where it is, and where it goes relative to
+/// the attempt's directory.
+struct Place {
+    from: PathBuf,
+    to: PathBuf,
 }
 
 impl RunDir {
-    /// Moves everything an earlier attempt at `trial` left (its table files,
-    /// finished or not, and its XML output) to `attempts/trial=<n>/attempt-<k>/`,
-    /// so the trial can run again into empty places and nothing measured is
-    /// deleted. Returns what moved, or `None` if there was nothing.
+    /// Moves everything an earlier attempt at `trial` left (this writer's
+    /// table files, finished or not, and its XML output) to
+    /// `attempts/trial=<n>/attempt-<k>/`, so the trial can run again into
+    /// empty places. `k` is `attempt`, or the next number whose directory
+    /// holds no file of this writer's part (one an earlier resume filled
+    /// and stopped before its manifest said so; other parts of a split run
+    /// share the directory): attempts are never mixed, deleted or
+    /// overwritten. Returns what moved, or `None` if there was nothing.
     pub fn set_attempt_aside(&self, trial: u32, attempt: usize) -> Result<Option<AttemptFiles>, ResultsError> {
-        let relative = format!("attempts/trial={trial}/attempt-{attempt}");
-        let target = self.path().join(&relative);
-        let mut moved = BTreeMap::new();
-        let mut any = false;
-        for (from, to, place) in self.attempt_places(trial, &target) {
-            if !from.exists() {
-                continue;
-            }
-            if place == Place::Xml {
-                // Shared by a split trial's parts, which all run it again.
-                if let Some(parent) = to.parent() {
-                    fs::create_dir_all(parent).map_err(ResultsError::io("create", parent))?;
-                }
-                fs::rename(&from, &to).map_err(ResultsError::io("move", &from))?;
-                any = true;
-                continue;
-            }
-            // Only this writer's files: the other shards' or parts' stay.
-            let mut files: Vec<PathBuf> = fs::read_dir(&from)
-                .map_err(ResultsError::io("list", &from))?
-                .flatten()
-                .filter(|f| self.writes(&f.file_name().to_string_lossy()))
-                .map(|f| f.path())
-                .collect();
-            if place == Place::Partial {
-                files.retain(|file| !remove_cut_write(file));
-            }
-            if files.is_empty() {
-                let _ = fs::remove_dir(&from);
-                continue;
-            }
-            if place == Place::Finished {
-                let table = to
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                let record: &mut TableRecord = moved.entry(table).or_default();
-                for file in &files {
-                    record.rows += crate::store::parquet_rows(file)?;
-                    record.files += 1;
-                }
-            }
-            fs::create_dir_all(&to).map_err(ResultsError::io("create", &to))?;
-            for file in &files {
-                let name = file.file_name().unwrap_or_default();
-                fs::rename(file, to.join(name)).map_err(ResultsError::io("move", file))?;
-            }
-            // Gone once empty; another writer's files may keep it.
-            let _ = fs::remove_dir(&from);
-            any = true;
+        self.check_in_place()?;
+        let places = self.attempt_places(trial);
+        if places.is_empty() {
+            return Ok(None);
         }
-        Ok(any.then_some(AttemptFiles {
+        let dir_of = |k: usize| format!("attempts/trial={trial}/attempt-{k}");
+        let prefix = self.part_prefix();
+        let taken = |k: usize| {
+            let dir = self.path().join(dir_of(k));
+            holds_part(&dir, &prefix) || places.iter().any(|p| dir.join(&p.to).exists())
+        };
+        let mut k = attempt.max(1);
+        while taken(k) {
+            k += 1;
+        }
+        let relative = dir_of(k);
+        let target = self.path().join(&relative);
+        for place in &places {
+            let to = target.join(&place.to);
+            if let Some(parent) = to.parent() {
+                create_dir_below(self.path(), parent)?;
+            }
+            fs::rename(&place.from, &to).map_err(ResultsError::io("move", &place.from))?;
+        }
+        self.tidy_trial(trial);
+        Ok(Some(AttemptFiles {
             dir: relative,
-            tables: moved,
+            moved: places.len(),
         }))
     }
 
-    /// Whether a table file of a trial is this writer's: a shard's or split
-    /// part's are `part-<k>.*`; a run written whole has them all.
-    fn writes(&self, file_name: &str) -> bool {
-        match self.role {
-            super::Role::Whole => true,
-            super::Role::Shard(k) => file_name.starts_with(&format!("part-{k}.")),
+    /// The files of this writer's part (`part-<shard>`): other parts of a
+    /// split run write the same trials, and theirs are not this attempt's.
+    fn part_prefix(&self) -> String {
+        match self.role() {
+            Role::Whole => "part-0.".into(),
+            Role::Shard(k) => format!("part-{k}."),
         }
     }
 
-    /// (where a trial's files are, where an attempt's copy goes, what they are).
-    fn attempt_places(&self, trial: u32, target: &Path) -> Vec<(PathBuf, PathBuf, Place)> {
+    /// What an attempt at `trial` left: its finished table files, its
+    /// segments and checkpoints (less the `.tmp` writes a crash cut short,
+    /// which are removed: their rows are in the file before them), its XML
+    /// output.
+    fn attempt_places(&self, trial: u32) -> Vec<Place> {
         let trial_dir = format!("trial={trial}");
-        let mut places = Vec::new();
+        let prefix = self.part_prefix();
         let tables = self.tables_dir();
-        for (root, kind, place) in [
-            (tables.clone(), "tables", Place::Finished),
-            (tables.join(crate::store::PARTIAL_DIR), "partial", Place::Partial),
-        ] {
-            let Ok(entries) = fs::read_dir(&root) else { continue };
-            for entry in entries.flatten() {
-                let name = entry.file_name();
-                if name == crate::store::PARTIAL_DIR {
-                    continue;
-                }
-                places.push((entry.path().join(&trial_dir), target.join(kind).join(&name), place));
+        let mut places = Vec::new();
+        for (table, table_dir) in entries(&tables).filter(|(name, _)| name != PARTIAL_DIR) {
+            let file = table_dir.join(&trial_dir).join(format!("{prefix}parquet"));
+            if file.is_file() {
+                places.push(Place {
+                    to: Path::new("tables").join(&table).join(format!("{prefix}parquet")),
+                    from: file,
+                });
             }
         }
-        if let Ok(workloads) = fs::read_dir(self.path().join("xml")) {
-            for entry in workloads.flatten() {
-                places.push((
-                    entry.path().join(format!("trial-{trial}")),
-                    target.join("xml").join(entry.file_name()),
-                    Place::Xml,
-                ));
+        for (table, table_dir) in entries(&tables.join(PARTIAL_DIR)) {
+            for (name, from) in entries(&table_dir.join(&trial_dir)).filter(|(name, _)| name.starts_with(&prefix)) {
+                if name.ends_with(".tmp") {
+                    let _ = fs::remove_file(&from);
+                } else {
+                    places.push(Place {
+                        to: Path::new("partial").join(&table).join(name),
+                        from,
+                    });
+                }
+            }
+        }
+        for (workload, workload_dir) in entries(&self.path().join("xml")) {
+            let from = workload_dir.join(format!("trial-{trial}"));
+            if from.exists() {
+                places.push(Place {
+                    to: Path::new("xml").join(workload),
+                    from,
+                });
             }
         }
         places
     }
+
+    /// Removes the trial's table directories once empty (failing to is
+    /// harmless: another part's files are still there).
+    fn tidy_trial(&self, trial: u32) {
+        let trial_dir = format!("trial={trial}");
+        let tables = self.tables_dir();
+        for (_, table_dir) in entries(&tables) {
+            let _ = fs::remove_dir(table_dir.join(&trial_dir));
+        }
+        for (_, table_dir) in entries(&tables.join(PARTIAL_DIR)) {
+            if fs::remove_dir(table_dir.join(&trial_dir)).is_ok() {
+                let _ = fs::remove_dir(&table_dir);
+            }
+        }
+    }
+
+    /// Rows and files of this writer's finished table files, per table, as
+    /// they are on disk (each file's rows from its footer); a file that
+    /// cannot be read counts as a file without rows, and is named in the
+    /// warnings.
+    pub fn count_tables(&self) -> (BTreeMap<String, TableRecord>, Vec<String>) {
+        let name = format!("{}parquet", self.part_prefix());
+        let mut tables = BTreeMap::new();
+        let mut warnings = Vec::new();
+        for (table, table_dir) in entries(&self.tables_dir()).filter(|(name, _)| name != PARTIAL_DIR) {
+            for (_, trial_dir) in entries(&table_dir) {
+                let file = trial_dir.join(&name);
+                if !file.is_file() {
+                    continue;
+                }
+                let record: &mut TableRecord = tables.entry(table.clone()).or_default();
+                record.files += 1;
+                match parquet_rows(&file) {
+                    Ok(rows) => record.rows += rows,
+                    Err(e) => warnings.push(format!("{e}: its rows are not counted")),
+                }
+            }
+        }
+        (tables, warnings)
+    }
 }
 
-/// What a trial's files in one place are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    /// `tables/<table>/trial=<n>/`: finished table files.
-    Finished,
-    /// `tables/.partial/<table>/trial=<n>/`: segments and checkpoints.
-    Partial,
-    /// `xml/<workload>/trial-<n>/`: an xml workload's set and documents.
-    Xml,
+/// Whether a file named `<prefix>…` (this writer's part) is anywhere below `dir`.
+fn holds_part(dir: &Path, prefix: &str) -> bool {
+    entries(dir).any(|(name, path)| {
+        name.starts_with(prefix) || (fs::symlink_metadata(&path).is_ok_and(|m| m.is_dir()) && holds_part(&path, prefix))
+    })
 }
 
-/// Removes `file` if it is a `.tmp` a crash left: a write cut short, never
-/// data (its rows are in the checkpoint or segment before it).
-fn remove_cut_write(file: &Path) -> bool {
-    file.extension().is_some_and(|e| e == "tmp") && fs::remove_file(file).is_ok()
+/// The entries of `dir` by name (none if it cannot be read).
+fn entries(dir: &Path) -> impl Iterator<Item = (String, PathBuf)> {
+    let mut found: Vec<(String, PathBuf)> = fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| Some((e.file_name().into_string().ok()?, e.path())))
+        .collect();
+    found.sort();
+    found.into_iter()
 }

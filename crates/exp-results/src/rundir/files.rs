@@ -50,8 +50,15 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ResultsError
 }
 
 /// Makes a rename in `dir` durable. Only Unix can open a directory for this.
+/// `dir` may be empty: the parent of a bare file name is the working
+/// directory.
 #[cfg(unix)]
 pub(crate) fn sync_dir(dir: &Path) -> Result<(), ResultsError> {
+    let dir = if dir.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        dir
+    };
     fs::File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(ResultsError::io("sync", dir))
@@ -59,5 +66,40 @@ pub(crate) fn sync_dir(dir: &Path) -> Result<(), ResultsError> {
 
 #[cfg(not(unix))]
 pub(crate) fn sync_dir(_dir: &Path) -> Result<(), ResultsError> {
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents below `root`, which must exist:
+/// never `root` or anything above it (`create_dir_all` would), so a run
+/// directory moved or removed while it is written is not made again at its
+/// old path, and the write fails instead. `dir` must be inside `root`.
+pub fn create_dir_below(root: &Path, dir: &Path) -> Result<(), ResultsError> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    let relative = dir.strip_prefix(root).map_err(|_| ResultsError::Io {
+        action: "create",
+        path: dir.to_path_buf(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("not inside {}", root.display()),
+        ),
+    })?;
+    let mut path = root.to_path_buf();
+    for component in relative.components() {
+        path.push(component);
+        match fs::create_dir(&path) {
+            Ok(()) => {}
+            // Made by another writer (a shard) in between.
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && path.is_dir() => {}
+            Err(source) => {
+                return Err(ResultsError::Io {
+                    action: "create",
+                    path,
+                    source,
+                })
+            }
+        }
+    }
     Ok(())
 }

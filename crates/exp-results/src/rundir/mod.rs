@@ -14,15 +14,19 @@ use crate::runner::RunnerLock;
 mod attempts;
 mod files;
 mod journal;
+mod reopen;
 
 use crate::manifest::{PointRecord, TrialRecord};
 use crate::{Manifest, ResultsError};
 pub use attempts::AttemptFiles;
+pub use files::create_dir_below;
 use files::plan_json;
 pub use files::plan_sha256;
 pub(crate) use files::{sha256_hex, sync_dir, write_atomic};
 pub(crate) use journal::replay as replay_journal;
 use journal::{Change, Journal};
+use reopen::DirId;
+pub use reopen::{has_partial_name, locate_run};
 
 /// The runner lock's file name in a run directory.
 pub const LOCK_FILE: &str = "runner.lock";
@@ -79,6 +83,8 @@ pub struct RunDir {
     role: Role,
     /// Trial and point records changed since the manifest was written whole.
     journal: Journal,
+    /// The directory's identity, to notice it moved ([`RunDir::check_in_place`]).
+    id: DirId,
 }
 
 impl RunDir {
@@ -106,7 +112,7 @@ impl RunDir {
             },
         })?;
         let lock = RunnerLock::acquire(&path.join(LOCK_FILE))?;
-        let run = RunDir::new(path, final_path, lock, Role::Whole);
+        let run = RunDir::new(path, final_path, lock, Role::Whole)?;
         let tables = run.tables_dir();
         fs::create_dir(&tables).map_err(ResultsError::io("create", &tables))?;
         run.reserve(0);
@@ -150,72 +156,22 @@ impl RunDir {
         if path.join(role.manifest_file()).exists() {
             return Err(already());
         }
-        let run = RunDir::new(path.clone(), path, lock, role);
+        let run = RunDir::new(path.clone(), path, lock, role)?;
         run.reserve(0);
         Ok(run)
     }
 
-    /// Takes over shard `shard` of the sharded run in `dir` to go on with it.
-    pub fn reopen_shard(dir: &Path, shard: u32) -> Result<RunDir, ResultsError> {
-        let role = Role::Shard(shard);
-        if !dir.join(role.manifest_file()).is_file() {
-            return Err(ResultsError::NotARun {
-                path: dir.join(role.manifest_file()),
-            });
-        }
-        let lock = RunnerLock::acquire(&dir.join(role.lock_file()))?;
-        let run = RunDir::new(dir.to_path_buf(), dir.to_path_buf(), lock, role);
-        run.reserve(0);
-        Ok(run)
-    }
-
-    /// Takes over an existing run directory (`<run-id>` or
-    /// `.<run-id>.partial`) to go on writing it: takes its runner lock
-    /// (refused while another process holds it) and moves a finished run
-    /// back to its `.partial` name until [`RunDir::finish`].
-    pub fn reopen(dir: &Path) -> Result<RunDir, ResultsError> {
-        let name = dir
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| ResultsError::NotARun {
-                path: dir.to_path_buf(),
-            })?;
-        let run_id = name
-            .strip_prefix('.')
-            .and_then(|n| n.strip_suffix(".partial"))
-            .unwrap_or(name);
-        check_component("run id", run_id)?;
-        let parent = dir.parent().unwrap_or(Path::new("."));
-        let path = parent.join(format!(".{run_id}.partial"));
-        let final_path = parent.join(run_id);
-        if !dir.join("manifest.json").is_file() {
-            return Err(ResultsError::NotARun {
-                path: dir.to_path_buf(),
-            });
-        }
-        // Locked before it is renamed, so two resumes cannot both move it.
-        let lock = RunnerLock::acquire(&dir.join(LOCK_FILE))?;
-        if dir != path {
-            if path.exists() {
-                return Err(ResultsError::RunExists { path });
-            }
-            fs::rename(dir, &path).map_err(ResultsError::io("rename", dir))?;
-            sync_dir(parent)?;
-        }
-        let run = RunDir::new(path, final_path, lock, Role::Whole);
-        run.reserve(0);
-        Ok(run)
-    }
-
-    fn new(path: PathBuf, final_path: PathBuf, lock: RunnerLock, role: Role) -> RunDir {
+    fn new(path: PathBuf, final_path: PathBuf, lock: RunnerLock, role: Role) -> Result<RunDir, ResultsError> {
         let journal = Journal::new(&path.join(role.manifest_file()));
-        RunDir {
+        let id = DirId::of(&path).map_err(ResultsError::io("open", &path))?;
+        Ok(RunDir {
             path,
             final_path,
             lock,
             role,
             journal,
-        }
+            id,
+        })
     }
 
     pub fn role(&self) -> Role {
@@ -241,6 +197,7 @@ impl RunDir {
     /// as [`plan_sha256`]. A shard that finds the plan written by another
     /// shard checks it is the same plan instead.
     pub fn write_plan(&self, plan: &exp_plan::Plan) -> Result<String, ResultsError> {
+        self.check_in_place()?;
         let bytes = plan_json(plan)?;
         let sha = sha256_hex(&bytes);
         let path = self.path.join("plan.json");
@@ -262,12 +219,27 @@ impl RunDir {
         Ok(sha)
     }
 
+    /// Writes `plan.json` again as [`RunDir::write_plan`] would when it is
+    /// missing or holds another plan: a resume given the plan that started
+    /// the run restores the run's record of it. Returns whether it wrote.
+    pub fn restore_plan(&self, plan: &exp_plan::Plan) -> Result<bool, ResultsError> {
+        let bytes = plan_json(plan)?;
+        let path = self.path.join("plan.json");
+        if fs::read(&path).is_ok_and(|found| found == bytes) {
+            return Ok(false);
+        }
+        self.check_in_place()?;
+        write_atomic(&path, &bytes)?;
+        Ok(true)
+    }
+
     /// Replaces `manifest.json` atomically: readers see the old or the new
     /// manifest, never a torn one; its journal starts again empty (and
     /// `manifest.journal_seq` says which lines the manifest includes). When
     /// the disk is full, the space kept free beside it is given up for it,
     /// so the manifest can still say how the run ended.
     pub fn write_manifest(&self, manifest: &mut Manifest) -> Result<(), ResultsError> {
+        self.check_in_place()?;
         manifest.journal_seq = self.journal.seq_for_whole_write(manifest);
         let bytes = manifest.to_json().map_err(|source| ResultsError::Serialize {
             what: "manifest",
@@ -291,6 +263,7 @@ impl RunDir {
     /// is an error here; the space kept free is for the manifest's last
     /// whole write, which includes the record.
     pub fn record_trial(&self, record: &TrialRecord) -> Result<(), ResultsError> {
+        self.check_in_place()?;
         let next_manifest = self.journal.append(Change::Trial(record))?;
         self.reserve(next_manifest);
         Ok(())
@@ -298,6 +271,7 @@ impl RunDir {
 
     /// Records a point's record as it is now, as [`RunDir::record_trial`].
     pub fn record_point(&self, record: &PointRecord) -> Result<(), ResultsError> {
+        self.check_in_place()?;
         let next_manifest = self.journal.append(Change::Point(record))?;
         self.reserve(next_manifest);
         Ok(())
@@ -337,8 +311,9 @@ impl RunDir {
     /// shard), created if needed; [`RunDir::finish`] removes it.
     pub fn scratch_dir(&self, name: &str) -> Result<PathBuf, ResultsError> {
         check_component("scratch directory name", name)?;
+        self.check_in_place()?;
         let dir = self.path.join(self.role.scratch()).join(name);
-        fs::create_dir_all(&dir).map_err(ResultsError::io("create", &dir))?;
+        create_dir_below(&self.path, &dir)?;
         Ok(dir)
     }
 
@@ -347,6 +322,7 @@ impl RunDir {
     /// ended; dropping a `RunDir` without calling this leaves the
     /// `.partial` directory, like a crash would.
     pub fn finish(self) -> Result<PathBuf, ResultsError> {
+        self.check_in_place()?;
         let _ = fs::remove_file(self.path.join(self.role.reserve_file()));
         let scratch = self.path.join(self.role.scratch());
         match fs::remove_dir_all(&scratch) {

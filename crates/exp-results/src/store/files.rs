@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, PolarsResult, SerReader};
 
 use super::frame::polars_schema;
-use crate::rundir::sync_dir;
+use crate::rundir::{create_dir_below, sync_dir};
 use crate::table::Schema;
 use crate::ResultsError;
 
@@ -34,6 +34,9 @@ pub(super) struct PartPaths {
     /// `tables/<table>/trial=<n>/part-<shard>.parquet`
     pub final_path: PathBuf,
     shard: u32,
+    /// `tables/`: directories are made below it, never it or above (a run
+    /// directory moved away while running is not made again).
+    tables_dir: PathBuf,
 }
 
 impl PartPaths {
@@ -46,6 +49,7 @@ impl PartPaths {
                 .join(&trial_dir)
                 .join(format!("part-{shard}.parquet")),
             shard,
+            tables_dir: tables_dir.to_path_buf(),
         }
     }
 
@@ -74,19 +78,20 @@ impl PartPaths {
 }
 
 /// Writes `frames` as one Parquet file at `path`, through `tmp`; the
-/// directories are created as needed. With `sync`, the file and its
+/// directories below `root` are created as needed. With `sync`, the file and its
 /// directory are synced before this returns (the final file must survive a
 /// power loss; segments only a crashed process). Returns the rows written.
 fn write_file(
+    root: &Path,
     tmp: &Path,
     path: &Path,
     schema: &Schema,
     frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
     sync: bool,
 ) -> Result<u64, ResultsError> {
-    let written = write_tmp(tmp, schema, frames, sync).and_then(|rows| {
+    let written = write_tmp(root, tmp, schema, frames, sync).and_then(|rows| {
         if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(ResultsError::io("create", dir))?;
+            create_dir_below(root, dir)?;
         }
         fs::rename(tmp, path).map_err(ResultsError::io("rename", tmp))?;
         if let (true, Some(dir)) = (sync, path.parent()) {
@@ -104,45 +109,45 @@ fn write_file(
 /// How often a file is tried again when its directory vanished under it.
 const SHARED_DIR_ATTEMPTS: u32 = 100;
 
-/// Creates `path` (truncated) and its directories. The directories of
+/// Creates `path` (truncated) and its directories below `root` (the run's
+/// tables directory: never made again if the run moved). The directories of
 /// `.partial/` are shared by a run's shards and split parts, and a part
 /// whose trial ends removes them once empty ([`PartPaths::tidy`]), possibly
 /// between another part's creating them and its file: that part tries
 /// again, as the directory is then really gone.
-fn create_in_shared_dir(path: &Path) -> std::io::Result<File> {
+fn create_in_shared_dir(root: &Path, path: &Path) -> Result<File, ResultsError> {
     let mut attempt = 0;
     loop {
         attempt += 1;
-        let created = match path.parent() {
-            Some(dir) => fs::create_dir_all(dir),
-            None => Ok(()),
+        // NotFound: a directory went between its creation and the file's;
+        // AlreadyExists: a directory seen was gone when looked at again.
+        let again = |kind: std::io::ErrorKind| {
+            matches!(kind, std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists)
+                && attempt < SHARED_DIR_ATTEMPTS
         };
-        let opened = created.and_then(|()| File::options().write(true).create(true).truncate(true).open(path));
-        match opened {
-            // NotFound: a directory went between its creation and the
-            // file's; AlreadyExists: `create_dir_all` found a directory that
-            // was gone when it looked again.
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists
-                ) && attempt < SHARED_DIR_ATTEMPTS =>
-            {
-                continue
+        if let Some(dir) = path.parent() {
+            match create_dir_below(root, dir) {
+                Err(ResultsError::Io { source, .. }) if again(source.kind()) => continue,
+                Err(e) => return Err(e),
+                Ok(()) => {}
             }
-            other => return other,
+        }
+        match File::options().write(true).create(true).truncate(true).open(path) {
+            Err(e) if again(e.kind()) => continue,
+            opened => return opened.map_err(ResultsError::io("create", path)),
         }
     }
 }
 
 fn write_tmp(
+    root: &Path,
     tmp: &Path,
     schema: &Schema,
     frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
     sync: bool,
 ) -> Result<u64, ResultsError> {
     // Named by the file it is for: that is what could not be written.
-    let file = create_in_shared_dir(tmp).map_err(ResultsError::io("create", tmp))?;
+    let file = create_in_shared_dir(root, tmp)?;
     let sync_handle = file.try_clone().map_err(ResultsError::io("open", tmp))?;
     // zstd (polars' default, from the `parquet` feature's compression set):
     // compact and read by every current Parquet reader.
@@ -172,10 +177,22 @@ fn write_tmp(
 
 /// Writes `frame` as a segment or checkpoint at `path` (replacing what is
 /// there atomically).
-pub(super) fn write_segment(path: &Path, schema: &Schema, frame: DataFrame) -> Result<u64, ResultsError> {
+pub(super) fn write_segment(
+    paths: &PartPaths,
+    path: &Path,
+    schema: &Schema,
+    frame: DataFrame,
+) -> Result<u64, ResultsError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    write_file(Path::new(&tmp), path, schema, std::iter::once(Ok(frame)), false)
+    write_file(
+        &paths.tables_dir,
+        Path::new(&tmp),
+        path,
+        schema,
+        std::iter::once(Ok(frame)),
+        false,
+    )
 }
 
 /// Assembles the final file from the sealed segments and the unsealed
@@ -198,7 +215,14 @@ pub(super) fn assemble(
     }
     let read = segments.iter().map(|path| read_frame(path));
     let frames = Regroup::new(read.chain(rest.map(Ok)), row_group_rows);
-    let rows = write_file(&paths.final_tmp(), &paths.final_path, schema, frames, true)?;
+    let rows = write_file(
+        &paths.tables_dir,
+        &paths.final_tmp(),
+        &paths.final_path,
+        schema,
+        frames,
+        true,
+    )?;
     for segment in segments {
         let _ = fs::remove_file(segment);
     }
@@ -303,6 +327,7 @@ mod tests {
     #[test]
     fn a_file_is_created_though_its_directory_vanishes_meanwhile() {
         let root = std::env::temp_dir().join(format!("expc-shared-dir-{}", std::process::id()));
+        fs::create_dir_all(&root).unwrap();
         let dir = root.join("table").join("trial=0");
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let remover = {
@@ -317,7 +342,7 @@ mod tests {
         };
         for i in 0..2_000 {
             let path = dir.join(format!("part-1.{i}.tmp"));
-            create_in_shared_dir(&path).unwrap();
+            create_in_shared_dir(&root, &path).unwrap();
             fs::remove_file(&path).unwrap();
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);

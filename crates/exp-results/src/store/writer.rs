@@ -286,7 +286,7 @@ fn seal(table: &str, file: &mut OpenFile, rows: usize) -> Result<(), ResultsErro
     let head = rest.slice(0, rows);
     let tail = rest.slice(rows as i64, rest.height() - rows);
     let path = file.paths.segment(file.segments.len() as u32);
-    write_segment(&path, &file.schema, head).map_err(|e| in_table(table, e))?;
+    write_segment(&file.paths, &path, &file.schema, head).map_err(|e| in_table(table, e))?;
     file.segments.push(path);
     if tail.height() > 0 {
         // The rest replaces the checkpoint at once (a rename): no moment
@@ -304,7 +304,7 @@ fn seal(table: &str, file: &mut OpenFile, rows: usize) -> Result<(), ResultsErro
 /// Rewrites the checkpoint with the whole rest.
 fn checkpoint(table: &str, file: &mut OpenFile) -> Result<(), ResultsError> {
     let Some(rest) = file.rest.as_ref() else { return Ok(()) };
-    write_segment(&file.paths.checkpoint(), &file.schema, rest.clone()).map_err(|e| in_table(table, e))?;
+    write_segment(&file.paths, &file.paths.checkpoint(), &file.schema, rest.clone()).map_err(|e| in_table(table, e))?;
     file.unsaved_since = None;
     Ok(())
 }
