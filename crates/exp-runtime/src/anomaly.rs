@@ -126,6 +126,10 @@ fn activate(
         scratch_dir: ctx.scratch.join(format!("{name}-{activation}")),
         run_for,
     };
+    // Made here, below the run directory, so that the child's own
+    // `create_dir_all` never makes a run moved away again at its old path.
+    exp_results::create_dir_below(&ctx.run_dir, &config.scratch_dir)
+        .map_err(|e| ExecError::step("anomaly", name, "scratch directory", e.to_string()))?;
     let actual_start_ns = ctx.clock.now_ns();
     let instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
     let pid = instance.pid();

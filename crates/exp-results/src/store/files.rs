@@ -128,6 +128,14 @@ fn create_in_shared_dir(root: &Path, path: &Path) -> Result<File, ResultsError> 
         if let Some(dir) = path.parent() {
             match create_dir_below(root, dir) {
                 Err(ResultsError::Io { source, .. }) if again(source.kind()) => continue,
+                // Named by the file it is for: that is what could not be written.
+                Err(ResultsError::Io { action, source, .. }) => {
+                    return Err(ResultsError::Io {
+                        action,
+                        path: path.to_path_buf(),
+                        source,
+                    })
+                }
                 Err(e) => return Err(e),
                 Ok(()) => {}
             }

@@ -102,9 +102,19 @@ pub struct Store {
 }
 
 impl Store {
-    /// Starts the writer thread for `tables_dir` (created if missing).
+    /// Starts the writer thread for `tables_dir` (created if missing, but
+    /// not its parent: a run directory that is gone is not made again).
     pub fn open(tables_dir: PathBuf, options: StoreOptions) -> Result<Store, ResultsError> {
-        std::fs::create_dir_all(&tables_dir).map_err(ResultsError::io("create", &tables_dir))?;
+        match std::fs::create_dir(&tables_dir) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(ResultsError::Io {
+                    action: "create",
+                    path: tables_dir,
+                    source: e,
+                })
+            }
+            _ => {}
+        }
         let shared = Arc::new(Shared::default());
         let (tx, rx) = sync_channel(CHANNEL_BATCHES);
         let options = StoreOptions {
