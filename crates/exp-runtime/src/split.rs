@@ -89,7 +89,11 @@ pub async fn common_start(
         path: path.to_path_buf(),
         source,
     };
-    std::fs::create_dir_all(&dir).map_err(|e| io(&dir, e))?;
+    // Below the run directory only: a run moved away is not made again.
+    exp_results::create_dir_below(run_dir, &dir).map_err(|e| match e {
+        exp_results::ResultsError::Io { source, .. } => io(&dir, source),
+        other => io(&dir, std::io::Error::other(other.to_string())),
+    })?;
     let ready = dir.join(format!("ready-{}", split.index));
     std::fs::write(&ready, b"").map_err(|e| io(&ready, e))?;
     let start_file = dir.join("start");

@@ -69,6 +69,9 @@ impl PartPaths {
     /// Removes `.partial/<table>/trial=<n>/` and `.partial/<table>/` once
     /// empty; failing to is harmless (another shard's files are still there).
     pub fn tidy(&self) {
+        let Ok(_lock) = lock_partial_dir(&self.tables_dir, true) else {
+            return;
+        };
         if fs::remove_dir(&self.partial_dir).is_ok() {
             if let Some(table_dir) = self.partial_dir.parent() {
                 let _ = fs::remove_dir(table_dir);
@@ -106,45 +109,44 @@ fn write_file(
     written
 }
 
-/// How often a file is tried again when its directory vanished under it.
-const SHARED_DIR_ATTEMPTS: u32 = 100;
-
 /// Creates `path` (truncated) and its directories below `root` (the run's
 /// tables directory: never made again if the run moved). The directories of
 /// `.partial/` are shared by a run's shards and split parts, and a part
-/// whose trial ends removes them once empty ([`PartPaths::tidy`]), possibly
-/// between another part's creating them and its file: that part tries
-/// again, as the directory is then really gone.
+/// whose trial ends removes them once empty ([`PartPaths::tidy`]): the two
+/// hold a lock on `.partial/` itself (never removed), shared here and
+/// exclusive there, so no directory goes between its creation here and
+/// the file's.
 fn create_in_shared_dir(root: &Path, path: &Path) -> Result<File, ResultsError> {
-    let mut attempt = 0;
-    loop {
-        attempt += 1;
-        // NotFound: a directory went between its creation and the file's;
-        // AlreadyExists: a directory seen was gone when looked at again.
-        let again = |kind: std::io::ErrorKind| {
-            matches!(kind, std::io::ErrorKind::NotFound | std::io::ErrorKind::AlreadyExists)
-                && attempt < SHARED_DIR_ATTEMPTS
-        };
-        if let Some(dir) = path.parent() {
-            match create_dir_below(root, dir) {
-                Err(ResultsError::Io { source, .. }) if again(source.kind()) => continue,
-                // Named by the file it is for: that is what could not be written.
-                Err(ResultsError::Io { action, source, .. }) => {
-                    return Err(ResultsError::Io {
-                        action,
-                        path: path.to_path_buf(),
-                        source,
-                    })
-                }
-                Err(e) => return Err(e),
-                Ok(()) => {}
-            }
-        }
-        match File::options().write(true).create(true).truncate(true).open(path) {
-            Err(e) if again(e.kind()) => continue,
-            opened => return opened.map_err(ResultsError::io("create", path)),
-        }
+    // Named by the file it is for: that is what could not be written.
+    let named = |e: ResultsError| match e {
+        ResultsError::Io { action, source, .. } => ResultsError::Io {
+            action,
+            path: path.to_path_buf(),
+            source,
+        },
+        other => other,
+    };
+    let _lock = lock_partial_dir(root, false).map_err(named)?;
+    if let Some(dir) = path.parent() {
+        create_dir_below(root, dir).map_err(named)?;
     }
+    File::options()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map_err(ResultsError::io("create", path))
+}
+
+/// `tables/.partial/`, made if needed and locked (`exclusive` or shared)
+/// until the returned file is dropped.
+fn lock_partial_dir(tables_dir: &Path, exclusive: bool) -> Result<File, ResultsError> {
+    let dir = tables_dir.join(PARTIAL_DIR);
+    create_dir_below(tables_dir, &dir)?;
+    let handle = File::open(&dir).map_err(ResultsError::io("open", &dir))?;
+    let locked = if exclusive { handle.lock() } else { handle.lock_shared() };
+    locked.map_err(ResultsError::io("lock", &dir))?;
+    Ok(handle)
 }
 
 fn write_tmp(
@@ -330,26 +332,25 @@ mod tests {
     use super::*;
 
     /// One part creates its files in `.partial/<table>/trial=<n>/` while
-    /// another keeps removing the directory once empty (as `tidy` does when
-    /// its part of the trial ends): every file is still created.
+    /// another keeps tidying the directory away once empty (as a part does
+    /// when its part of the trial ends): every file is still created.
     #[test]
-    fn a_file_is_created_though_its_directory_vanishes_meanwhile() {
+    fn a_file_is_created_though_another_part_tidies_meanwhile() {
         let root = std::env::temp_dir().join(format!("expc-shared-dir-{}", std::process::id()));
         fs::create_dir_all(&root).unwrap();
-        let dir = root.join("table").join("trial=0");
+        let other = PartPaths::new(&root, "table", 0, 0);
+        let mine = PartPaths::new(&root, "table", 0, 1);
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let remover = {
-            let (dir, stop) = (dir.clone(), stop.clone());
+            let stop = stop.clone();
             std::thread::spawn(move || {
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-                    if fs::remove_dir(&dir).is_ok() {
-                        let _ = fs::remove_dir(dir.parent().unwrap());
-                    }
+                    other.tidy();
                 }
             })
         };
-        for i in 0..2_000 {
-            let path = dir.join(format!("part-1.{i}.tmp"));
+        for seq in 0..2_000 {
+            let path = mine.segment(seq);
             create_in_shared_dir(&root, &path).unwrap();
             fs::remove_file(&path).unwrap();
         }
