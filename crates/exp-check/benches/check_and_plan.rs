@@ -2,6 +2,8 @@
 //! the plan's JSON, on a generated 5,000-line spec, a 10,000-trial sweep and
 //! a 1,000,000-trial sweep (two workloads, each naming one parameter), in
 //! memory; and materialising the last trial of the million with its point.
+//! `check_overlaps`: 8,000, 16,000 and 100,000 cpuoccupy anomalies on one
+//! core, all active at once (the E0602 check sums their load).
 //! `bench/plan-scale.sh` measures the same sweeps through `expc` (time, RSS,
 //! plan size).
 //!
@@ -84,6 +86,20 @@ fn sweep_spec(n: usize, repeat: u32) -> String {
     .replace("REPEAT", &repeat.to_string())
 }
 
+/// `n` cpuoccupy anomalies on core 0, all active from 0 s to 30 s, at
+/// 0.001 % each: at most 100 % of the core together, so the spec is valid.
+fn overlapping_spec(n: usize) -> String {
+    let mut s = String::from("experiment \"overlaps\" {\n  duration = 60s\n");
+    for i in 0..n {
+        let _ = writeln!(
+            s,
+            "  anomaly \"a{i}\" {{ kind = cpuoccupy  cores = [0]  utilization = 0.001%  at = 0s  for = 30s }}"
+        );
+    }
+    s.push_str("}\n");
+    s
+}
+
 fn bench(c: &mut Criterion) {
     let cases = [
         ("spec_5000_lines", large_spec()),
@@ -92,9 +108,30 @@ fn bench(c: &mut Criterion) {
     ];
     let mut group = c.benchmark_group("check_and_plan");
     group.sample_size(20);
+    compile_cases(&mut group, cases);
+    group.finish();
+    let mut group = c.benchmark_group("check_overlaps");
+    group.sample_size(10);
+    compile_cases(
+        &mut group,
+        [8_000, 16_000, 100_000].map(|n| (format!("cpuoccupy_{n}"), overlapping_spec(n))),
+    );
+    group.finish();
+    plan_benches(c);
+}
+
+/// Each case compiled once (its time printed: a first measure of a slow
+/// case), then measured.
+fn compile_cases<S: AsRef<str>>(
+    group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    cases: impl IntoIterator<Item = (S, String)>,
+) {
     for (name, text) in cases {
+        let name = name.as_ref();
         let loader = Memory(HashMap::from([(PathBuf::from("bench.exp"), text.clone())]));
+        let started = std::time::Instant::now();
         let compilation = compile("bench.exp", &loader, &Options::default());
+        let first = started.elapsed();
         assert!(
             compilation.diagnostics.is_empty(),
             "{name}: {} diagnostics",
@@ -103,10 +140,11 @@ fn bench(c: &mut Criterion) {
         let plan = compilation.plan.expect("plan");
         let json = serde_json::to_string(&plan).expect("serializes");
         eprintln!(
-            "{name}: {} lines, {} trials, {} bytes of plan JSON",
+            "{name}: {} lines, {} trials, {} bytes of plan JSON; compiled once in {:.2} s",
             text.lines().count(),
             plan.trial_count(),
-            json.len()
+            json.len(),
+            first.as_secs_f64()
         );
         group.bench_function(name, |b| {
             b.iter(|| {
@@ -116,8 +154,9 @@ fn bench(c: &mut Criterion) {
             })
         });
     }
-    group.finish();
+}
 
+fn plan_benches(c: &mut Criterion) {
     // What a shard does before its first trial: read the plan, derive a trial
     // and materialise its point.
     let loader = Memory(HashMap::from([(PathBuf::from("bench.exp"), sweep_spec(1000, 10))]));

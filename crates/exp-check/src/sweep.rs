@@ -43,6 +43,14 @@ impl SweepValues {
         }
     }
 
+    /// Value `index`'s label, as reports show it.
+    pub fn label(&self, index: usize) -> String {
+        match self {
+            SweepValues::Listed(values) => values[index].1.clone(),
+            SweepValues::Range { range, .. } => range.at(index).label,
+        }
+    }
+
     /// Value `index` as names are looked up.
     pub fn value(&self, index: usize) -> Value {
         match self {

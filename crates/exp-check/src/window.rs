@@ -2,6 +2,7 @@
 //! lowered, checked against each other, against the trial's `duration` and
 //! for a workload that would never end.
 
+use exp_diagnostics::limits::MAX_PLAN_INTEGER;
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::{Period, Window};
 use exp_syntax::ast::Block;
@@ -108,6 +109,17 @@ impl Checker<'_> {
             (None, None) => None,
         };
         if let Some((end_ns, span)) = end {
+            // `at + for` can pass what a plan holds although each is within
+            // it; preflight would refuse the plan (E1005).
+            if end_ns as f64 > MAX_PLAN_INTEGER {
+                self.report(
+                    Diagnostic::error(Code::E0506, "the time window ends too late for a plan")
+                        .primary(span, "`at` + `for` is past 2^53 − 1 ns")
+                        .note("a plan's times are at most 2^53 − 1 ns, about 104 days")
+                        .help("shorten `for` or start the window earlier"),
+                );
+                return None;
+            }
             if end_ns <= start {
                 self.report(
                     Diagnostic::error(Code::E0603, "the time window is empty")

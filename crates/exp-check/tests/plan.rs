@@ -199,9 +199,45 @@ experiment "x" {{
         .collect();
     assert_eq!(found.len(), 1, "{found:?}");
     assert_eq!(found[0].0, Code::E0602);
-    assert_eq!(found[0].1, "anomalies \"first\" and \"second\" overlap on core 0");
-    assert_eq!(found[0].2, vec!["together they ask for 130% of the core".to_string()]);
+    // The anomaly that started last is named first; the note names the
+    // values of the parameters the anomalies name, not the fleet's.
+    assert_eq!(found[0].1, "anomalies \"second\" and \"first\" overlap on core 0");
+    assert_eq!(
+        found[0].2,
+        vec![
+            "at 20s, together they ask for 130% of the core".to_string(),
+            "at the sweep point level = 80%".to_string()
+        ]
+    );
     assert!(compile_text(&spec("20%, 50%")).diagnostics.is_empty());
+}
+
+/// 100,000 cpuoccupy anomalies at 1 % each on core 0 ask for 1,000 cores'
+/// worth of it: refused (pairwise, no two of them exceeded the core). (The
+/// same count at 0.001 % each, exactly one core, is accepted: the
+/// `check_overlaps` bench compiles it.)
+#[test]
+fn a_hundred_thousand_small_anomalies_overload_a_core_together() {
+    let mut spec = String::from("experiment \"many\" {\n  duration = 60s\n");
+    for i in 0..100_000 {
+        spec.push_str(&format!(
+            "  anomaly \"a{i}\" {{ kind = cpuoccupy  cores = [0]  utilization = 1%  at = 0s  for = 30s }}\n"
+        ));
+    }
+    let refused = compile_text(&(spec + "}\n"));
+    let found: Vec<_> = refused.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect();
+    assert_eq!(
+        found,
+        vec![(
+            Code::E0602,
+            "anomalies \"a99999\", \"a99998\", \"a99997\", \"a99996\" and 99,996 more overlap on core 0".to_string()
+        )]
+    );
+    assert_eq!(
+        refused.diagnostics[0].notes,
+        vec!["at 0s, together they ask for 100000% of the core".to_string()]
+    );
+    assert!(refused.plan.is_none());
 }
 
 /// The plan reader and the compiler's limits table state the same maximum.

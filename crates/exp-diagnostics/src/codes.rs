@@ -430,8 +430,12 @@ Fix: shorten the window or lengthen the trial.
 ";
     E0602 => "overlapping time windows",
 "Two windows overlap where they must not: a periodic schedule whose `active` part
-is at least its period (`every`), or two anomalies that load the same core at the
-same time beyond 100 % between them, which would mislabel the ground truth.
+is at least its period (`every`), or `cpuoccupy` anomalies that load one core at
+the same time beyond 100 % together, which would mislabel the ground truth. The
+load of a core at an instant is the sum of the utilisations of every anomaly
+active on it then, however many: ten anomalies at 20 % each overlap as surely as
+two at 60 %. The error names the core, the instant of its highest load and the
+anomalies active then.
 
 Example:
 
