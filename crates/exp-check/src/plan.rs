@@ -44,6 +44,7 @@ impl Checker<'_> {
                     &sweep::count_text(too_many.trials),
                     too_many.counts,
                     repetitions,
+                    &too_many.left_out,
                 );
                 return None;
             }
@@ -102,7 +103,7 @@ impl Checker<'_> {
             .iter()
             .map(|p| sweep::values_label(p.span, p.values.len() as f64))
             .collect();
-        self.too_many_trials(experiment, &count, counts, repetitions);
+        self.too_many_trials(experiment, &count, counts, repetitions, &[]);
         false
     }
 
@@ -143,7 +144,15 @@ impl Checker<'_> {
     /// E0704: the sweep's points times the repetitions exceed [`MAX_TRIALS`];
     /// at the sweep block, with each factor of the product labelled (each
     /// parameter's value count in `counts`, and `repeat`).
-    fn too_many_trials(&mut self, experiment: &Block, count: &str, counts: Vec<(Span, String)>, repetitions: u32) {
+    /// Parameters `left_out` of the count have errors of their own.
+    fn too_many_trials(
+        &mut self,
+        experiment: &Block,
+        count: &str,
+        counts: Vec<(Span, String)>,
+        repetitions: u32,
+        left_out: &[String],
+    ) {
         let at = first_child(experiment, "sweep").unwrap_or(experiment);
         let mut diagnostic = Diagnostic::error(
             Code::E0704,
@@ -158,6 +167,11 @@ impl Checker<'_> {
                 repeat.value.span,
                 format!("{} repetitions each", group(u64::from(repetitions))),
             );
+        }
+        for name in left_out {
+            diagnostic = diagnostic.note(format!(
+                "not counting `{name}`, whose range is too large on its own (its own error)"
+            ));
         }
         self.report(diagnostic.help("narrow the sweep, or split it into several specs"));
     }

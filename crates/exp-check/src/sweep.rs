@@ -25,6 +25,9 @@ pub(crate) struct SweepParam {
 pub(crate) struct TooManyTrials {
     pub trials: f64,
     pub counts: Vec<(Span, String)>,
+    /// Parameters left out of the count: ranges too large on their own,
+    /// each reported by an E0704 of its own.
+    pub left_out: Vec<String>,
 }
 
 /// A parameter's values: listed, each with the label reports show for it,
@@ -117,16 +120,26 @@ impl Checker<'_> {
             );
             evaluated.push((attr, value));
         }
-        let trials = evaluated
+        // A range too large on its own has an E0704 of its own, at its step;
+        // the experiment's counts the other parameters.
+        let (oversize, counted): (Vec<_>, Vec<_>) = evaluated.into_iter().partition(|(_, value)| oversize_range(value));
+        let trials = counted
             .iter()
             .fold(f64::from(repetitions), |n, (_, value)| n * value_count(value));
         if trials > MAX_TRIALS as f64 {
-            let counts = evaluated
+            let counts = counted
                 .iter()
                 .map(|(attr, value)| values_label(attr.key.span, value_count(value)))
                 .collect();
-            return Err(TooManyTrials { trials, counts });
+            let left_out = oversize.iter().map(|(attr, _)| attr.key.name.clone()).collect();
+            for (attr, value) in oversize {
+                self.sweep_param(attr, value);
+            }
+            return Err(TooManyTrials { trials, counts, left_out });
         }
+        let mut evaluated = counted;
+        evaluated.extend(oversize);
+        evaluated.sort_by_key(|(attr, _)| attr.key.span.start);
         let mut params = Vec::with_capacity(evaluated.len());
         for (attr, value) in evaluated {
             match self.sweep_param(attr, value) {
@@ -350,29 +363,35 @@ fn range_count(a: f64, b: f64, s: f64) -> f64 {
     ((b - a) / s + 1e-9).floor() + 1.0
 }
 
-/// How many values a sweep parameter will have, before expanding it. A range
-/// too large on its own counts 1 here: its expansion reports it at its step.
-fn value_count(value: &Value) -> f64 {
+/// The numbers of a range with a step, if it has them.
+fn range_numbers(value: &Value) -> Option<(f64, f64, f64)> {
     let number = |v: &Value| match v.kind {
         ValueKind::Int(i) => Some(i as f64),
         ValueKind::Float(f) | ValueKind::Quantity(_, f) => Some(f),
         _ => None,
     };
     match &value.kind {
-        ValueKind::List(items) => items.len() as f64,
-        ValueKind::Range(start, end, Some(step)) => match (number(start), number(end), number(step)) {
-            (Some(a), Some(b), Some(s)) if s > 0.0 && a <= b => {
-                let count = range_count(a, b, s);
-                if count > MAX_TRIALS as f64 {
-                    1.0
-                } else {
-                    count
-                }
-            }
-            _ => 1.0,
-        },
+        ValueKind::Range(start, end, Some(step)) => Some((number(start)?, number(end)?, number(step)?)),
+        _ => None,
+    }
+}
+
+/// How many values a sweep parameter will have, before expanding it: 1
+/// for what is not a list or a valid range (its expansion reports it).
+fn value_count(value: &Value) -> f64 {
+    match (&value.kind, range_numbers(value)) {
+        (ValueKind::List(items), _) => items.len() as f64,
+        (_, Some((a, b, s))) if s > 0.0 && a <= b => range_count(a, b, s),
         _ => 1.0,
     }
+}
+
+/// A range with more values than a plan may hold trials (its own E0704).
+fn oversize_range(value: &Value) -> bool {
+    range_numbers(value).is_some_and(|(a, b, s)| {
+        let count = range_count(a, b, s);
+        s > 0.0 && a <= b && (count.is_nan() || count > MAX_TRIALS as f64)
+    })
 }
 
 /// The number of trials the sweep would make (points × repetitions), from
