@@ -19,6 +19,7 @@ mod query;
 mod ramp;
 pub mod registry;
 mod repeat;
+mod runtime_rules;
 mod structure;
 mod sweep;
 mod typing;

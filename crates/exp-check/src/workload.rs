@@ -152,10 +152,16 @@ impl Checker<'_> {
                 return None;
             }
         };
-        if let WorkloadConfig::Fleet(fleet) = &config {
-            let span_of = |name: &str| attributes(block).get(name).map_or(block.kind.span, |a| a.value.span);
-            self.check_device_gap(&fleet.gap, span_of("gap"));
-            self.check_warmup_span(fleet.warmup, &window, trial_ns, span_of("warmup"));
+        let span_of = |name: &str| attributes(block).get(name).map_or(block.kind.span, |a| a.value.span);
+        match &config {
+            WorkloadConfig::Fleet(fleet) => {
+                self.check_device_gap(&fleet.gap, span_of("gap"));
+                self.check_warmup_span(fleet.warmup, &window, trial_ns, span_of("warmup"));
+                let first_send = attributes(block).get("first_send").map(|a| a.value.span);
+                self.check_first_send(fleet, span_of("gap"), first_send);
+            }
+            WorkloadConfig::Anomaly(anomaly) => self.check_anomaly_rules(anomaly, block),
+            _ => {}
         }
         Some(Workload {
             name,

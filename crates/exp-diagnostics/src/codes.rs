@@ -345,7 +345,10 @@ outside that range the distribution underflows or overflows (`pareto(shape =
 1e-300, median = 1ms)` would have a scale of 0). `synthetic(connections = …)`
 makes at most 10,000,000 connections: the replay holds each one's vector in
 memory before the trial starts. A fleet's `warmup` given as a duration must
-be shorter than each of its intervals, or no message would be measured.
+be shorter than each of its intervals, or no message would be measured. An
+anomaly's child refuses what is checked here too: a `membw` buffer is split
+over its cores, at least 4 KiB each; a netoccupy `peer` is `host:port`; an
+I/O anomaly's `dir` names a directory (no NUL byte).
 
 Example:
 
@@ -368,8 +371,10 @@ Fix: `weibull(shape = 2, scale = 1s)`.
 "Two properties or arguments that exclude each other are both given: `for` and
 `until` on one workload, two of `scale`, `median` and `mean` in one Pareto
 distribution (or a `mean` with a shape of at most 1, which has none),
-`rtts` and `distribution` in one `paths(...)`, or a `paths` whose `count`
-differs from the number of `rtts` it lists.
+`rtts` and `distribution` in one `paths(...)`, a `paths` whose `count`
+differs from the number of `rtts` it lists, or a fleet's `first_send = uniform`
+(the default: first sends spread over one mean gap) with a `gap` that has no
+finite mean (a Pareto with a shape of at most 1).
 
 Example:
 
@@ -378,8 +383,9 @@ Example:
 Fix: keep one of them.
 ";
     E0504 => "invalid list or range",
-"A list is empty where values are needed, or a range is empty or its step is not
-positive.
+"A list is empty where values are needed (a sweep parameter's values, the
+`cores` of an anomaly that runs one thread per listed core), or a range is
+empty or its step is not positive.
 
 Example:
 
