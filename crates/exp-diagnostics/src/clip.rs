@@ -4,13 +4,15 @@
 //! the sources codespan renders from: a line longer than
 //! [`MAX_LINE_BYTES`] appears as a window of that many bytes around the
 //! first label on it, labels are cut to their window, and a note says which
-//! line was cut.
+//! line was cut. Files holding bidirectional controls are shown escaped
+//! (`escape.rs`): label offsets move with the text, columns do not.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
 
 use codespan_reporting::files::{Error, Files};
 
+use crate::escape::{escape_bidi, Escaped};
 use crate::{Diagnostic, FileId, SourceMap, Span};
 
 /// Longest part of one source line a diagnostic shows.
@@ -24,15 +26,44 @@ pub(crate) struct Clipped<'a> {
     sources: &'a SourceMap,
     /// The window of each cut line that holds a label, by file and line index.
     windows: BTreeMap<(FileId, usize), Range<usize>>,
+    /// Labelled files holding bidirectional controls, as shown.
+    escaped: BTreeMap<FileId, Escaped>,
 }
 
 impl<'a> Clipped<'a> {
     /// The view for `diagnostic`, and the diagnostic with its labels fitted
-    /// to it (a label outside its line's window becomes a note).
+    /// to it (a label outside its line's window becomes a note) and its
+    /// texts escaped.
     pub fn new(sources: &'a SourceMap, diagnostic: &Diagnostic) -> (Self, Diagnostic) {
+        let (mut view, mut fitted) = Self::cut(sources, diagnostic);
+        for label in &diagnostic.labels {
+            let file = label.span.file;
+            if !view.escaped.contains_key(&file) {
+                if let Some(escaped) = Escaped::new(view.text(file), &sources.get(file).bidi) {
+                    view.escaped.insert(file, escaped);
+                }
+            }
+        }
+        for label in &mut fitted.labels {
+            if let Some(escaped) = view.escaped.get(&label.span.file) {
+                label.span.start = escaped.shown(label.span.start as usize) as u32;
+                label.span.end = escaped.shown(label.span.end as usize) as u32;
+            }
+            label.message = escape_bidi(&label.message).into_owned();
+        }
+        fitted.message = escape_bidi(&fitted.message).into_owned();
+        for note in fitted.notes.iter_mut().chain(&mut fitted.help) {
+            *note = escape_bidi(note).into_owned();
+        }
+        (view, fitted)
+    }
+
+    /// The view with long lines cut, and the diagnostic fitted to it.
+    fn cut(sources: &'a SourceMap, diagnostic: &Diagnostic) -> (Self, Diagnostic) {
         let mut view = Clipped {
             sources,
             windows: BTreeMap::new(),
+            escaped: BTreeMap::new(),
         };
         let mut fitted = diagnostic.clone();
         if !diagnostic.labels.iter().any(|l| view.on_long_line(l.span)) {
@@ -83,6 +114,24 @@ impl<'a> Clipped<'a> {
             ));
         }
         (view, fitted)
+    }
+
+    /// The file's offset of `at` as shown.
+    fn original(&self, file: FileId, at: usize) -> usize {
+        self.escaped.get(&file).map_or(at, |e| e.original(at))
+    }
+
+    /// [`Files::line_range`] in the file's offsets.
+    fn original_line_range(&self, id: FileId, line_index: usize) -> Result<Range<usize>, Error> {
+        if let Some(window) = self.windows.get(&(id, line_index)) {
+            return Ok(window.clone());
+        }
+        let range = self.sources.line_range(id, line_index)?;
+        if range.len() <= MAX_LINE_BYTES {
+            return Ok(range);
+        }
+        let content = self.content_range(id, line_index);
+        Ok(window(&self.text(id)[..content.end], content.clone(), content.start))
     }
 
     fn anchored_by_primary(&self, diagnostic: &Diagnostic, key: (FileId, usize)) -> bool {
@@ -170,29 +219,30 @@ impl<'a> Files<'a> for Clipped<'a> {
     }
 
     fn source(&'a self, id: FileId) -> Result<&'a str, Error> {
-        self.sources.source(id)
+        match self.escaped.get(&id) {
+            Some(escaped) => Ok(&escaped.text),
+            None => self.sources.source(id),
+        }
     }
 
     fn line_index(&'a self, id: FileId, byte_index: usize) -> Result<usize, Error> {
-        self.sources.line_index(id, byte_index)
+        self.sources.line_index(id, self.original(id, byte_index))
     }
 
     /// A labelled long line is its window; any other long line (context
     /// around a label) its first `MAX_LINE_BYTES`.
     fn line_range(&'a self, id: FileId, line_index: usize) -> Result<Range<usize>, Error> {
-        if let Some(window) = self.windows.get(&(id, line_index)) {
-            return Ok(window.clone());
-        }
-        let range = self.sources.line_range(id, line_index)?;
-        if range.len() <= MAX_LINE_BYTES {
-            return Ok(range);
-        }
-        let content = self.content_range(id, line_index);
-        Ok(window(&self.text(id)[..content.end], content.clone(), content.start))
+        let range = self.original_line_range(id, line_index)?;
+        Ok(match self.escaped.get(&id) {
+            Some(escaped) => escaped.shown(range.start)..escaped.shown(range.end),
+            None => range,
+        })
     }
 
-    /// Columns count from the real start of the line, not the window's.
+    /// Columns count from the real start of the line, not the window's, in
+    /// the file's characters (an escape is one).
     fn column_number(&'a self, id: FileId, line_index: usize, byte_index: usize) -> Result<usize, Error> {
+        let byte_index = self.original(id, byte_index);
         let range = self.sources.line_range(id, line_index)?;
         let text = self.text(id);
         let end = byte_index.clamp(range.start, range.end);
@@ -234,6 +284,27 @@ mod tests {
         let out = render(&d, &sources, RenderStyle::Plain);
         assert!(out.len() < 2_000, "{out}");
         assert!(out.contains("u.exp:1:5"), "{out}");
+    }
+
+    #[test]
+    fn bidirectional_controls_are_shown_escaped() {
+        let mut sources = SourceMap::new();
+        let text = "let x = \"\u{202E}a\" // \u{2066}\nlet y = 2\n";
+        let file = sources.add("b.exp", text);
+        let at = text.find('a').unwrap();
+        let d = Diagnostic::error(Code::E0101, "bad \u{202E}")
+            .primary(Span::new(file, at..at + 1), "here")
+            .secondary(Span::new(file, text.find('y').unwrap()..text.find('y').unwrap() + 1), "and \u{2066}");
+        let out = render(&d, &sources, RenderStyle::Plain);
+        assert!(!out.contains(['\u{202E}', '\u{2066}']), "{out}");
+        assert!(out.contains("error[E0101]: bad \\u{202E}"), "{out}");
+        // The column is the file's: the escape counts as one character.
+        assert!(out.contains("b.exp:1:11"), "{out}");
+        assert!(out.contains("let x = \"\\u{202E}a\" // \\u{2066}"), "{out}");
+        assert!(out.contains("and \\u{2066}"), "{out}");
+        let caret_line = out.lines().find(|l| l.contains("^ here")).unwrap();
+        let source_line = out.lines().find(|l| l.contains("let x")).unwrap();
+        assert_eq!(caret_line.find('^'), source_line.find("a\""), "{out}");
     }
 
     #[test]

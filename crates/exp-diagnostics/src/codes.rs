@@ -134,6 +134,23 @@ is never closed.
 
 Fix: correct the first errors and check again.
 ";
+    E0108 => "bidirectional control character",
+"A comment or a string holds a bidirectional control character (U+202A to
+U+202E, U+2066 to U+2069, U+200E, U+200F or U+061C). They are invisible and
+reorder how the text around them is displayed, so an editor or a review can
+show a spec that reads differently from what the compiler reads (the Trojan
+Source attack, CVE-2021-42574): a comment that seems to end before a
+property, a label that seems to be another. Diagnostics show them escaped,
+`\\u{202E}`, never raw. Outside comments and strings they are syntax errors
+(E0101), as every invisible character is.
+
+Example, with U+202E written where it is:
+
+    // the hog is off<U+202E> }  anomaly \"hog\" { kind = cpuoccupy
+
+Fix: delete the character; in a string, write it as an escape (`\\u{202E}`)
+if it is really meant, so that it stays visible.
+";
     E0201 => "undefined name",
 "A name is used that no `let`, sweep parameter or import defines, and it is not a
 member of the enumeration the property expects. The compiler suggests the

@@ -8,6 +8,7 @@
 mod clip;
 mod codes;
 mod diagnostic;
+mod escape;
 pub mod limits;
 mod render;
 mod source;
@@ -15,6 +16,7 @@ mod source;
 pub use clip::MAX_LINE_BYTES;
 pub use codes::Code;
 pub use diagnostic::{Diagnostic, Label, Severity};
+pub use escape::{bidi_name, escape_bidi};
 pub use render::{render, render_all, RenderStyle};
 pub use source::{FileId, SourceFile, SourceMap, Span};
 

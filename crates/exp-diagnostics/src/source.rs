@@ -41,6 +41,8 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     line_starts: Vec<usize>,
+    /// Offsets of the bidirectional controls, which diagnostics show escaped.
+    pub(crate) bidi: Vec<usize>,
 }
 
 impl SourceFile {
@@ -48,10 +50,12 @@ impl SourceFile {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
+        let bidi = crate::escape::bidi_offsets(&text);
         SourceFile {
             name,
             text,
             line_starts,
+            bidi,
         }
     }
 

@@ -6,6 +6,7 @@
 //! at the next top-level item or block member, so one pass reports them all.
 
 pub mod ast;
+mod bidi;
 mod builder;
 mod dump;
 mod format;
@@ -62,7 +63,9 @@ pub fn parse(file: FileId, source: &str) -> (Module, Vec<Diagnostic>) {
         }
         .items(0..source.len()),
     };
-    let comments = scan::scan(source, 0..source.len())
+    let scan = scan::scan(source, 0..source.len());
+    diagnostics.extend(bidi::check(file, source, &scan.comments, &scan.strings));
+    let comments = scan
         .comments
         .into_iter()
         .map(|r| Comment {

@@ -172,6 +172,9 @@ pub(crate) fn unexpected_at(file: FileId, source: &str, from: usize, position: u
 /// needs (text pasted from a word processor or a web page): its Unicode name
 /// and what to do instead.
 pub(crate) fn lookalike(c: char) -> Option<(&'static str, &'static str)> {
+    if let Some(name) = exp_diagnostics::bidi_name(c) {
+        return Some((name, "delete it: it is invisible and reorders the text around it"));
+    }
     Some(match c {
         '\u{00A0}' => ("NO-BREAK SPACE", "replace it with a plain space"),
         '\u{2009}' => ("THIN SPACE", "replace it with a plain space"),

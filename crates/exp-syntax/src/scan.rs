@@ -8,6 +8,9 @@ use std::ops::Range;
 pub(crate) struct Scan {
     /// Byte ranges of every comment.
     pub comments: Vec<Range<usize>>,
+    /// Byte ranges of every string literal, quotes included (an
+    /// unterminated one up to its line's end).
+    pub strings: Vec<Range<usize>>,
     /// Byte offsets where a statement may start: the first token of a line that
     /// begins a name and does not continue an expression from the line before,
     /// either at bracket depth zero relative to the scanned range, or indented
@@ -130,6 +133,8 @@ fn scan_with(source: &str, range: Range<usize>, infer_closers: bool) -> Scan {
                 while j < range.end && bytes[j] != b'"' && bytes[j] != b'\n' {
                     j += if bytes[j] == b'\\' { 2 } else { 1 };
                 }
+                let end = if j < range.end && bytes[j] == b'"' { j + 1 } else { j.min(range.end) };
+                out.strings.push(i..end);
                 // Past the closing quote, but not past the newline that ends an
                 // unterminated string: the next line may start a statement.
                 i = if j < range.end && bytes[j] == b'"' {
