@@ -247,11 +247,13 @@ impl Recovery<'_> {
             let Some(chunk) = self.skip_invisible(chunk, "a property or block") else {
                 continue;
             };
+            // A member nesting too deep is skipped whole, as E0106 says: its
+            // blocks, recovered, only reported what their nesting caused
+            // (40 nested `monitor {}` gave "`monitor` is not allowed in
+            // `monitor`" first). A top-level block is still read member by
+            // member, so the rest of an experiment is checked.
             if let Some(at) = scan::too_deep(self.source, chunk.clone(), MAX_NESTING - depth) {
-                match self.block(chunk.clone(), false, depth) {
-                    Some(block) => members.push(Member::Block(block)),
-                    None => self.diagnostics.push(too_deep(self.file, at)),
-                }
+                self.diagnostics.push(too_deep(self.file, at));
                 continue;
             }
             let text = &self.source[chunk.clone()];
