@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use exp_plan::Plan;
-use exp_results::{Manifest, TrialStatus};
+use exp_results::{Manifest, RunView, TrialStatus, Warning};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 use crate::figures::chart::Series;
@@ -39,6 +39,33 @@ impl MetricDiff {
     pub fn relative(&self) -> f64 {
         (self.other.mean - self.baseline.mean) / self.baseline.mean.abs()
     }
+}
+
+/// A warning when `other` is not a run of the baseline's experiment and
+/// plan: its metrics are still compared by name and sweep point, which
+/// across experiments means little (it was done without a word).
+pub fn mismatch(baseline: &RunView, other: &RunView) -> Option<Warning> {
+    let (a, b) = (&baseline.manifest, &other.manifest);
+    let short = |m: &Manifest| m.plan_sha256.chars().take(8).collect::<String>();
+    let mut differs = Vec::new();
+    if a.experiment != b.experiment {
+        differs.push(format!("experiment {:?}, not {:?}", b.experiment, a.experiment));
+    }
+    if a.plan_sha256 != b.plan_sha256 {
+        differs.push(format!("plan {}, not {}", short(b), short(a)));
+    }
+    if differs.is_empty() {
+        return None;
+    }
+    Some(Warning {
+        path: other.dir.clone(),
+        message: format!(
+            "compared with the baseline {}/{} although it ran {}: metrics are matched only by name and sweep point",
+            a.experiment,
+            a.run_id,
+            differs.join(" and ")
+        ),
+    })
 }
 
 /// The differences of every metric at every point both runs have; the

@@ -15,6 +15,7 @@
 mod columns;
 pub mod compare;
 mod error;
+pub mod expected;
 pub mod figures;
 pub mod html;
 pub mod json;

@@ -19,7 +19,7 @@ pub struct RunReport {
 pub fn run_report(view: &RunView) -> RunReport {
     let (mut summary, mqtt, traffic, warnings) = std::thread::scope(|scope| {
         let summary = scope.spawn(|| summarize(view));
-        let mut warnings = Vec::new();
+        let mut warnings = crate::expected::missing_tables(view);
         let mqtt = mqtt_report(view, &mut warnings);
         let traffic = traffic_report(view, &mut warnings);
         // A panic on the summary's thread is the caller's, as if it ran here.

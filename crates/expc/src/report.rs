@@ -8,11 +8,11 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use exp_report::compare::{compare, overlay};
+use exp_report::compare::{compare, mismatch, overlay};
 use exp_report::figures::{figures, sweep_points, Figure};
 use exp_report::html::{page, Tables};
 use exp_report::{run_report, RunReport};
-use exp_results::{open_run, RunView};
+use exp_results::{open_run, RunView, Warning};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -59,10 +59,14 @@ fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
     };
     // A closed pipe (`| head`) ends the output quietly.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
-    for warning in &summary.warnings {
+    warn(&summary.warnings);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn warn(warnings: &[Warning]) {
+    for warning in warnings {
         errln!("warning: {}: {}", warning.path.display(), warning.message);
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// Each run's metrics against the baseline's, as text or JSON.
@@ -70,7 +74,11 @@ fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Resul
     let mut text = String::new();
     let mut values = Vec::new();
     for other in others {
+        warn(mismatch(baseline, other).as_slice());
         let diffs = compare(&baseline.manifest, &other.manifest, load_plan(&baseline.dir).as_ref());
+        if json && diffs.is_empty() {
+            errln!("warning: {}: no metric at a point both runs have", other.dir.display());
+        }
         if json {
             values.push(exp_report::json::comparison(
                 &baseline.manifest,
@@ -96,12 +104,18 @@ fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Resul
 fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     let mut per_run = Vec::new();
     for view in views {
-        let (figures, warnings) = figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?;
-        for warning in &warnings {
-            errln!("warning: {}: {}", warning.path.display(), warning.message);
-        }
+        let (figures, mut warnings) = figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?;
+        warnings.extend(exp_report::expected::missing_tables(view));
+        warn(&warnings);
         per_run.push((run_name(view), figures));
     }
+    for other in views.iter().skip(1) {
+        warn(mismatch(&views[0], other).as_slice());
+    }
+    let ids: Vec<Vec<String>> = per_run
+        .iter()
+        .map(|(_, figures)| figures.iter().map(|f| f.id.clone()).collect())
+        .collect();
     let (figures, tables_owned) = match views {
         [one] => (
             per_run.remove(0).1,
@@ -117,6 +131,9 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         }
         [] => return Ok(ExitCode::SUCCESS),
     };
+    if figures.is_empty() {
+        errln!("warning: {}", no_figures_why(views, &ids));
+    }
     if let Some(dir) = &args.svg {
         write_svgs(dir, &figures)?;
     }
@@ -132,6 +149,40 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         errln!("wrote {} ({} figures)", path.display(), figures.len());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Why there is no figure to write: a run with no table a figure is drawn
+/// from, or runs without a figure in common (only those are overlaid).
+fn no_figures_why(views: &[RunView], ids: &[Vec<String>]) -> String {
+    let listed = |ids: &[String]| {
+        let mut shown: Vec<&str> = ids.iter().take(4).map(String::as_str).collect();
+        if ids.len() > 4 {
+            shown.push("…");
+        }
+        shown.join(", ")
+    };
+    let empty: Vec<String> = views
+        .iter()
+        .zip(ids)
+        .filter(|(_, ids)| ids.is_empty())
+        .map(|(view, _)| run_name(view))
+        .collect();
+    if !empty.is_empty() {
+        return format!(
+            "no figures: {} {} no table a figure is drawn from (see `expc report` for its tables)",
+            empty.join(", "),
+            if empty.len() == 1 { "has" } else { "have" }
+        );
+    }
+    let each: Vec<String> = views
+        .iter()
+        .zip(ids)
+        .map(|(view, ids)| format!("{} has {}", run_name(view), listed(ids)))
+        .collect();
+    format!(
+        "no figures: runs are overlaid only in the figures every one has, and these have none in common ({})",
+        each.join("; ")
+    )
 }
 
 enum Owned {
