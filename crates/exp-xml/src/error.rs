@@ -89,6 +89,10 @@ pub enum SkipReason {
     /// The input ended inside the document.
     #[error("input ended inside the document")]
     Truncated,
+    /// The input is not UTF-8 (a UTF-16 or UTF-32 byte order mark, or NUL
+    /// bytes among its first four); nothing of it is read.
+    #[error("{0}")]
+    Encoding(String),
     /// Reading the input failed; the rest of that input is not read.
     #[error("I/O error: {0}")]
     Io(String),

@@ -243,3 +243,29 @@ fn traffic_convert_to_the_alternate_format_and_the_ab_structure() {
     assert_eq!(broken.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&broken.stderr).contains("malformed.cvec:"));
 }
+
+#[test]
+fn a_utf16_corpus_is_named_as_such() {
+    let scratch = Scratch::new("xml-utf16");
+    let corpus = scratch.path("corpus.xml");
+    let utf16: Vec<u8> = [0xFF, 0xFE]
+        .into_iter()
+        .chain("<events><e>1</e><e>2</e></events>".encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    std::fs::write(&corpus, utf16).unwrap();
+    let set = scratch.path("set");
+    // It used to be "input ended inside the document", and with a split
+    // "no document (empty, or no element)".
+    for split in [&[][..], &["--split-at", "e"][..]] {
+        let command: &[&str] = &["xml", "extract", corpus.as_str(), "-o", set.as_str()];
+        let output = expc(&[command, split].concat());
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{stderr}");
+        assert!(
+            stderr.contains(
+                "the input is UTF-16 (with a byte order mark); only UTF-8 is supported: convert it, e.g. `iconv -f UTF-16 -t UTF-8`"
+            ),
+            "{stderr}"
+        );
+    }
+}

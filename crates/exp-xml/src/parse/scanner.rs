@@ -48,10 +48,19 @@ struct State {
     done: bool,
     /// Name of the input's first top-level element.
     root: Option<String>,
+    /// Why the input cannot be read at all (its encoding, or an error
+    /// reading its first bytes), reported as the first document.
+    unreadable: Option<SkipReason>,
 }
 
 impl<R: BufRead> Scanner<R> {
-    pub fn new(input: impl Into<String>, source: R, split_at: Option<&str>) -> Self {
+    pub fn new(input: impl Into<String>, mut source: R, split_at: Option<&str>) -> Self {
+        // Peeked, not consumed. A reader may not fail twice (a gzip stream
+        // with a bad header reads as empty after its error): kept.
+        let unreadable = match source.fill_buf() {
+            Ok(head) => not_utf8(head).map(SkipReason::Encoding),
+            Err(e) => Some(SkipReason::Io(e.to_string())),
+        };
         Self {
             lexer: Lexer::new(source),
             state: State {
@@ -67,6 +76,7 @@ impl<R: BufRead> Scanner<R> {
                 bad: None,
                 done: false,
                 root: None,
+                unreadable,
             },
         }
     }
@@ -82,6 +92,10 @@ impl<R: BufRead> Scanner<R> {
     /// end.
     pub fn next_document<S: Sink>(&mut self, sink: &mut S) -> Option<Result<(), Skipped>> {
         let st = &mut self.state;
+        if let Some(why) = st.unreadable.take() {
+            st.done = true;
+            return Some(Err(st.skip(why, 0)));
+        }
         while !st.done {
             let step = match self.lexer.next() {
                 Ok((lexeme, start, end)) => match lexeme {
@@ -136,6 +150,24 @@ impl<R: BufRead> Scanner<R> {
         }
         None
     }
+}
+
+/// Why an input starting with `head` is not UTF-8, which is all the lexer
+/// reads (a UTF-16 corpus used to be "no document" or "input ended inside
+/// the document"): a UTF-16 or UTF-32 byte order mark, or NUL bytes, which
+/// XML never holds, among the first four.
+fn not_utf8(head: &[u8]) -> Option<String> {
+    let nul = |bytes: &[u8]| bytes.iter().filter(|&&x| x == 0).count();
+    let (encoding, how) = match head {
+        [0x00, 0x00, 0xFE, 0xFF, ..] | [0xFF, 0xFE, 0x00, 0x00, ..] => ("UTF-32", "with a byte order mark"),
+        [0xFE, 0xFF, ..] | [0xFF, 0xFE, ..] => ("UTF-16", "with a byte order mark"),
+        [_, _, _, _, ..] if nul(&head[..4]) == 3 => ("UTF-32", "without a byte order mark"),
+        [a, b, ..] if (*a == 0) != (*b == 0) => ("UTF-16", "without a byte order mark"),
+        _ => return None,
+    };
+    Some(format!(
+        "the input is {encoding} ({how}); only UTF-8 is supported: convert it, e.g. `iconv -f {encoding} -t UTF-8`"
+    ))
 }
 
 impl State {
@@ -259,5 +291,29 @@ impl State {
         };
         self.reset_doc();
         Some(result)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::not_utf8;
+
+    #[test]
+    fn other_encodings_are_named() {
+        let utf16 = |text: &str, big: bool| -> Vec<u8> {
+            text.encode_utf16()
+                .flat_map(|u| if big { u.to_be_bytes() } else { u.to_le_bytes() })
+                .collect()
+        };
+        let named = |bytes: &[u8]| not_utf8(bytes).unwrap_or_default();
+        let with_bom = [&[0xFF, 0xFE][..], &utf16("<a/>", false)].concat();
+        assert!(named(&with_bom).contains("UTF-16 (with a byte order mark)"));
+        assert!(named(&utf16("<a/>", true)).contains("UTF-16 (without"));
+        assert!(named(&utf16("\n<a/>", false)).contains("UTF-16 (without"));
+        assert!(named(&[0, 0, 0, b'<', 0, 0, 0, b'a']).contains("UTF-32 (without"));
+        assert!(named(&[0xFF, 0xFE, 0, 0, b'<', 0, 0, 0]).contains("`iconv -f UTF-32 -t UTF-8`"));
+        assert_eq!(not_utf8(b"<a/>"), None);
+        assert_eq!(not_utf8("\u{FEFF}<a/>".as_bytes()), None, "UTF-8 with its byte order mark");
+        assert_eq!(not_utf8(b""), None);
     }
 }

@@ -188,7 +188,7 @@ pub struct SkippedRecord {
 impl From<&Skipped> for SkippedRecord {
     fn from(s: &Skipped) -> Self {
         let (kind, detail) = match &s.reason {
-            SkipReason::Malformed(m) => (SkipKind::Malformed, Some(m.clone())),
+            SkipReason::Malformed(m) | SkipReason::Encoding(m) => (SkipKind::Malformed, Some(m.clone())),
             SkipReason::Truncated => (SkipKind::Truncated, None),
             SkipReason::Io(m) => (SkipKind::Io, Some(m.clone())),
         };
