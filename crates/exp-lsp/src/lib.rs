@@ -69,6 +69,9 @@ pub enum Error {
     Protocol(#[from] ProtocolError),
     #[error("the client's connection closed")]
     Disconnected,
+    /// The protocol asks for exit code 1 then.
+    #[error("the client sent `exit` without `shutdown` first")]
+    ExitWithoutShutdown,
     #[error("reading or writing the connection: {0}")]
     Io(#[from] std::io::Error),
 }

@@ -103,6 +103,8 @@ impl Server<'_> {
                     let response = self.request(request);
                     self.send(Message::Response(response))?;
                 }
+                // After `shutdown`, `handle_shutdown` takes the `exit` itself.
+                Message::Notification(n) if n.method == "exit" => return Err(Error::ExitWithoutShutdown),
                 Message::Notification(notification) => self.notification(notification),
                 Message::Response(_) => {}
             }

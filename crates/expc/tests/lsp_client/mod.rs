@@ -189,6 +189,19 @@ impl Client {
         }
         panic!("expc lsp did not exit after `exit`");
     }
+
+    /// Sends `exit` without `shutdown` first; the server's exit code.
+    pub fn exit_without_shutdown(mut self) -> Option<i32> {
+        self.notify("exit", Value::Null);
+        let deadline = Instant::now() + BOUND;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        panic!("expc lsp did not exit after `exit`");
+    }
 }
 
 impl Drop for Client {
