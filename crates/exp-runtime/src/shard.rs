@@ -22,20 +22,35 @@ pub struct ShardSpec {
     pub count: u32,
 }
 
+/// Why a `K/N` does not name a shard: each names the rule it breaks.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("`{0}` is not a shard: write K/N with 0 ≤ K < N, e.g. `--shard 0/4`")]
-pub struct ShardSyntax(String);
+pub enum ShardSyntax {
+    #[error("`{0}` is not a shard: write K/N with 0 ≤ K < N, e.g. `--shard 0/4`")]
+    Form(String),
+    #[error("`{0}`: N must be a whole number from 1 to 4,294,967,295")]
+    Count(String),
+    #[error("`{0}`: K must be from 0 to N − 1 = {1}")]
+    Index(String, u32),
+}
 
 impl FromStr for ShardSpec {
     type Err = ShardSyntax;
 
     fn from_str(text: &str) -> Result<Self, Self::Err> {
-        let parsed = text
-            .split_once('/')
-            .and_then(|(k, n)| Some((k.trim().parse::<u32>().ok()?, n.trim().parse::<u32>().ok()?)));
-        match parsed {
-            Some((index, count)) if index < count => Ok(ShardSpec { index, count }),
-            _ => Err(ShardSyntax(text.to_string())),
+        let Some((k, n)) = text.split_once('/') else {
+            return Err(ShardSyntax::Form(text.to_string()));
+        };
+        let whole = |s: &str| !s.trim().is_empty() && s.trim().bytes().all(|b| b.is_ascii_digit());
+        if !whole(k) || !whole(n) {
+            return Err(ShardSyntax::Form(text.to_string()));
+        }
+        let count = n.trim().parse::<u32>().ok().filter(|&n| n > 0);
+        let Some(count) = count else {
+            return Err(ShardSyntax::Count(text.to_string()));
+        };
+        match k.trim().parse::<u32>() {
+            Ok(index) if index < count => Ok(ShardSpec { index, count }),
+            _ => Err(ShardSyntax::Index(text.to_string(), count - 1)),
         }
     }
 }
@@ -90,8 +105,21 @@ mod tests {
     fn shard_specs() {
         assert_eq!("2/4".parse(), Ok(ShardSpec { index: 2, count: 4 }));
         assert_eq!(" 0 / 1 ".parse(), Ok(ShardSpec { index: 0, count: 1 }));
-        for bad in ["4/4", "1", "a/b", "1/0", "-1/2", ""] {
-            assert!(bad.parse::<ShardSpec>().is_err(), "{bad}");
+        let form = |t: &str| ShardSyntax::Form(t.to_string());
+        let count = |t: &str| ShardSyntax::Count(t.to_string());
+        let index = |t: &str, last| ShardSyntax::Index(t.to_string(), last);
+        let cases = [
+            ("4/4", index("4/4", 3)),
+            ("4294967296/4294967295", index("4294967296/4294967295", 4_294_967_294)),
+            ("1", form("1")),
+            ("a/b", form("a/b")),
+            ("-1/2", form("-1/2")),
+            ("", form("")),
+            ("1/0", count("1/0")),
+            ("0/4294967296", count("0/4294967296")),
+        ];
+        for (bad, why) in cases {
+            assert_eq!(bad.parse::<ShardSpec>(), Err(why), "{bad}");
         }
         assert_eq!(ShardSpec { index: 1, count: 3 }.to_string(), "1/3");
     }
