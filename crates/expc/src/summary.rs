@@ -34,13 +34,13 @@ pub fn print_schedule(plan: &Plan, options: &RunOptions) {
         plan.trial_count()
     );
     if let Some(ns) = trial_ns {
-        let total = ns
-            .saturating_mul(count)
-            .saturating_add(pause_ns.saturating_mul(count.saturating_sub(1)));
+        // In u128: a million trials of 2^53 ns each pass u64 (and used to
+        // print u64::MAX ns, "5124095 h", for any longer study).
+        let total = u128::from(ns) * u128::from(count) + u128::from(pause_ns) * u128::from(count.saturating_sub(1));
         outln!(
             "  each trial {}, about {} in all{}",
             seconds(ns),
-            seconds(total),
+            long_span(total),
             max_note(plan)
         );
     }
@@ -295,8 +295,8 @@ fn bracketed(text: &str) -> String {
     }
 }
 
-/// A span of time as people read one: `2 h 54 min 30 s`, `17 min`,
-/// `9.5 s`, `250 ms`; hours and minutes in whole seconds.
+/// A span of time as people read one: `3 d 2 h`, `2 h 54 min 30 s`,
+/// `17 min`, `9.5 s`, `250 ms`; days, hours and minutes in whole seconds.
 pub fn seconds(ns: u64) -> String {
     if ns < 1_000_000_000 {
         return match ns {
@@ -310,15 +310,31 @@ pub fn seconds(ns: u64) -> String {
         return format!("{} s", trim(ns as f64 / 1e9));
     }
     let total = ns.saturating_add(500_000_000) / 1_000_000_000;
-    let (h, m, s) = (total / 3600, total / 60 % 60, total % 60);
-    let parts = [(h, "h"), (m, "min"), (s, "s")];
-    let first = parts.iter().position(|(n, _)| *n > 0).unwrap_or(2);
-    let last = parts.iter().rposition(|(n, _)| *n > 0).unwrap_or(2);
+    let (d, h, m, s) = (total / 86_400, total / 3600 % 24, total / 60 % 60, total % 60);
+    let parts = [(d, "d"), (h, "h"), (m, "min"), (s, "s")];
+    let first = parts.iter().position(|(n, _)| *n > 0).unwrap_or(3);
+    let last = parts.iter().rposition(|(n, _)| *n > 0).unwrap_or(3);
     parts[first..=last]
         .iter()
         .map(|(n, unit)| format!("{n} {unit}"))
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// Nanoseconds in a year of 365.25 days.
+const YEAR_NS: u128 = 31_557_600_000_000_000;
+
+/// [`seconds`], or from two years on `2.5 years`, `285,616 years`: a
+/// study's total, which may be far past what `u64` nanoseconds hold.
+pub fn long_span(ns: u128) -> String {
+    match u64::try_from(ns) {
+        Ok(ns) if u128::from(ns) < 2 * YEAR_NS => seconds(ns),
+        _ if ns < 100 * YEAR_NS => format!("{:.1} years", ns as f64 / YEAR_NS as f64),
+        _ => match u64::try_from(ns / YEAR_NS) {
+            Ok(years) => format!("{} years", exp_diagnostics::limits::group(years)),
+            Err(_) => format!("{:.1e} years", ns as f64 / YEAR_NS as f64),
+        },
+    }
 }
 
 /// At most two decimals, without trailing zeros: `9.5`, `12`, `0.25`.
@@ -329,7 +345,7 @@ fn trim(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::seconds;
+    use super::{long_span, seconds, YEAR_NS};
 
     #[test]
     fn spans_of_time_read_as_people_write_them() {
@@ -341,7 +357,20 @@ mod tests {
         assert_eq!(seconds(10_470_000_000_000), "2 h 54 min 30 s");
         assert_eq!(seconds(7_200_000_000_000), "2 h");
         assert_eq!(seconds(3_601_000_000_000), "1 h 0 min 1 s");
+        assert_eq!(seconds(90_000_000_000_000), "1 d 1 h");
+        // The longest trial a plan holds: 2^53 − 1 ns.
+        assert_eq!(seconds((1 << 53) - 1), "104 d 5 h 59 min 59 s");
         // A hand-edited plan's longest trial.
-        assert_eq!(seconds(u64::MAX), "5124095 h 34 min 33 s");
+        assert_eq!(seconds(u64::MAX), "213503 d 23 h 34 min 33 s");
+    }
+
+    #[test]
+    fn long_totals_are_counted_in_years() {
+        assert_eq!(long_span(3_600_000_000_000), "1 h");
+        assert_eq!(long_span(YEAR_NS), "365 d 6 h");
+        assert_eq!(long_span(5 * YEAR_NS / 2), "2.5 years");
+        // A million trials of 2^53 − 1 ns each.
+        assert_eq!(long_span(((1u128 << 53) - 1) * 1_000_000), "285,420 years");
+        assert_eq!(long_span(u128::MAX), "1.1e22 years");
     }
 }
