@@ -168,7 +168,7 @@ impl ResultsError {
 /// Checks a name used as one path component (run id, table, scratch
 /// directory): no separators, nothing hidden, nothing a hive reader would
 /// mistake for a partition (`=`).
-pub(crate) fn check_component(what: &'static str, name: &str) -> Result<(), ResultsError> {
+pub fn check_component(what: &'static str, name: &str) -> Result<(), ResultsError> {
     let why = if name.is_empty() {
         Some("it is empty")
     } else if name.len() > 200 {

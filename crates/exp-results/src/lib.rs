@@ -28,7 +28,7 @@ mod store;
 pub mod table;
 pub mod validity;
 
-pub use error::ResultsError;
+pub use error::{check_component, ResultsError};
 pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
     ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,

@@ -8,6 +8,7 @@ mod calibrate;
 mod files;
 mod line_diff;
 mod message_json;
+mod out_dir;
 mod progress;
 mod report;
 mod run;

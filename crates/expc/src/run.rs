@@ -102,6 +102,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         run_id: args.run_id.clone(),
         split: args.split,
     };
+    let experiment_dir = args.out.join(exp_results::experiment_dir_name(&plan.experiment.name));
+    crate::out_dir::check(&args.out, &experiment_dir)?;
     if args.dry_run {
         return dry_run(&plan, &options, &sources);
     }

@@ -91,6 +91,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if let Some(scale) = args.time_scale {
         exp_runtime::check_time_scale(scale).map_err(|e| e.to_string())?;
     }
+    check_sbatch_values(&args)?;
+    if let Some(run_id) = &args.run_id {
+        exp_results::check_component("run id", run_id).map_err(|e| format!("--run-id: {e}"))?;
+    }
     let Some((plan, _)) = crate::run::load(&args.file, args.seed)? else {
         return Ok(ExitCode::FAILURE);
     };
@@ -103,15 +107,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         .clone()
         .unwrap_or_else(|| exp_results::new_run_id(SystemTime::now(), &sha));
     let out = absolute(&args.out)?;
-    let run_dir = out
-        .join(exp_results::experiment_dir_name(&plan.experiment.name))
-        .join(&run_id);
+    let experiment_dir = out.join(exp_results::experiment_dir_name(&plan.experiment.name));
+    crate::out_dir::check(&args.out, &experiment_dir)?;
+    let run_dir = experiment_dir.join(&run_id);
     // Beside the run directory, not in it: the job's files are no results.
     let job_dir = run_dir.with_file_name(format!("{run_id}.slurm"));
-    if job_dir.to_string_lossy().chars().any(char::is_whitespace) {
+    if job_dir.to_string_lossy().chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(format!(
-            "{}: `#SBATCH --output` cannot hold a path with spaces; choose an --out without them",
-            job_dir.display()
+            "{:?}: `#SBATCH --output` cannot hold a path with spaces or control characters; choose an --out without them",
+            job_dir
         ));
     }
     std::fs::create_dir_all(&job_dir).map_err(|e| format!("cannot create {}: {e}", job_dir.display()))?;
@@ -157,6 +161,32 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         RunStatus::Complete => ExitCode::SUCCESS,
         _ => ExitCode::FAILURE,
     })
+}
+
+/// Every option value written into an `#SBATCH` line holds no control
+/// character: a newline would end the line, the rest would be a shell
+/// command in the job, and sbatch reads no `#SBATCH` line after a command.
+/// The partition, time and memory are single words; another option starts
+/// with `-`.
+fn check_sbatch_values(args: &Args) -> Result<(), String> {
+    let words = [("partition", &args.partition), ("time", &args.time), ("mem", &args.mem)];
+    let words = words.into_iter().filter_map(|(name, value)| Some((name, value.as_deref()?, true)));
+    let options = args.sbatch_options.iter().map(|o| ("sbatch-option", o.as_str(), false));
+    for (name, value, word) in words.chain(options) {
+        let why = if let Some(c) = value.chars().find(|c| c.is_control()) {
+            format!("it holds the control character U+{:04X}", u32::from(c))
+        } else if value.trim().is_empty() {
+            "it is empty".to_string()
+        } else if word && value.chars().any(char::is_whitespace) {
+            "it holds a space".to_string()
+        } else if !word && !value.starts_with('-') {
+            "an sbatch option starts with `-`, e.g. `--account=lab`".to_string()
+        } else {
+            continue;
+        };
+        return Err(format!("--{name} {value:?} cannot be an `#SBATCH` line: {why}"));
+    }
+    Ok(())
 }
 
 /// What each task runs: `expc run` of the plan, as shard or part K.
