@@ -27,7 +27,7 @@ pub(crate) struct Clipped<'a> {
     /// The window of each cut line that holds a label, by file and line index.
     windows: BTreeMap<(FileId, usize), Range<usize>>,
     /// Labelled files holding bidirectional controls, as shown.
-    escaped: BTreeMap<FileId, Escaped>,
+    escaped: BTreeMap<FileId, &'a Escaped>,
 }
 
 impl<'a> Clipped<'a> {
@@ -38,10 +38,8 @@ impl<'a> Clipped<'a> {
         let (mut view, mut fitted) = Self::cut(sources, diagnostic);
         for label in &diagnostic.labels {
             let file = label.span.file;
-            if !view.escaped.contains_key(&file) {
-                if let Some(escaped) = Escaped::new(view.text(file), &sources.get(file).bidi) {
-                    view.escaped.insert(file, escaped);
-                }
+            if let Some(escaped) = sources.get(file).escaped() {
+                view.escaped.insert(file, escaped);
             }
         }
         for label in &mut fitted.labels {

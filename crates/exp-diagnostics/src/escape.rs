@@ -61,7 +61,7 @@ pub(crate) fn bidi_offsets(text: &str) -> Vec<usize> {
 
 /// A file's text as a diagnostic shows it: each bidirectional control
 /// escaped. Offsets map both ways; columns stay those of the file.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Escaped {
     pub text: String,
     /// Per escaped character: its offset in the file, its length there,

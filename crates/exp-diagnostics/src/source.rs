@@ -41,8 +41,9 @@ pub struct SourceFile {
     pub name: String,
     pub text: String,
     line_starts: Vec<usize>,
-    /// Offsets of the bidirectional controls, which diagnostics show escaped.
-    pub(crate) bidi: Vec<usize>,
+    /// The text as diagnostics show it, bidirectional controls escaped:
+    /// made when first rendered, once for all diagnostics; `None` without any.
+    escaped: std::sync::OnceLock<Option<crate::escape::Escaped>>,
 }
 
 impl SourceFile {
@@ -50,12 +51,11 @@ impl SourceFile {
         let line_starts = std::iter::once(0)
             .chain(text.match_indices('\n').map(|(i, _)| i + 1))
             .collect();
-        let bidi = crate::escape::bidi_offsets(&text);
         SourceFile {
             name,
             text,
             line_starts,
-            bidi,
+            escaped: std::sync::OnceLock::new(),
         }
     }
 
@@ -68,6 +68,13 @@ impl SourceFile {
             .get(start..offset.min(self.text.len()))
             .map_or(0, |s| s.chars().count());
         (line + 1, column + 1)
+    }
+
+    /// The text with its bidirectional controls escaped, if it has any.
+    pub(crate) fn escaped(&self) -> Option<&crate::escape::Escaped> {
+        self.escaped
+            .get_or_init(|| crate::escape::Escaped::new(&self.text, &crate::escape::bidi_offsets(&self.text)))
+            .as_ref()
     }
 
     /// 0-based index of the line holding a byte offset.

@@ -415,3 +415,21 @@ fn xml_reveal_never_writes_over_its_input() {
     let text = std::fs::read_to_string(PathBuf::from(&revealed).join("doc-000000000.xml")).expect("revealed");
     assert!(text.contains("<station>"), "{text}");
 }
+
+#[test]
+fn a_million_bidirectional_controls_are_counted_not_listed() {
+    let dir = Scratch::new("bidi");
+    let spec = dir.file(
+        "bidi.exp",
+        &format!(
+            "// {}\nexperiment \"b\" {{\n  duration = 1s\n  anomaly \"h\" {{ kind = cpuoccupy  for = 1s }}\n}}\n",
+            "\u{202E}".repeat(1_000_000)
+        ),
+    );
+    // Each was a diagnostic of its own: 800 MB and 47 s.
+    let run = expc_within(Duration::from_secs(60), &["check", &spec]);
+    assert_refused(&run, "E0108", "a million U+202E in a comment");
+    assert!(run.stderr.contains("and 999,900 more in this file, not shown"), "{}", &run.stderr[..2000]);
+    assert!(!run.stderr.contains('\u{202E}'), "printed raw");
+    assert!(run.stderr.len() < 200_000, "{} bytes", run.stderr.len());
+}
