@@ -40,8 +40,11 @@ impl Checker<'_> {
             ExprKind::List(items) => ValueKind::List(items.iter().map(|e| self.eval(e, scope)).collect()),
             ExprKind::Record(fields) => {
                 let mut out: Vec<(String, Value)> = Vec::new();
+                // A set: a scan of `out` per field was quadratic (a record of
+                // 50,000 fields took minutes).
+                let mut seen: crate::FixedSet<&str> = crate::FixedSet::default();
                 for field in fields {
-                    if out.iter().any(|(n, _)| *n == field.name.name) {
+                    if !seen.insert(field.name.name.as_str()) {
                         self.report(
                             Diagnostic::error(Code::E0206, format!("field `{}` is set twice", field.name.name))
                                 .primary(field.name.span, "set again here"),

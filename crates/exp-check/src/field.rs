@@ -9,9 +9,9 @@ use exp_syntax::ast::{Attribute, Block, Member};
 use serde_json::Value as Json;
 
 use crate::checker::{Checker, Scope};
-use crate::query::mentions;
+use crate::query::{block_names, mentions};
 use crate::registry::{self, BlockSchema, Prop, Role};
-use crate::sweep::{self, block_mentions, SweepParam};
+use crate::sweep::{self, SweepParam};
 use crate::typing::plan_key;
 use crate::FixedSet;
 
@@ -24,6 +24,7 @@ pub(crate) fn field_attributes<'b>(
     schema: &'static BlockSchema,
     params: &[SweepParam],
 ) -> Vec<(&'b Attribute, &'static Prop)> {
+    let is_param: FixedSet<&str> = params.iter().map(|p| p.name.as_str()).collect();
     let mut seen = FixedSet::default();
     let candidates: Vec<(&Attribute, &Prop)> = block
         .members
@@ -33,32 +34,23 @@ pub(crate) fn field_attributes<'b>(
             Member::Block(_) => None,
         })
         .filter(|a| registry::independent(schema.kind, &a.key.name))
-        .filter(|a| mentions(&a.value, &|name| params.iter().any(|p| p.name == name)))
+        .filter(|a| mentions(&a.value, &|name| is_param.contains(name)))
         .filter_map(|a| Some((a, schema.props.iter().find(|p| p.name == a.key.name)?)))
         .collect();
     let attrs: Vec<&Attribute> = candidates.iter().map(|(a, _)| *a).collect();
-    let varied: Vec<&str> = params
-        .iter()
-        .filter(|p| names_outside_fields(block, &attrs, &|name| name == p.name))
-        .map(|p| p.name.as_str())
-        .collect();
+    let varied = names_outside_fields(block, &attrs);
     candidates
         .into_iter()
-        .filter(|(a, _)| {
-            mentions(&a.value, &|name| {
-                !varied.contains(&name) && params.iter().any(|p| p.name == name)
-            })
-        })
+        .filter(|(a, _)| mentions(&a.value, &|name| !varied.contains(name) && is_param.contains(name)))
         .collect()
 }
 
-/// Whether anything in the block other than the `fields` attributes names a
-/// name for which `is_name` holds: the parameters its variants vary over.
-pub(crate) fn names_outside_fields(block: &Block, fields: &[&Attribute], is_name: &dyn Fn(&str) -> bool) -> bool {
-    block.members.iter().any(|m| match m {
-        Member::Attribute(a) => !fields.iter().any(|f| std::ptr::eq(*f, a)) && mentions(&a.value, is_name),
-        Member::Block(b) => block_mentions(b, is_name),
-    })
+/// Every name the block refers to other than in the `fields` attributes:
+/// the sweep parameters among them are those its variants vary over.
+pub(crate) fn names_outside_fields<'b>(block: &'b Block, fields: &[&Attribute]) -> FixedSet<&'b str> {
+    let mut found = FixedSet::default();
+    block_names(block, fields, &mut found);
+    found
 }
 
 impl Checker<'_> {
@@ -79,8 +71,9 @@ impl Checker<'_> {
         };
         let mut lowered = Vec::new();
         for &(attr, prop) in fields {
-            let (combinations, parameters) =
-                sweep::named_combinations(params, &|param| mentions(&attr.value, &|name| name == param));
+            let mut named = FixedSet::default();
+            crate::query::names(&attr.value, &mut named);
+            let (combinations, parameters) = sweep::named_combinations(params, &|param| named.contains(param));
             let mut values = Vec::new();
             for point in combinations {
                 let bindings = sweep::bindings(params, &point);

@@ -16,9 +16,9 @@ use sha2::{Digest, Sha256};
 use crate::checker::{Checker, Scope};
 use crate::field;
 use crate::registry::{self, Role};
-use crate::sweep::{self, block_mentions, SweepParam, SweepValues};
+use crate::sweep::{self, SweepParam, SweepValues};
 use crate::value::Value;
-use crate::Options;
+use crate::{FixedSet, Options};
 
 /// A workload block with its schema.
 type WorkloadBlock<'b> = (&'b Block, &'static registry::BlockSchema);
@@ -192,12 +192,11 @@ impl Checker<'_> {
         fields: &[&Attribute],
         mut lower: impl FnMut(&mut Self, Scope) -> Option<T>,
     ) -> Variants<Option<T>> {
-        let (combinations, parameters) = sweep::named_combinations(params, &|param| {
-            field::names_outside_fields(block, fields, &|name| name == param)
-        });
+        let named = field::names_outside_fields(block, fields);
+        let (combinations, parameters) = sweep::named_combinations(params, &|param| named.contains(param));
         let count = params
             .iter()
-            .filter(|p| parameters.contains(&p.name))
+            .filter(|p| named.contains(p.name.as_str()))
             .try_fold(1u64, |n, p| n.checked_mul(p.values.len() as u64));
         let mut variants = Vec::new();
         if count.is_none_or(|n| n > MAX_VARIANTS) {
@@ -316,8 +315,12 @@ impl Checker<'_> {
     }
 
     fn report_unused_sweep(&mut self, params: &[SweepParam], blocks: &[&Block]) {
+        let mut used = FixedSet::default();
+        for block in blocks {
+            crate::query::block_names(block, &[], &mut used);
+        }
         for param in params {
-            if !blocks.iter().any(|b| block_mentions(b, &|name| name == param.name)) {
+            if !used.contains(param.name.as_str()) {
                 self.report(
                     Diagnostic::warning(Code::W0801, format!("sweep parameter `{}` is never used", param.name))
                         .primary(param.span, "no workload refers to it")

@@ -10,7 +10,6 @@ use exp_plan::{Combinations, RangeUnit, ValueRange, MAX_TRIALS};
 use exp_syntax::ast::{Attribute, Block, Member};
 
 use crate::checker::{Checker, Scope};
-use crate::query::mentions;
 use crate::value::{dimension, range_unit, Value, ValueKind};
 
 pub(crate) struct SweepParam {
@@ -88,10 +87,11 @@ impl Checker<'_> {
         let Some(sweep) = sweep else { return Ok(Vec::new()) };
         let root = self.program.root;
         let mut evaluated: Vec<(&Attribute, Value)> = Vec::new();
+        let mut seen: crate::FixedSet<&str> = crate::FixedSet::default();
         for member in &sweep.members {
             let Member::Attribute(attr) = member else { continue };
             let name = &attr.key.name;
-            if evaluated.iter().any(|(a, _)| a.key.name == *name) || self.poisoned.contains(name) {
+            if !seen.insert(name.as_str()) || self.poisoned.contains(name) {
                 continue; // reported by the structure check
             }
             let shadowed = self.lets[root]
@@ -427,13 +427,4 @@ pub(crate) fn bindings(params: &[SweepParam], point: &[usize]) -> BTreeMap<Strin
         .zip(point)
         .map(|(p, &index)| (p.name.clone(), p.values.value(index)))
         .collect()
-}
-
-/// Whether any expression in the block (or its sub-blocks) names a name for
-/// which `is_name` holds.
-pub(crate) fn block_mentions(block: &Block, is_name: &dyn Fn(&str) -> bool) -> bool {
-    block.members.iter().any(|m| match m {
-        Member::Attribute(a) => mentions(&a.value, is_name),
-        Member::Block(b) => block_mentions(b, is_name),
-    })
 }

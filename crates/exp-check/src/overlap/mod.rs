@@ -21,6 +21,7 @@ mod profile;
 
 use std::collections::BTreeMap;
 
+use exp_diagnostics::limits::group;
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{AnomalyParams, Combinations, Variants, Workload, WorkloadConfig};
 use exp_syntax::ast::Block;
@@ -29,10 +30,14 @@ use exp_syntax::units::Dimension;
 use crate::checker::Checker;
 use crate::registry::BlockSchema;
 use crate::sweep::SweepParam;
+use crate::{FixedMap, FixedSet};
 use profile::{load_of, peak_with, Busy, Load, Profile, FULL_CORE};
 
 /// Anomalies named in the message and labelled in the source; the rest are counted.
 const NAMED: usize = 4;
+
+/// Sweep values named in the note of a sweep point; the rest are counted.
+const NAMED_VALUES: usize = 6;
 
 /// A cpuoccupy anomaly's cores and load.
 fn cpu(w: &Workload) -> Option<(&[u32], f64)> {
@@ -56,25 +61,31 @@ fn busy(w: &Workload) -> Option<(&[u32], Busy)> {
     Some((cores, window))
 }
 
-/// The variant index of `variants` at a combination of parameter value indices.
-fn variant_index<T>(variants: &Variants<T>, params: &[SweepParam], point: &[usize]) -> Option<usize> {
-    let shape = |name: &str| {
-        let position = params.iter().position(|p| p.name == name)?;
-        Some((position, params[position].values.len()))
-    };
-    exp_plan::variant_index(&variants.parameters, shape, point)
+/// Each sweep parameter's position and number of values, by name (a scan
+/// of the parameters per name looked up was quadratic in their number).
+type Shapes<'p> = FixedMap<&'p str, (usize, usize)>;
+
+fn shapes(params: &[SweepParam]) -> Shapes<'_> {
+    params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.name.as_str(), (i, p.values.len())))
+        .collect()
 }
 
-/// The workload as lowered at a combination, if it lowered.
-fn pick<'v>(variants: &'v Variants<Option<Workload>>, params: &[SweepParam], point: &[usize]) -> Option<&'v Workload> {
-    variants.variants.get(variant_index(variants, params, point)?)?.as_ref()
+/// The workload as lowered at a combination of parameter value indices, if
+/// it lowered.
+fn pick<'v>(variants: &'v Variants<Option<Workload>>, shapes: &Shapes, point: &[usize]) -> Option<&'v Workload> {
+    let shape = |name: &str| shapes.get(name).copied();
+    let index = exp_plan::variant_index(&variants.parameters, shape, point)?;
+    variants.variants.get(index)?.as_ref()
 }
 
 /// The workload as it is at the peak's combination; without one, only a
 /// workload that names no parameter.
-fn at_point<'v>(variants: &'v Variants<Option<Workload>>, peak: &Peak, params: &[SweepParam]) -> Option<&'v Workload> {
+fn at_point<'v>(variants: &'v Variants<Option<Workload>>, peak: &Peak, shapes: &Shapes) -> Option<&'v Workload> {
     match &peak.point {
-        Some(point) => pick(variants, params, point),
+        Some(point) => pick(variants, shapes, point),
         None if variants.parameters.is_empty() => variants.variants.first()?.as_ref(),
         None => None,
     }
@@ -119,13 +130,20 @@ impl Checker<'_> {
             let (load, at) = profile.peak();
             peaks.insert(core, Peak { load, at, point: None });
         }
-        let named = |p: &SweepParam| varying.iter().any(|&i| lowered[i].parameters.contains(&p.name));
-        let radices = params.iter().map(|p| if named(p) { p.values.len() } else { 1 }).collect();
+        let named: FixedSet<&str> = varying
+            .iter()
+            .flat_map(|&i| lowered[i].parameters.iter().map(String::as_str))
+            .collect();
+        let radices = params
+            .iter()
+            .map(|p| if named.contains(p.name.as_str()) { p.values.len() } else { 1 })
+            .collect();
+        let shapes = shapes(params);
         let combinations = Combinations::new(if varying.is_empty() { Vec::new() } else { radices });
         for point in combinations.filter(|_| !varying.is_empty()) {
             let mut windows: BTreeMap<u32, Vec<Busy>> = BTreeMap::new();
             for &i in &varying {
-                let Some((cores, window)) = pick(&lowered[i], params, &point).and_then(busy) else {
+                let Some((cores, window)) = pick(&lowered[i], &shapes, &point).and_then(busy) else {
                     continue;
                 };
                 for &core in cores {
@@ -141,7 +159,7 @@ impl Checker<'_> {
             }
         }
         for (core, peak) in peaks.into_iter().filter(|(_, p)| p.load > FULL_CORE) {
-            self.report_overload(core, &peak, blocks, lowered, params);
+            self.report_overload(core, &peak, blocks, lowered, (params, &shapes));
         }
     }
 
@@ -154,12 +172,12 @@ impl Checker<'_> {
         peak: &Peak,
         blocks: &[(&Block, &'static BlockSchema)],
         lowered: &[Variants<Option<Workload>>],
-        params: &[SweepParam],
+        (params, shapes): (&[SweepParam], &Shapes),
     ) {
         // (start, block index, name): the anomalies loading the core then.
         let mut active: Vec<(u64, usize, &str)> = Vec::new();
         for (i, variants) in lowered.iter().enumerate() {
-            let Some(workload) = at_point(variants, peak, params) else { continue };
+            let Some(workload) = at_point(variants, peak, shapes) else { continue };
             let Some((cores, w)) = busy(workload) else { continue };
             if cores.contains(&core) && w.load > 0 && w.start <= peak.at && peak.at < w.end {
                 active.push((w.start, i, workload.name.as_str()));
@@ -178,7 +196,7 @@ impl Checker<'_> {
             _ => format!(
                 "anomalies {} and {} more overlap on core {core}",
                 names.join(", "),
-                exp_diagnostics::limits::group(more as u64)
+                group(more as u64)
             ),
         };
         let percent = peak.load as f64 / FULL_CORE as f64 * 100.0;
@@ -204,13 +222,21 @@ impl Checker<'_> {
     }
 }
 
-/// `load = 60%, at = 20s`: the values of the parameters `anomalies` name.
+/// `load = 60%, at = 20s`: the values of the parameters `anomalies` name,
+/// the first [`NAMED_VALUES`] of them.
 fn point_text(params: &[SweepParam], point: &[usize], anomalies: &[&Variants<Option<Workload>>]) -> String {
-    params
+    let named: FixedSet<&str> = anomalies
+        .iter()
+        .flat_map(|v| v.parameters.iter().map(String::as_str))
+        .collect();
+    let values: Vec<String> = params
         .iter()
         .zip(point)
-        .filter(|(p, _)| anomalies.iter().any(|v| v.parameters.contains(&p.name)))
+        .filter(|(p, _)| named.contains(p.name.as_str()))
         .map(|(p, &i)| format!("{} = {}", p.name, p.values.label(i)))
-        .collect::<Vec<_>>()
-        .join(", ")
+        .collect();
+    match values.len().saturating_sub(NAMED_VALUES) {
+        0 => values.join(", "),
+        more => format!("{} and {} more", values[..NAMED_VALUES].join(", "), group(more as u64)),
+    }
 }
