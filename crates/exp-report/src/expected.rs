@@ -75,11 +75,10 @@ fn consequence(table: &str, trials: &str) -> String {
 }
 
 /// Table → who writes it in every trial (`fleet "plant"`, `the monitor`),
-/// from `dir/plan.json`; `None` when it cannot be read (the readers that
-/// need the plan warn about that).
-fn expected_tables(dir: &Path) -> Option<BTreeMap<&'static str, Vec<String>>> {
-    let bytes = std::fs::read(dir.join("plan.json")).ok()?;
-    let plan: PlanKinds = serde_json::from_slice(&bytes).ok()?;
+/// from `dir/plan.json`, or why it cannot be read.
+fn expected_tables(dir: &Path) -> Result<BTreeMap<&'static str, Vec<String>>, String> {
+    let bytes = std::fs::read(dir.join("plan.json")).map_err(|e| e.to_string())?;
+    let plan: PlanKinds = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     let workloads: Vec<&WorkloadKind> = match plan.workloads.is_empty() {
         false => plan.workloads.iter().filter_map(|w| w.variants.first()).collect(),
         true => plan.points.first().map(|p| p.workloads.iter().collect()).unwrap_or_default(),
@@ -98,14 +97,24 @@ fn expected_tables(dir: &Path) -> Option<BTreeMap<&'static str, Vec<String>>> {
     if plan.monitor.is_some() {
         tables.entry(MONITOR_TABLE).or_default().push("the monitor".into());
     }
-    Some(tables)
+    Ok(tables)
 }
 
 /// A warning per table the plan implies that completed trials have no
 /// rows of (no part file), naming who writes it and which trials lack it.
+/// Without a readable plan, one warning that says so (the MQTT report's
+/// own, for the same file, is then left out).
 pub fn missing_tables(view: &RunView) -> Vec<Warning> {
-    let Some(expected) = expected_tables(&view.dir) else {
-        return Vec::new();
+    let expected = match expected_tables(&view.dir) {
+        Ok(expected) => expected,
+        Err(e) => {
+            return vec![Warning {
+                path: view.dir.join("plan.json"),
+                message: format!(
+                    "cannot read the plan ({e}): the report leaves out what needs it (the tables it implies are not checked, fleets have no gap targets)"
+                ),
+            }]
+        }
     };
     let complete: Vec<u32> = view
         .manifest

@@ -131,6 +131,19 @@ fn a_table_the_plan_implies_is_warned_about_when_missing() {
         "{messages:?}"
     );
     assert!(value.get("mqtt").is_none(), "no MQTT report without its table");
+
+    // Without its plan, what the plan implies cannot be checked: said once.
+    std::fs::remove_file(dir.join("plan.json")).unwrap();
+    let planless = report(&[&dir]);
+    assert_eq!(planless.status.code(), Some(0), "{}", text(&planless));
+    let warnings = stderr(&planless);
+    assert_eq!(
+        warnings.matches("plan.json: cannot read the plan (").count(),
+        1,
+        "{}",
+        text(&planless)
+    );
+    assert!(warnings.contains("the tables it implies are not checked"), "{}", text(&planless));
 }
 
 #[test]
@@ -147,6 +160,10 @@ fn runs_of_another_experiment_and_figures_in_common_are_warned_about() {
         "{}",
         text(&compared)
     );
+    // `--json` has no line saying nothing was compared: a warning does.
+    let json = expc().arg("report").arg(&fleet).arg(&monitored).arg("--json").output().unwrap();
+    assert!(json.status.success(), "{}", text(&json));
+    assert!(stderr(&json).contains("no metric at a point both runs have"), "{}", text(&json));
     // Two runs of one plan compare without a word.
     let same = report(&[&fleet, &fleet]);
     assert!(same.status.success(), "{}", text(&same));
