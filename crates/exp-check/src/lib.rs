@@ -29,7 +29,7 @@ mod workload;
 
 pub use exp_plan::seeds::derive as derive_seed;
 pub use exp_plan::MAX_TRIALS;
-pub use modules::{normalize as normalize_path, read_source, stem_alias, FsLoader, Loader, STDLIB};
+pub use modules::{normalize as normalize_path, read_source, stem_alias, FsLoader, Loader, SOURCE_CAP, STDLIB};
 
 use exp_diagnostics::{Code, Diagnostic, SourceMap, Span};
 use exp_plan::Plan;

@@ -24,57 +24,17 @@ impl Loader for FsLoader {
 }
 
 /// Reads a file the compiler was given (a spec, an import, an `empirical`
-/// values file): only a regular file of at most [`MAX_SOURCE_BYTES`], so
-/// `/dev/zero` is refused instead of read for gigabytes and a FIFO instead
-/// of blocking. The error says which limit and is shown under E0204/E0505.
+/// values file) through the bounded reader: only a regular file of at most
+/// [`MAX_SOURCE_BYTES`], opened without blocking, so `/dev/zero` is refused
+/// instead of read for gigabytes and a FIFO instead of waited on. The error
+/// says which limit and is shown under E0204/E0505.
 pub fn read_source(path: &Path) -> std::io::Result<String> {
-    use std::io::{Error, ErrorKind, Read};
-    let too_large = |bytes: String| {
-        Error::new(
-            ErrorKind::InvalidData,
-            format!(
-                "{bytes} bytes, more than the {} MiB a file may have",
-                MAX_SOURCE_BYTES >> 20
-            ),
-        )
-    };
-    let metadata = std::fs::metadata(path)?;
-    if !metadata.is_file() {
-        return Err(Error::new(
-            ErrorKind::InvalidInput,
-            format!("not a regular file but {}", file_kind(&metadata.file_type())),
-        ));
-    }
-    if metadata.len() > MAX_SOURCE_BYTES {
-        return Err(too_large(exp_diagnostics::limits::group(metadata.len())));
-    }
-    let mut text = String::new();
-    // Bounded again: the file may grow between the two looks.
-    std::fs::File::open(path)?
-        .take(MAX_SOURCE_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_SOURCE_BYTES {
-        return Err(too_large("over".into()));
-    }
-    Ok(text)
+    Ok(exp_files::read_text(path, SOURCE_CAP)?)
 }
 
-fn file_kind(kind: &std::fs::FileType) -> &'static str {
-    use std::os::unix::fs::FileTypeExt;
-    if kind.is_dir() {
-        "a directory"
-    } else if kind.is_fifo() {
-        "a FIFO"
-    } else if kind.is_char_device() {
-        "a character device"
-    } else if kind.is_block_device() {
-        "a block device"
-    } else if kind.is_socket() {
-        "a socket"
-    } else {
-        "a special file"
-    }
-}
+/// The cap of [`read_source`], for texts that come from elsewhere (an
+/// editor's buffer): the same limit and message.
+pub const SOURCE_CAP: exp_files::Cap = exp_files::Cap::new(MAX_SOURCE_BYTES, "a file");
 
 /// The stdlib, embedded: `import "std/NAME"`.
 pub const STDLIB: &[(&str, &str)] = &[

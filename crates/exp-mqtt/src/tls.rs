@@ -126,11 +126,17 @@ pub(crate) fn check_server_name(host: &str) -> Result<(), &'static str> {
         .map_err(|_| "the host is neither a valid DNS name nor an IP address, so TLS cannot verify it")
 }
 
+/// Largest certificate or key file read: a CA bundle of every public root
+/// is about 200 KB.
+const MAX_PEM_BYTES: u64 = 16 << 20;
+
+/// Through the bounded reader: a FIFO is refused instead of blocking the
+/// preflight, `/dev/zero` instead of filling memory.
 fn read(what: &'static str, path: &Path) -> Result<Vec<u8>, MqttError> {
-    std::fs::read(path).map_err(|source| MqttError::TlsFile {
+    exp_files::read_bytes(path, exp_files::Cap::new(MAX_PEM_BYTES, "a PEM file")).map_err(|e| MqttError::TlsFile {
         what,
         path: path.to_path_buf(),
-        source,
+        source: e.into(),
     })
 }
 

@@ -60,10 +60,25 @@ pub fn expand_inputs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<Source>, XmlError
             files.sort();
             sources.extend(files.into_iter().map(Source::File));
         } else {
+            refuse_irregular(arg)?;
             sources.push(Source::File(arg.to_path_buf()));
         }
     }
     Ok(sources)
+}
+
+/// A file named as an input must be a regular file (a directory is walked
+/// above): `/dev/zero` would be read for ever, a FIFO block. Checked here,
+/// before any input is read, and again when each is opened. A missing file
+/// is reported when it is opened.
+fn refuse_irregular(path: &Path) -> Result<(), XmlError> {
+    match std::fs::metadata(path) {
+        Ok(metadata) if !metadata.is_file() => Err(XmlError::Open {
+            path: path.to_path_buf(),
+            source: exp_files::ReadError::NotRegular(exp_files::describe(&metadata.file_type())).into(),
+        }),
+        _ => Ok(()),
+    }
 }
 
 /// Collects the corpus files under `dir`. Symbolic links to directories
@@ -116,11 +131,16 @@ fn has_suffix(path: &Path, suffix: &str) -> bool {
         .is_some_and(|e| e.to_string_lossy().eq_ignore_ascii_case(suffix))
 }
 
+/// Through the bounded reader's open: only a regular file (`/dev/zero`
+/// would be read forever, a FIFO would block), never blocking in `open`.
+/// A corpus is streamed, so no size cap.
 fn open(path: &Path) -> Result<File, XmlError> {
-    File::open(path).map_err(|source| XmlError::Open {
-        path: path.to_path_buf(),
-        source,
-    })
+    exp_files::open_regular(path)
+        .map(|regular| regular.file)
+        .map_err(|e| XmlError::Open {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })
 }
 
 /// The units of `sources`, in order; archives are listed here (entries in

@@ -42,6 +42,11 @@ pub use pipeline::{extract_set, SetError, SetJob};
 pub use policy::{census_input, AttributeCensus, AttributePolicy};
 pub use values::{NumberFormat, NumericSummary};
 
+/// Largest `set.json` or obfuscation `map.json` read (the map names every
+/// distinct string of a corpus: large, never this large); a FIFO or device
+/// in their place is refused.
+pub const MAX_SET_FILE_BYTES: exp_files::Cap = exp_files::Cap::new(1 << 30, "a set or map file");
+
 /// Default number of distinct values up to which a numeric path is still
 /// treated as categorical (status codes, small enumerations).
 pub const DEFAULT_CATEGORICAL_THRESHOLD: usize = 30;

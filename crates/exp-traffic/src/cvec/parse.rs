@@ -75,37 +75,14 @@ pub fn read_file(path: &Path, format: Format, lenient: bool) -> Result<Parsed, C
     parse(&text, &path.display().to_string(), format, lenient)
 }
 
-/// The text of a connection-vector file: only a regular file of at most
-/// [`MAX_FILE_BYTES`] (`/dev/zero` was read for 2.1 GB, a FIFO blocked).
+/// The text of a connection-vector file, through the bounded reader: only a
+/// regular file of at most [`MAX_FILE_BYTES`], opened without blocking
+/// (`/dev/zero` was read for 2.1 GB, a FIFO blocked).
 pub fn read_text(path: &Path) -> Result<String, CvecError> {
-    use std::io::{Error, ErrorKind, Read};
-    let io = |source: Error| CvecError::Io {
+    exp_files::read_text(path, exp_files::Cap::new(MAX_FILE_BYTES, "a trace")).map_err(|e| CvecError::Io {
         path: path.to_path_buf(),
-        source,
-    };
-    let metadata = std::fs::metadata(path).map_err(io)?;
-    if !metadata.is_file() {
-        return Err(io(Error::new(ErrorKind::InvalidInput, "not a regular file")));
-    }
-    let too_large = || {
-        io(Error::new(
-            ErrorKind::InvalidData,
-            "larger than the 1 GiB a trace may have",
-        ))
-    };
-    if metadata.len() > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    let mut text = String::new();
-    std::fs::File::open(path)
-        .map_err(io)?
-        .take(MAX_FILE_BYTES + 1)
-        .read_to_string(&mut text)
-        .map_err(io)?;
-    if text.len() as u64 > MAX_FILE_BYTES {
-        return Err(too_large());
-    }
-    Ok(text)
+        source: e.into(),
+    })
 }
 
 /// Parses `text`; `name` is the file name used in errors.

@@ -51,10 +51,10 @@ pub fn read_map(path: &Path) -> Result<ObfuscationMap, XmlError> {
     } else {
         path.to_path_buf()
     };
-    let text = fs::read(&file).map_err(|source| XmlError::Io {
+    let text = exp_files::read_bytes(&file, crate::MAX_SET_FILE_BYTES).map_err(|e| XmlError::Io {
         action: "read",
         path: file.clone(),
-        source,
+        source: e.into(),
     })?;
     let map: ObfuscationMap = serde_json::from_slice(&text).map_err(|source| XmlError::Json {
         action: "parse",

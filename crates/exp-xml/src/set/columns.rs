@@ -48,12 +48,12 @@ pub(super) struct Table {
 
 impl Table {
     pub fn open(path: &Path) -> Result<Table, XmlError> {
-        let file = File::open(path).map_err(|source| XmlError::Io {
+        let file = exp_files::open_regular(path).map_err(|e| XmlError::Io {
             action: "open",
             path: path.to_path_buf(),
-            source,
+            source: e.into(),
         })?;
-        let frame = pl::ParquetReader::new(file)
+        let frame = pl::ParquetReader::new(file.file)
             .finish()
             .map_err(|source| XmlError::Parquet {
                 action: "read",

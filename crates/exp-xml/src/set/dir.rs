@@ -168,6 +168,16 @@ fn kind_name(kind: ValueKind) -> &'static str {
 /// and family shares of `set.json` are recomputed from the tables (they are
 /// derived figures for readers; JSON need not round-trip `f64`s exactly).
 pub fn read_set(dir: &Path) -> Result<SynthesisSet, XmlError> {
+    match fs::metadata(dir) {
+        Ok(metadata) if !metadata.is_dir() => {
+            return Err(XmlError::Config(format!(
+                "the set `{}` is {}, not a set directory",
+                dir.display(),
+                exp_files::describe(&metadata.file_type())
+            )))
+        }
+        _ => {}
+    }
     let t = Table::open(&dir.join(SET_FILES[0]))?;
     let structures: Vec<Structure> = zip3(t.hashes("hash")?, t.u64("count")?, t.str("skeleton")?)
         .map(|(hash, count, skeleton)| Structure { hash, count, skeleton })
@@ -211,10 +221,10 @@ pub fn read_set(dir: &Path) -> Result<SynthesisSet, XmlError> {
     check_known(&t, numeric.iter().map(|n| n.path), &known)?;
 
     let json_path = dir.join(SET_FILES[4]);
-    let text = fs::read(&json_path).map_err(|source| XmlError::Io {
+    let text = exp_files::read_bytes(&json_path, crate::MAX_SET_FILE_BYTES).map_err(|e| XmlError::Io {
         action: "read",
         path: json_path.clone(),
-        source,
+        source: e.into(),
     })?;
     let mut info: SetInfo = serde_json::from_slice(&text).map_err(|source| XmlError::Json {
         action: "parse",

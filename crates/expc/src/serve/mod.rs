@@ -34,8 +34,9 @@ pub struct Args {
     /// Environment variable holding the shared secret (at least 16 bytes).
     #[arg(long, default_value = "EXPC_SERVE_SECRET")]
     secret_env: String,
-    /// File holding the shared secret; created with a new random one (mode
-    /// 600) when missing. Takes precedence over `--secret-env`.
+    /// File holding the shared secret (a regular file of at most 4 KiB,
+    /// mode 600); created with a new random one when missing. Takes
+    /// precedence over `--secret-env`.
     #[arg(long)]
     secret_file: Option<PathBuf>,
     /// Stop after this many replayed connections have finished.

@@ -33,19 +33,27 @@ pub fn resolve(file: Option<&Path>, env: &str) -> Result<Option<Found>, String> 
     }
 }
 
+/// Largest secret file read: a secret is 64 hex digits and a line break.
+const SECRET_CAP: exp_files::Cap = exp_files::Cap::new(4 << 10, "a secret file");
+
+/// Through the bounded reader: a FIFO or device is refused before its mode
+/// is looked at (and a FIFO never blocks the open), a large file is not
+/// taken as a secret.
 fn from_file(path: &Path) -> Result<Found, String> {
     let shown = path.display();
-    let text = match std::fs::metadata(path) {
-        Ok(meta) => {
-            let mode = meta.permissions().mode() & 0o777;
+    let text = match exp_files::open_regular(path) {
+        Ok(regular) => {
+            let mode = regular.metadata.permissions().mode() & 0o777;
             if mode & 0o077 != 0 {
                 return Err(format!(
                     "{shown} can be read by others (mode {mode:o}): `chmod 600 {shown}`, since it holds the secret"
                 ));
             }
-            std::fs::read_to_string(path).map_err(|e| format!("reading {shown}: {e}"))?
+            regular
+                .read_text(SECRET_CAP)
+                .map_err(|e| format!("reading {shown}: {e}"))?
         }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => create(path)?,
+        Err(e) if e.is_not_found() => create(path)?,
         Err(e) => return Err(format!("reading {shown}: {e}")),
     };
     let secret = Secret::from_text(&text).map_err(|e| format!("{shown}: {e}"))?;
@@ -58,6 +66,11 @@ fn from_file(path: &Path) -> Result<Found, String> {
 /// Writes a new random secret to `path`, readable by its owner only.
 fn create(path: &Path) -> Result<String, String> {
     let shown = path.display();
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Err(format!(
+            "{shown} is a symbolic link to nothing: give the file itself (a new secret is never written through a link)"
+        ));
+    }
     let text = Secret::generate().map_err(|e| format!("making a secret: {e}"))?;
     let mut file = std::fs::OpenOptions::new()
         .write(true)

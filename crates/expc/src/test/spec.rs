@@ -177,9 +177,9 @@ fn check(spec: &Path, options: &TestOptions, outcome: &mut SpecOutcome) {
 fn compare(spec: &Path, plan: &Plan, outcome: &mut SpecOutcome) {
     let path = snapshot_path(spec);
     let text = exp_plan::snapshot::snapshot_text(plan);
-    let stored = match std::fs::read_to_string(&path) {
+    let stored = match exp_files::read_text(&path, crate::run::PLAN_CAP) {
         Ok(stored) => stored,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+        Err(e) if e.is_not_found() => {
             outcome.failures.push(Failure::NoSnapshot);
             outcome.snapshot = Snapshot::Differs { path, text };
             return;
