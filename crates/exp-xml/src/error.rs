@@ -63,6 +63,10 @@ pub enum XmlError {
         position: u64,
         message: String,
     },
+    /// An output file could not be written by the output rule (a
+    /// directory in its place, a FIFO with no reader, ENOSPC…).
+    #[error(transparent)]
+    Output(#[from] exp_files::WriteError),
     /// `reveal` would write over what it reads.
     #[error("the output `{output}` is (or holds, or lies inside) the input `{input}`: choose another output")]
     RevealOverInput { input: PathBuf, output: PathBuf },

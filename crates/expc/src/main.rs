@@ -5,7 +5,6 @@
 mod out;
 
 mod calibrate;
-mod files;
 mod line_diff;
 mod message_json;
 mod out_dir;
@@ -34,7 +33,7 @@ use exp_diagnostics::{render_all, Code, RenderStyle};
     name = "expc",
     version,
     about = "Compile and run declarative experiment specs (.exp)",
-    after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc plan examples/quickstart.exp --format yaml\n  expc fmt --check specs/**/*.exp\n  expc explain E0302\n  expc run examples/quickstart.exp\n  expc report runs/quickstart/<run-id>"
+    after_help = "Examples:\n  expc check examples/quickstart.exp\n  expc plan examples/quickstart.exp --format yaml\n  expc fmt --check specs/**/*.exp\n  expc explain E0302\n  expc run examples/quickstart.exp\n  expc report runs/quickstart/<run-id>\n\nFiles named for output are replaced whole (a link is followed); a device or FIFO such as /dev/null is written through, not replaced. Files read must be regular files (docs/running.md, \"Files expc reads and writes\")."
 )]
 struct Cli {
     #[command(subcommand)]
@@ -244,9 +243,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
                 Format::Yaml => yaml::to_yaml(&serde_json::to_value(&plan).map_err(|e| e.to_string())?),
             };
             match output {
-                Some(path) => {
-                    std::fs::write(&path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))?
-                }
+                Some(path) => exp_files::write_file(&path, text.as_bytes()).map_err(|e| e.to_string())?,
                 None => out!("{text}"),
             }
             Ok(ExitCode::SUCCESS)
@@ -334,7 +331,8 @@ fn fmt(files: Vec<PathBuf>, check: bool) -> Result<ExitCode, String> {
             );
             unformatted = true;
         } else {
-            replace_file(&path, formatted.as_bytes()).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            // The output rule: a link is followed, the file replaced whole, its mode kept.
+            exp_files::write_file(&path, formatted.as_bytes()).map_err(|e| e.to_string())?;
             errln!("{}: formatted", path.display());
         }
     }
@@ -383,24 +381,4 @@ fn fmt_stdin(check: bool) -> Result<ExitCode, String> {
         line_diff::line_diff(&text, &formatted)
     );
     Ok(ExitCode::FAILURE)
-}
-
-/// Writes `bytes` to a temporary file beside `path` and renames it over
-/// `path`, so an interrupted write never leaves a half-written spec.
-/// A symbolic link keeps pointing at the file; the file keeps its permissions.
-fn replace_file(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    let path = std::fs::canonicalize(path)?;
-    let permissions = std::fs::metadata(&path)?.permissions();
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let temporary = path.with_file_name(format!(".{name}.expc-fmt-{}", std::process::id()));
-    let result = std::fs::write(&temporary, bytes)
-        .and_then(|()| std::fs::set_permissions(&temporary, permissions))
-        .and_then(|()| std::fs::rename(&temporary, &path));
-    if result.is_err() {
-        let _ = std::fs::remove_file(&temporary);
-    }
-    result
 }

@@ -24,7 +24,8 @@ pub struct Args {
     #[arg(long)]
     json: bool,
     /// Write the report as one offline HTML file with every figure
-    /// (default: report.html in the first run directory).
+    /// (default: report.html in the first run directory; `/dev/null` to
+    /// try without keeping it).
     #[arg(long, value_name = "PATH")]
     #[allow(clippy::option_option)] // absent, `--html` or `--html PATH`
     html: Option<Option<PathBuf>>,
@@ -145,7 +146,7 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
             Owned::Diffs(diffs) => Tables::Comparison(diffs),
         };
         let html = page(&manifests, &figures, &tables).map_err(|e| e.to_string())?;
-        crate::files::write_atomically(&path, html.as_bytes())?;
+        exp_files::write_file(&path, html.as_bytes()).map_err(|e| e.to_string())?;
         errln!("wrote {} ({} figures)", path.display(), figures.len());
     }
     Ok(ExitCode::SUCCESS)
@@ -191,10 +192,10 @@ enum Owned {
 }
 
 fn write_svgs(dir: &Path, figures: &[Figure]) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    exp_files::create_dir(dir).map_err(|e| e.to_string())?;
     for figure in figures {
         let svg = figure.svg().map_err(|e| e.to_string())?;
-        crate::files::write_atomically(&dir.join(format!("{}.svg", figure.id)), svg.as_bytes())?;
+        exp_files::write_file(&dir.join(format!("{}.svg", figure.id)), svg.as_bytes()).map_err(|e| e.to_string())?;
     }
     errln!("wrote {} figures to {}", figures.len(), dir.display());
     Ok(())
@@ -203,7 +204,7 @@ fn write_svgs(dir: &Path, figures: &[Figure]) -> Result<(), String> {
 /// The run's plan, for the sweep's values and the metrics' units; a run
 /// without a readable `plan.json` still gets its tables' figures.
 fn load_plan(dir: &Path) -> Option<exp_plan::Plan> {
-    let bytes = std::fs::read(dir.join("plan.json")).ok()?;
+    let bytes = exp_files::read_bytes(&dir.join("plan.json"), crate::run::PLAN_CAP).ok()?;
     exp_plan::Plan::from_json(&bytes).ok()
 }
 

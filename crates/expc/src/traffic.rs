@@ -2,7 +2,7 @@
 //! structure models, and synthesize them from a spec's distributions.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use exp_plan::{Vectors, WorkloadConfig};
@@ -107,7 +107,7 @@ fn synth(
     name: Option<&str>,
     seed: Option<u64>,
     to: &str,
-    output: &PathBuf,
+    output: &Path,
 ) -> Result<ExitCode, String> {
     let Some(plan) = crate::compile_spec(spec, seed).plan else {
         return Ok(ExitCode::FAILURE);
@@ -148,11 +148,11 @@ fn format(name: &str) -> Result<Format, String> {
     Format::from_name(name).ok_or_else(|| format!("unknown format `{name}` (original, alternate or auto)"))
 }
 
-fn write_output(path: &PathBuf, bytes: &[u8]) -> Result<(), String> {
+fn write_output(path: &Path, bytes: &[u8]) -> Result<(), String> {
     if path.as_os_str() == "-" {
         // A closed pipe (`| head`) ends the output quietly.
         let _ = std::io::stdout().lock().write_all(bytes);
         return Ok(());
     }
-    std::fs::write(path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    exp_files::write_file(path, bytes).map_err(|e| e.to_string())
 }

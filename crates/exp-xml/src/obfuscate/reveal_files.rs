@@ -5,9 +5,10 @@
 //! Nothing is lost whatever happens: the output may not be, hold or lie in
 //! the input; everything is written under a temporary name beside the
 //! output and renamed into place only when all of it is revealed, so a
-//! failed reveal leaves no partial file or directory; and a file none of
-//! whose names is in the map is an error (the map is of another extraction),
-//! not a silent copy.
+//! failed reveal leaves no partial file or directory (a file output follows
+//! the output rule of `exp_files::write`: a device or FIFO is written
+//! through); and a file none of whose names is in the map is an error (the
+//! map is of another extraction), not a silent copy.
 
 use std::fs::{self, File};
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -26,20 +27,29 @@ pub fn reveal<R: Read, W: Write>(map: &ObfuscationMap, input: R, output: W) -> R
     Revealer::new(map).reveal_stream(input, output, "<stream>").map(drop)
 }
 
-/// Reveals a file into the file `output`, or every file under a directory
-/// `input` (recursively, in name order) into the same relative paths under
-/// the directory `output`, which must not exist yet or be empty. Returns the
-/// number of files written.
+/// Reveals a file into the file `output` (written by the output rule: a
+/// link followed, a device or FIFO written through, a file replaced whole),
+/// or every file under a directory `input` (recursively, in name order)
+/// into the same relative paths under the directory `output`, which must
+/// not exist yet or be empty. Returns the number of files written.
 pub fn reveal_path(map: &ObfuscationMap, input: &Path, output: &Path) -> Result<u64, XmlError> {
     refuse_overlap(input, output)?;
-    if input.is_dir() && fs::read_dir(output).is_ok_and(|mut entries| entries.next().is_some()) {
+    let revealer = Revealer::new(map);
+    if !input.is_dir() {
+        let mut target = exp_files::create(output)?;
+        reveal_file(&revealer, input, output, &mut target)?;
+        target.commit()?;
+        return Ok(1);
+    }
+    exp_files::check_dir(output)?;
+    if fs::read_dir(output).is_ok_and(|mut entries| entries.next().is_some()) {
         return Err(XmlError::Config(format!(
             "the output directory `{}` is not empty",
             output.display()
         )));
     }
     let temporary = temporary_beside(output)?;
-    let result = reveal_tree(&Revealer::new(map), input, &temporary).and_then(|files| {
+    let result = reveal_tree(&revealer, input, &temporary).and_then(|files| {
         if output.is_dir() {
             // Empty (checked above): replaced by the revealed tree.
             fs::remove_dir(output).map_err(io("replace", output))?;
@@ -130,17 +140,27 @@ fn reveal_tree(revealer: &Revealer<'_>, input: &Path, output: &Path) -> Result<u
         }
         return Ok(files);
     }
-    let name = input.display().to_string();
-    let source = File::open(input).map_err(io("open", input))?;
     let target = BufWriter::new(File::create(output).map_err(io("create", output))?);
+    reveal_file(revealer, input, output, target)
+}
+
+/// Reveals the file `input` into `target` (the file `output`); a `.gz`
+/// input is decompressed and its revealed text compressed again. The input
+/// is opened by the bounded reader's rule (a regular file, never a
+/// blocking open).
+fn reveal_file(revealer: &Revealer<'_>, input: &Path, output: &Path, mut target: impl Write) -> Result<u64, XmlError> {
+    let name = input.display().to_string();
+    let source = exp_files::open_regular(input)
+        .map_err(|e| io("open", input)(e.into()))?
+        .file;
     if input.extension().is_some_and(|e| e == "gz") {
-        let mut gz = GzEncoder::new(target, Compression::default());
+        let mut gz = GzEncoder::new(&mut target, Compression::default());
         revealer.reveal_stream(MultiGzDecoder::new(BufReader::new(source)), &mut gz, &name)?;
-        let mut target = gz.finish().map_err(io("write", output))?;
-        target.flush().map_err(io("write", output))?;
+        gz.finish().map_err(io("write", output))?;
     } else {
-        revealer.reveal_stream(source, target, &name)?;
+        revealer.reveal_stream(source, &mut target, &name)?;
     }
+    target.flush().map_err(io("write", output))?;
     match revealer.take_name_counts() {
         (names, 0) if names > 0 => Err(XmlError::MapMismatch { input: name, names }),
         _ => Ok(1),

@@ -132,7 +132,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let passed = print_results(&outcomes, seconds);
     if let Some(path) = &args.junit {
         let xml = junit::junit_xml(&outcomes, details, seconds);
-        std::fs::write(path, xml).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        exp_files::write_file(path, xml.as_bytes()).map_err(|e| e.to_string())?;
     }
     Ok(if passed { ExitCode::SUCCESS } else { ExitCode::FAILURE })
 }
@@ -247,7 +247,7 @@ fn orphan_outcome(snapshot: &Path) -> SpecOutcome {
 /// failures that it settles.
 fn accept(outcome: &mut SpecOutcome) -> Result<(), String> {
     match &outcome.snapshot {
-        Snapshot::Differs { path, text } => crate::files::write_atomically(path, text.as_bytes())?,
+        Snapshot::Differs { path, text } => exp_files::write_file(path, text.as_bytes()).map_err(|e| e.to_string())?,
         Snapshot::Orphan => {
             std::fs::remove_file(&outcome.spec).map_err(|e| format!("cannot remove {}: {e}", outcome.spec.display()))?
         }

@@ -66,6 +66,11 @@ impl Policy {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    // Before any work: an output in the way is refused, never replaced.
+    exp_files::check_dir(&args.output).map_err(|e| e.to_string())?;
+    if let Some(map) = &args.map {
+        exp_files::check_dir(map).map_err(|e| e.to_string())?;
+    }
     let threads = if args.threads == 0 {
         std::thread::available_parallelism().map_or(1, usize::from)
     } else {

@@ -41,6 +41,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
+    if args.output.as_os_str() != "-" {
+        // Before any work: an output in the way is refused, never replaced.
+        exp_files::check_dir(&args.output).map_err(|e| e.to_string())?;
+    }
     let set = read_set(&args.set).map_err(|e| e.to_string())?;
     let generator = Generator::new(&set, args.seed).map_err(|e| e.to_string())?;
     let threads = if args.threads == 0 {
