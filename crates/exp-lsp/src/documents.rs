@@ -1,5 +1,11 @@
 //! Open documents: the editor's text wins over the file on disk, for the
 //! compiler (an overlay `Loader`) and for every feature that reads an import.
+//!
+//! Both are held to the CLI's rules: a file on disk is read by the bounded
+//! reader (`exp_check::read_source`: a regular file of at most 16 MiB,
+//! never a blocking open, so an imported FIFO cannot stall the worker), and
+//! an editor's text over 16 MiB is refused as a file that large would be
+//! (E0204 at the top of the document; no other feature analyses it).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +23,13 @@ pub struct Document {
     pub path: Option<PathBuf>,
     pub version: i32,
     pub text: Arc<str>,
+}
+
+impl Document {
+    /// Larger than the compiler reads a file: only its one diagnostic.
+    pub fn too_large(&self) -> bool {
+        within_cap(&self.text).is_err()
+    }
 }
 
 #[derive(Default)]
@@ -89,10 +102,7 @@ impl Overlay {
     }
 
     pub fn text(&self, path: &Path) -> Option<String> {
-        match self.files.get(path) {
-            Some(text) => Some(text.to_string()),
-            None => std::fs::read_to_string(path).ok(),
-        }
+        self.read(path).ok()
     }
 
     /// The file and text an import of `importer` names (a stdlib module's file
@@ -111,8 +121,17 @@ impl Overlay {
 impl Loader for Overlay {
     fn read(&self, path: &Path) -> std::io::Result<String> {
         match self.files.get(path) {
-            Some(text) => Ok(text.to_string()),
-            None => std::fs::read_to_string(path),
+            Some(text) => within_cap(text).map(|()| text.to_string()),
+            None => exp_check::read_source(path),
         }
+    }
+}
+
+/// An editor's text is held to the cap of a file on disk, with its message.
+fn within_cap(text: &str) -> std::io::Result<()> {
+    let cap = exp_check::SOURCE_CAP;
+    match text.len() as u64 {
+        size if size > cap.bytes => Err(exp_files::ReadError::TooLarge { size: Some(size), cap }.into()),
+        _ => Ok(()),
     }
 }

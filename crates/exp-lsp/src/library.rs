@@ -110,7 +110,10 @@ fn content_hash() -> u64 {
 fn write_all(dir: &Path) -> io::Result<()> {
     for (relative, text) in files() {
         let path = dir.join(relative);
-        if fs::read_to_string(&path).is_ok_and(|existing| existing == text) {
+        // Compared through the bounded reader: anything else in the cache
+        // (a FIFO, a huge file) is replaced, never waited on or read whole.
+        let cap = exp_files::Cap::new(text.len() as u64, "a library copy");
+        if exp_files::read_text(&path, cap).is_ok_and(|existing| existing == text) {
             continue;
         }
         if let Some(parent) = path.parent() {

@@ -191,9 +191,15 @@ impl Server<'_> {
         serde_json::to_value(result).map_err(|e| (ErrorCode::InternalError, e.to_string()))
     }
 
+    /// The open document `uri`, unless it is too large to analyse (its
+    /// diagnostic says so; requests get no answer).
+    fn document(&self, uri: &Uri) -> Option<&Document> {
+        self.documents.get(uri).filter(|d| !d.too_large())
+    }
+
     /// The open document `uri` with a context over its text.
     fn with<R>(&self, uri: &Uri, f: impl FnOnce(&Document, &Context) -> Option<R>) -> Option<R> {
-        let document = self.documents.get(uri)?;
+        let document = self.document(uri)?;
         let overlay = self.documents.overlay();
         let context = Context::new(&document.text, document.path.as_deref(), &overlay, &self.library);
         f(document, &context)
@@ -263,12 +269,12 @@ impl Server<'_> {
     }
 
     fn symbols(&self, params: DocumentSymbolParams) -> Option<DocumentSymbolResponse> {
-        let document = self.documents.get(&params.text_document.uri)?;
+        let document = self.document(&params.text_document.uri)?;
         Some(DocumentSymbolResponse::Nested(symbols::outline(&document.text)))
     }
 
     fn format(&self, params: DocumentFormattingParams) -> Option<Vec<lsp_types::TextEdit>> {
-        let document = self.documents.get(&params.text_document.uri)?;
+        let document = self.document(&params.text_document.uri)?;
         symbols::format(&document.text)
     }
 

@@ -137,7 +137,7 @@ impl Client {
         let left = deadline.saturating_duration_since(Instant::now());
         match self.incoming.recv_timeout(left) {
             Ok(message) => message,
-            Err(RecvTimeoutError::Timeout) => panic!("no answer to {waiting_for} within {BOUND:?}"),
+            Err(RecvTimeoutError::Timeout) => panic!("no answer to {waiting_for} in time"),
             Err(RecvTimeoutError::Disconnected) => panic!("expc lsp exited while waiting for {waiting_for}"),
         }
     }
@@ -150,7 +150,13 @@ impl Client {
     /// The diagnostics published for `uri` at `version` (earlier versions'
     /// are skipped), waiting at most `BOUND`.
     pub fn diagnostics(&mut self, uri: &str, version: i64) -> Vec<Value> {
-        let deadline = Instant::now() + BOUND;
+        self.diagnostics_within(uri, version, BOUND)
+    }
+
+    /// [`Client::diagnostics`], waiting at most `bound` (a guard against a
+    /// hang, not a timing assertion).
+    pub fn diagnostics_within(&mut self, uri: &str, version: i64, bound: Duration) -> Vec<Value> {
+        let deadline = Instant::now() + bound;
         loop {
             let found = self.notifications.iter().position(|n| {
                 n["method"] == "textDocument/publishDiagnostics"
