@@ -26,13 +26,16 @@ pub struct Converted {
     pub fixes: Vec<(String, Vec<TextEdit>)>,
 }
 
-/// The diagnostics of the root document `root` of `compilation`.
+/// The diagnostics of the root document `root` of `compilation`, in time
+/// linear in the files and the diagnostics: one line index per file, built
+/// once, and bounded work per diagnostic.
 pub fn convert(compilation: &Compilation, root: &str, library: &Library) -> Vec<Converted> {
     let sources = &compilation.sources;
     let Some((root_id, root_file)) = sources.files().find(|(_, f)| f.name == root) else {
         return Vec::new();
     };
-    let index = LineIndex::new(&root_file.text);
+    let indexes: HashMap<FileId, LineIndex> = sources.files().map(|(id, f)| (id, LineIndex::new(&f.text))).collect();
+    let index = &indexes[&root_id];
     let analysis = Analysis::new(&root_file.text);
     let anchors = ImportAnchors::new(sources, root_id, &analysis);
     compilation
@@ -65,12 +68,12 @@ pub fn convert(compilation: &Compilation, root: &str, library: &Library) -> Vec<
                 code_description: library.explanation_uri(d.code).map(|href| CodeDescription { href }),
                 source: Some("expc".to_string()),
                 message,
-                related_information: related(d, sources, library, located),
+                related_information: related(d, sources, &indexes, library, located),
                 tags: None,
                 data: None,
             };
             let fixes = match (located, primary) {
-                (true, Some(span)) => fixes(d, span.range(), &analysis)
+                (true, Some(span)) => fixes(d, span.range(), &analysis, index)
                     .into_iter()
                     .map(|Fix { title, edits }| {
                         let edits = edits
@@ -112,6 +115,7 @@ pub fn internal_error() -> Converted {
 fn related(
     d: &Diagnostic,
     sources: &SourceMap,
+    indexes: &HashMap<FileId, LineIndex>,
     library: &Library,
     with_primary: bool,
 ) -> Option<Vec<DiagnosticRelatedInformation>> {
@@ -120,7 +124,7 @@ fn related(
         .iter()
         .filter(|l| !l.primary || !with_primary)
         .filter_map(|label| {
-            let location = location(sources, library, label.span)?;
+            let location = location(sources, indexes, library, label.span)?;
             let message = if label.message.is_empty() {
                 d.message.clone()
             } else {
@@ -132,11 +136,15 @@ fn related(
     (!related.is_empty()).then_some(related)
 }
 
-fn location(sources: &SourceMap, library: &Library, span: Span) -> Option<Location> {
-    let file = sources.get(span.file);
-    let path = library.file_of_source(&file.name)?;
+fn location(
+    sources: &SourceMap,
+    indexes: &HashMap<FileId, LineIndex>,
+    library: &Library,
+    span: Span,
+) -> Option<Location> {
+    let path = library.file_of_source(&sources.get(span.file).name)?;
     let uri: Uri = crate::uri::from_path(&path)?;
-    Some(Location::new(uri, LineIndex::new(&file.text).range(span.range())))
+    Some(Location::new(uri, indexes.get(&span.file)?.range(span.range())))
 }
 
 /// For each loaded file, the import of the root file that (directly or

@@ -10,6 +10,7 @@ use exp_check::registry::{self, Prop, Ty};
 use exp_diagnostics::{Code, Diagnostic};
 
 use crate::analysis::{Analysis, FrameKind};
+use crate::text::LineIndex;
 
 pub struct Fix {
     pub title: String,
@@ -17,8 +18,10 @@ pub struct Fix {
     pub edits: Vec<(Range<usize>, String)>,
 }
 
-/// The fixes of a diagnostic whose primary span `span` is in `analysis`'s text.
-pub fn fixes(d: &Diagnostic, span: Range<usize>, analysis: &Analysis) -> Vec<Fix> {
+/// The fixes of a diagnostic whose primary span `span` is in `analysis`'s
+/// text (`lines` its line index). Each costs a bounded amount of work, so a
+/// document's thousands of diagnostics convert in linear time.
+pub fn fixes(d: &Diagnostic, span: Range<usize>, analysis: &Analysis, lines: &LineIndex) -> Vec<Fix> {
     let text = analysis.text;
     let mut out = Vec::new();
     if let Some(help) = &d.help {
@@ -27,7 +30,7 @@ pub fn fixes(d: &Diagnostic, span: Range<usize>, analysis: &Analysis) -> Vec<Fix
         }
     }
     if d.code == Code::E0303 {
-        out.extend(missing_property(d, span, analysis));
+        out.extend(missing_property(d, span, analysis, lines));
     }
     out
 }
@@ -99,15 +102,19 @@ fn did_you_mean(name: &str, span: Range<usize>, text: &str) -> Option<Fix> {
 
 /// E0303: the label names the missing property; it is added at the end of
 /// the block with a value the checker accepts (its lower bound, a member).
-fn missing_property(d: &Diagnostic, span: Range<usize>, analysis: &Analysis) -> Option<Fix> {
+fn missing_property(d: &Diagnostic, span: Range<usize>, analysis: &Analysis, lines: &LineIndex) -> Option<Fix> {
     let label = d.labels.iter().find(|l| l.primary)?;
     let name = quoted(&label.message, "missing `")?;
-    let header = analysis.tokens.iter().position(|t| t.start == span.start)?;
-    let (frame_index, frame) = analysis
-        .frames
-        .iter()
-        .enumerate()
-        .find(|(_, f)| f.open > header && matches!(f.kind, FrameKind::Block { .. }))?;
+    let header = analysis.tokens.partition_point(|t| t.start < span.start);
+    if analysis.tokens.get(header)?.start != span.start {
+        return None;
+    }
+    // The block's own frame: the first one opened after its header.
+    let frame_index = analysis.frames.partition_point(|f| f.open <= header);
+    let frame = analysis.frames.get(frame_index)?;
+    if !matches!(frame.kind, FrameKind::Block { .. }) {
+        return None;
+    }
     let schema = registry::block(analysis.block_kind(frame_index)?)?;
     let prop = schema
         .accepted_props(analysis.variant(frame_index))
@@ -115,12 +122,12 @@ fn missing_property(d: &Diagnostic, span: Range<usize>, analysis: &Analysis) -> 
         .find(|p| p.name == name)?;
     let close = analysis.tokens[frame.close?];
     let text = analysis.text;
-    let line_start = text[..span.start].rfind('\n').map_or(0, |n| n + 1);
+    let line_start = lines.line_start(span.start);
     let indent: String = text[line_start..]
         .chars()
         .take_while(|c| *c == ' ' || *c == '\t')
         .collect();
-    let close_line_start = text[..close.start].rfind('\n').map_or(0, |n| n + 1);
+    let close_line_start = lines.line_start(close.start);
     let own_line = text[close_line_start..close.start].trim().is_empty();
     let line = format!("{name} = {}", placeholder(&prop));
     let (at, insert) = if own_line {

@@ -62,10 +62,7 @@ pub fn references(context: &Context, uri: &Uri, offset: usize, documents: &Docum
         Some(Symbol::Local(resolved)) => {
             let mut ranges: Vec<Range<usize>> = local_definition(&context.names, resolved).into_iter().collect();
             ranges.extend(uses(context, resolved));
-            ranges
-                .into_iter()
-                .map(|r| location(uri.clone(), context.text(), r))
-                .collect()
+            locations(uri, context.text(), ranges)
         }
         Some(Symbol::Let { file, name }) => let_references(context, uri, file, &name, documents),
         None => Vec::new(),
@@ -144,7 +141,7 @@ fn let_references(
     name: &str,
     documents: &Documents,
 ) -> Vec<Location> {
-    let mut locations = Vec::new();
+    let mut found = Vec::new();
     // The defining file, from the open document when it is one.
     let own = match &file {
         Some(path) if Some(path.as_path()) != context.path => {
@@ -155,17 +152,12 @@ fn let_references(
     if let Some((Some(own_uri), text)) = own {
         let defining = Context::new(&text, file.as_deref(), context.overlay, context.library);
         if let Some(at) = defining.names.lets.iter().position(|b| b.name == name) {
-            locations.push(location(
-                own_uri.clone(),
-                &text,
-                defining.names.lets[at].name_range.clone(),
-            ));
-            for range in uses(&defining, Resolved::Let(at)) {
-                locations.push(location(own_uri.clone(), &text, range));
-            }
+            let definition = defining.names.lets[at].name_range.clone();
+            let ranges = std::iter::once(definition).chain(uses(&defining, Resolved::Let(at)));
+            found.extend(locations(&own_uri, &text, ranges));
         }
     }
-    let Some(file) = file else { return locations };
+    let Some(file) = file else { return found };
     for document in documents.all() {
         let importer = Context::new(
             &document.text,
@@ -178,12 +170,11 @@ fn let_references(
             if target.as_deref() != Some(file.as_path()) {
                 continue;
             }
-            for range in member_uses(&importer, &import.alias, name) {
-                locations.push(location(document.uri.clone(), &document.text, range));
-            }
+            let ranges = member_uses(&importer, &import.alias, name);
+            found.extend(locations(&document.uri, &document.text, ranges));
         }
     }
-    locations
+    found
 }
 
 /// `alias.name` in a document: the ranges of `name`.
@@ -205,4 +196,14 @@ fn file_text(context: &Context, path: &Path) -> Option<String> {
 
 fn location(uri: Uri, text: &str, range: Range<usize>) -> Location {
     Location::new(uri, LineIndex::new(text).range(range))
+}
+
+/// The locations of many ranges of one text, its line index built once (a
+/// name used 40,000 times must not index the text 40,000 times).
+fn locations(uri: &Uri, text: &str, ranges: impl IntoIterator<Item = Range<usize>>) -> Vec<Location> {
+    let index = LineIndex::new(text);
+    ranges
+        .into_iter()
+        .map(|range| Location::new(uri.clone(), index.range(range)))
+        .collect()
 }

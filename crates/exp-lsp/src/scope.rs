@@ -3,6 +3,7 @@
 //! §2.6): a sweep parameter (inside workloads and `monitor` only), a `let` of
 //! the file, an import alias, else an enumeration member.
 
+use std::collections::HashMap;
 use std::ops::Range;
 
 use exp_check::registry::{self, Role as BlockRole};
@@ -33,6 +34,18 @@ pub struct Names {
     pub lets: Vec<Binding>,
     pub imports: Vec<ImportBinding>,
     pub sweep: Vec<Binding>,
+    /// Each name's first binding of each kind, and whether each frame lies
+    /// in a workload: a name resolves in constant time (semantic tokens and
+    /// references resolve every name of the document).
+    first: HashMap<(Kind, String), usize>,
+    in_workload: Vec<bool>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Kind {
+    Sweep,
+    Let,
+    Import,
 }
 
 /// What a name in a value refers to.
@@ -51,14 +64,21 @@ impl Names {
             lets: Vec::new(),
             imports: Vec::new(),
             sweep: Vec::new(),
+            first: HashMap::new(),
+            in_workload: workload_frames(analysis),
         };
         for i in 0..analysis.tokens.len() {
-            match analysis.roles[i] {
-                Role::LetName => names.lets.push(binding(analysis, i)),
-                Role::SweepParam => names.sweep.push(binding(analysis, i)),
-                Role::ImportPath => names.imports.push(import(analysis, i)),
-                _ => {}
-            }
+            let (kind, name) = match analysis.roles[i] {
+                Role::LetName => (Kind::Let, push(&mut names.lets, binding(analysis, i))),
+                Role::SweepParam => (Kind::Sweep, push(&mut names.sweep, binding(analysis, i))),
+                Role::ImportPath => {
+                    names.imports.push(import(analysis, i));
+                    let at = names.imports.len() - 1;
+                    (Kind::Import, (names.imports[at].alias.clone(), at))
+                }
+                _ => continue,
+            };
+            names.first.entry((kind, name.0)).or_insert(name.1);
         }
         names
     }
@@ -66,19 +86,45 @@ impl Names {
     /// Resolves the name written at token `index` (a path's first name).
     pub fn resolve(&self, analysis: &Analysis, index: usize) -> Resolved {
         let name = analysis.text_of(index);
-        if in_workload(analysis, analysis.parents[index]) {
-            if let Some(at) = self.sweep.iter().position(|b| b.name == name) {
+        let first = |kind| self.first.get(&(kind, name.to_string())).copied();
+        if analysis.parents[index].is_some_and(|f| self.in_workload[f]) {
+            if let Some(at) = first(Kind::Sweep) {
                 return Resolved::Sweep(at);
             }
         }
-        if let Some(at) = self.lets.iter().position(|b| b.name == name) {
+        if let Some(at) = first(Kind::Let) {
             return Resolved::Let(at);
         }
-        match self.imports.iter().position(|b| b.alias == name) {
+        match first(Kind::Import) {
             Some(at) => Resolved::Import(at),
             None => Resolved::Member,
         }
     }
+}
+
+/// Adds a binding; its name and index.
+fn push(bindings: &mut Vec<Binding>, binding: Binding) -> (String, usize) {
+    let name = binding.name.clone();
+    bindings.push(binding);
+    (name, bindings.len() - 1)
+}
+
+/// For each frame, whether it is or lies in a workload or `monitor` block
+/// (a frame's parent comes before it).
+fn workload_frames(analysis: &Analysis) -> Vec<bool> {
+    let mut inside = Vec::with_capacity(analysis.frames.len());
+    for frame in &analysis.frames {
+        let own = match &frame.kind {
+            FrameKind::Block { kind } => is_workload(kind),
+            _ => false,
+        };
+        inside.push(own || frame.parent.is_some_and(|p| inside[p]));
+    }
+    inside
+}
+
+fn is_workload(kind: &str) -> bool {
+    registry::block(kind).is_some_and(|s| matches!(s.role, BlockRole::Workload { .. } | BlockRole::Service))
 }
 
 /// Whether `frame` is or lies in a workload or `monitor` block, where sweep
@@ -86,8 +132,7 @@ impl Names {
 pub fn in_workload(analysis: &Analysis, mut frame: Option<usize>) -> bool {
     while let Some(f) = frame {
         if let FrameKind::Block { kind } = &analysis.frames[f].kind {
-            if registry::block(kind).is_some_and(|s| matches!(s.role, BlockRole::Workload { .. } | BlockRole::Service))
-            {
+            if is_workload(kind) {
                 return true;
             }
         }
@@ -110,8 +155,7 @@ fn binding(analysis: &Analysis, index: usize) -> Binding {
                 .and_then(|f| analysis.frames[f].close)
                 .unwrap_or(analysis.tokens.len());
             let end_token = analysis
-                .direct_tokens(frame)
-                .filter(|&t| t > start)
+                .direct_tokens_from(frame, start + 1)
                 .find(|&t| starts_statement(analysis, t))
                 .unwrap_or(frame_end);
             let last = (start..end_token)

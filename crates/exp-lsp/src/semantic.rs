@@ -77,8 +77,8 @@ pub fn tokens(context: &Context) -> Vec<SemanticToken> {
         };
         let token = context.analysis.tokens[i];
         let mut start = token.start;
-        for piece in text[token.range()].split_inclusive('\n') {
-            let piece = piece.trim_end_matches(['\n', '\r']);
+        for line in text[token.range()].split_inclusive('\n') {
+            let piece = line.trim_end_matches(['\n', '\r']);
             let position = index.position(start);
             let length: usize = piece.chars().map(char::len_utf16).sum();
             if length > 0 {
@@ -97,7 +97,9 @@ pub fn tokens(context: &Context) -> Vec<SemanticToken> {
                 });
                 (last_line, last_start) = (position.line, position.character);
             }
-            start += text[start..].find('\n').map_or(text.len() - start, |n| n + 1);
+            // By the piece, not by a search for the line's end: a document on
+            // one line would be searched to its end for every token.
+            start += line.len();
         }
     }
     out

@@ -6,18 +6,40 @@ use std::ops::Range;
 
 use lsp_types::{Position, TextDocumentContentChangeEvent};
 
-/// Start offsets of a text's lines.
+/// Most bytes between two marks of a line: a position converts by counting
+/// at most this many bytes, however long its line (a whole spec can be one
+/// line, and converting each of its diagnostics from the line's start was
+/// quadratic).
+const MARK_EVERY: usize = 256;
+
+/// Start offsets of a text's lines, and marks inside them.
 pub struct LineIndex<'a> {
     text: &'a str,
     starts: Vec<usize>,
+    /// (byte offset, UTF-16 column) at every line start and at least every
+    /// [`MARK_EVERY`] bytes within a line, on character boundaries, in order.
+    marks: Vec<(usize, usize)>,
 }
 
 impl<'a> LineIndex<'a> {
     pub fn new(text: &'a str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        LineIndex { text, starts }
+        let mut starts = vec![0];
+        let mut marks = vec![(0, 0)];
+        let (mut marked, mut column) = (0, 0);
+        for (at, c) in text.char_indices() {
+            if at - marked >= MARK_EVERY {
+                marks.push((at, column));
+                marked = at;
+            }
+            if c == '\n' {
+                starts.push(at + 1);
+                marks.push((at + 1, 0));
+                (marked, column) = (at + 1, 0);
+            } else {
+                column += c.len_utf16();
+            }
+        }
+        LineIndex { text, starts, marks }
     }
 
     /// The position of a byte offset (clamped to the text, and back to a
@@ -28,9 +50,15 @@ impl<'a> LineIndex<'a> {
             offset -= 1;
         }
         let line = self.starts.partition_point(|&start| start <= offset) - 1;
-        let start = self.starts[line];
-        let character: usize = self.text[start..offset].chars().map(char::len_utf16).sum();
+        // The line's start is a mark, so this one lies in the same line.
+        let (mark, column) = self.marks[self.marks.partition_point(|&(at, _)| at <= offset) - 1];
+        let character = column + self.text[mark..offset].chars().map(char::len_utf16).sum::<usize>();
         Position::new(line as u32, character as u32)
+    }
+
+    /// The byte offset where the line holding `offset` starts.
+    pub fn line_start(&self, offset: usize) -> usize {
+        self.starts[self.starts.partition_point(|&start| start <= offset) - 1]
     }
 
     pub fn range(&self, bytes: Range<usize>) -> lsp_types::Range {
@@ -47,10 +75,13 @@ impl<'a> LineIndex<'a> {
             .starts
             .get(position.line as usize + 1)
             .map_or(self.text.len(), |&next| next - 1);
-        let mut units = 0;
-        for (index, c) in self.text[start..end].char_indices() {
-            if units >= position.character as usize {
-                return start + index;
+        let wanted = position.character as usize;
+        let first = self.marks.partition_point(|&(at, _)| at < start);
+        let line_marks = &self.marks[first..self.marks.partition_point(|&(at, _)| at < end.max(start + 1))];
+        let (mark, mut units) = line_marks[line_marks.partition_point(|&(_, column)| column <= wanted) - 1];
+        for (index, c) in self.text[mark..end].char_indices() {
+            if units >= wanted {
+                return mark + index;
             }
             units += c.len_utf16();
         }
@@ -86,6 +117,32 @@ mod tests {
         assert_eq!(index.offset(Position::new(0, 99)), 5);
         assert_eq!(index.offset(Position::new(9, 0)), text.len());
         assert_eq!(index.position(text.len()), Position::new(2, 0));
+    }
+
+    #[test]
+    fn positions_on_a_long_line_count_from_the_nearest_mark() {
+        // A line of 10,000 characters, some of them two UTF-16 units or
+        // several bytes, crossing many marks.
+        let line: String = (0..10_000)
+            .map(|i| match i % 7 {
+                0 => '😀',
+                3 => 'µ',
+                _ => 'x',
+            })
+            .collect();
+        let text = format!("first\n{line}\nlast");
+        let index = LineIndex::new(&text);
+        let second = text.find('\n').unwrap() + 1;
+        let mut units = 0;
+        for (at, c) in line.char_indices() {
+            let position = Position::new(1, units);
+            assert_eq!(index.position(second + at), position, "byte {at}");
+            assert_eq!(index.offset(position), second + at, "unit {units}");
+            units += c.len_utf16() as u32;
+        }
+        assert_eq!(index.position(text.len()), Position::new(2, 4));
+        assert_eq!(index.offset(Position::new(1, units + 5)), second + line.len());
+        assert_eq!(index.offset(Position::new(2, 2)), text.len() - 2);
     }
 
     #[test]

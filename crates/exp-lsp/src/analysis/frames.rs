@@ -28,6 +28,7 @@ impl Analysis<'_> {
                     parent: stack.last().copied(),
                 });
                 stack.push(self.frames.len() - 1);
+                self.opens[i] = Some(self.frames.len() - 1);
             }
         }
     }

@@ -2,6 +2,11 @@
 //! call) and its role (a property key, a block kind, a reference to a name…).
 //! Built from tokens alone, so it works on half-written text; highlighting,
 //! hover, completion and navigation all read it.
+//!
+//! Built in time linear in the text: every question a token's role asks of
+//! its neighbours (does the next token open a block, is this `step` after a
+//! range, where does this dotted name end) is answered from a table filled
+//! in one pass, never by a scan per token.
 
 mod frames;
 mod roles;
@@ -80,6 +85,8 @@ pub struct Analysis<'a> {
     /// lies in the frame around its own).
     pub parents: Vec<Option<usize>>,
     pub frames: Vec<Frame>,
+    /// The frame each token opens (its opening bracket's frame).
+    pub opens: Vec<Option<usize>>,
 }
 
 impl<'a> Analysis<'a> {
@@ -89,6 +96,7 @@ impl<'a> Analysis<'a> {
             text,
             roles: vec![Role::Other; tokens.len()],
             parents: vec![None; tokens.len()],
+            opens: vec![None; tokens.len()],
             frames: Vec::new(),
             tokens,
         };
@@ -149,14 +157,14 @@ impl<'a> Analysis<'a> {
     /// Code tokens directly in `frame` (`None`: the top level), in order,
     /// nested frames' brackets included but not their contents.
     pub fn direct_tokens(&self, frame: Option<usize>) -> impl Iterator<Item = usize> + '_ {
-        let range = match frame {
-            Some(f) => {
-                let frame = &self.frames[f];
-                frame.open + 1..frame.close.unwrap_or(self.tokens.len())
-            }
-            None => 0..self.tokens.len(),
-        };
-        range.filter(move |&i| self.parents[i] == frame && self.tokens[i].kind != Tok::Comment)
+        let first = frame.map_or(0, |f| self.frames[f].open + 1);
+        self.direct_tokens_from(frame, first)
+    }
+
+    /// [`Analysis::direct_tokens`] from token `first` on.
+    pub fn direct_tokens_from(&self, frame: Option<usize>, first: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = frame.and_then(|f| self.frames[f].close).unwrap_or(self.tokens.len());
+        (first..end).filter(move |&i| self.parents[i] == frame && self.tokens[i].kind != Tok::Comment)
     }
 
     /// Property keys set directly in a block frame, with their value's first
@@ -240,6 +248,31 @@ experiment "x" {
                 ("size", ArgName),
                 ("1", Number),
                 ("KiB", Unit),
+            ]
+        );
+    }
+
+    #[test]
+    fn dotted_calls_and_step_are_read_from_their_neighbours() {
+        use Role::*;
+        let text = "let x = m.n.f(1)\nlet y = [1..2 /* c */ step 1, step]\n";
+        assert_eq!(
+            roles(text),
+            vec![
+                ("let", Keyword),
+                ("x", LetName),
+                ("m", Callee),
+                ("n", Callee),
+                ("f", Callee),
+                ("1", Number),
+                ("let", Keyword),
+                ("y", LetName),
+                ("1", Number),
+                ("2", Number),
+                ("/* c */", Comment),
+                ("step", Keyword),
+                ("1", Number),
+                ("step", PathHead),
             ]
         );
     }

@@ -4,8 +4,20 @@
 use super::{Analysis, FrameKind, Role};
 use crate::lex::{Tok, KEYWORDS};
 
+/// What roles ask of a token's neighbours, for every token, filled in one
+/// pass each way (asked per token, each was a scan: quadratic in a long
+/// dotted name or a long run of `step`s).
+struct Neighbours {
+    /// Token `i`, were it `step`, would follow `start..end`: a `..` since
+    /// the last `=`, `,` or opening bracket of its frame.
+    after_range: Vec<bool>,
+    /// The last token of the dotted name starting at token `i`.
+    path_end: Vec<usize>,
+}
+
 impl Analysis<'_> {
     pub(super) fn assign_roles(&mut self) {
+        let neighbours = self.neighbours();
         for i in 0..self.tokens.len() {
             self.roles[i] = match self.tokens[i].kind {
                 Tok::Comment => Role::Comment,
@@ -14,9 +26,40 @@ impl Analysis<'_> {
                 Tok::Str { .. } => self.string_role(i),
                 Tok::Punct(_) | Tok::DotDot => Role::Punct,
                 Tok::Other => Role::Other,
-                Tok::Ident => self.ident_role(i),
+                Tok::Ident => self.ident_role(i, &neighbours),
             };
         }
+    }
+
+    fn neighbours(&self) -> Neighbours {
+        let count = self.tokens.len();
+        let mut after_range = vec![false; count];
+        let mut previous: Option<usize> = None;
+        for i in 0..count {
+            if self.tokens[i].kind == Tok::Comment {
+                continue;
+            }
+            after_range[i] = match previous {
+                Some(p) if self.parents[p] == self.parents[i] => match self.tokens[p].kind {
+                    Tok::DotDot => true,
+                    Tok::Punct('=' | ',' | '{' | '[' | '(') => false,
+                    _ => after_range[p],
+                },
+                _ => false,
+            };
+            previous = Some(i);
+        }
+        let mut path_end: Vec<usize> = (0..count).collect();
+        for i in (0..count.saturating_sub(2)).rev() {
+            if self.tokens[i + 1].kind == Tok::Punct('.')
+                && self.tokens[i + 2].kind == Tok::Ident
+                && self.adjacent(i, i + 1)
+                && self.adjacent(i + 1, i + 2)
+            {
+                path_end[i] = path_end[i + 2];
+            }
+        }
+        Neighbours { after_range, path_end }
     }
 
     pub(super) fn string_role(&self, i: usize) -> Role {
@@ -29,14 +72,12 @@ impl Analysis<'_> {
 
     /// Whether the next code token is a `{` that opens a block.
     pub(super) fn opens_block_after(&self, i: usize) -> bool {
-        self.next(i).is_some_and(|n| {
-            self.frames
-                .iter()
-                .any(|f| f.open == n && matches!(f.kind, FrameKind::Block { .. }))
-        })
+        self.next(i)
+            .and_then(|n| self.opens[n])
+            .is_some_and(|f| matches!(self.frames[f].kind, FrameKind::Block { .. }))
     }
 
-    pub(super) fn ident_role(&self, i: usize) -> Role {
+    fn ident_role(&self, i: usize, neighbours: &Neighbours) -> Role {
         let text = self.text_of(i);
         let prev = self.prev(i);
         let prev_text = prev.map(|p| self.text_of(p));
@@ -44,7 +85,7 @@ impl Analysis<'_> {
         if text == "true" || text == "false" {
             return Role::Bool;
         }
-        if KEYWORDS.contains(&text) || (text == "step" && self.after_range(i)) {
+        if KEYWORDS.contains(&text) || (text == "step" && neighbours.after_range[i]) {
             return Role::Keyword;
         }
         if prev_text == Some("let") {
@@ -53,11 +94,11 @@ impl Analysis<'_> {
         if prev_text == Some("as") {
             return Role::ImportAlias;
         }
+        let is_callee = self.is_call_open(neighbours.path_end[i] + 1);
         if i > 0 && self.tokens[i - 1].kind == Tok::Punct('.') && self.adjacent(i - 1, i) {
-            let is_callee = self.path_end(i).is_some_and(|end| self.is_call_open(end + 1));
             return if is_callee { Role::Callee } else { Role::PathMember };
         }
-        if self.path_end(i).is_some_and(|end| self.is_call_open(end + 1)) {
+        if is_callee {
             return Role::Callee;
         }
         if self.opens_block_after(i)
@@ -76,37 +117,7 @@ impl Analysis<'_> {
         Role::PathHead
     }
 
-    /// The last token of the dotted name starting at `i`.
-    pub(super) fn path_end(&self, i: usize) -> Option<usize> {
-        let mut end = i;
-        while end + 2 < self.tokens.len()
-            && self.tokens[end + 1].kind == Tok::Punct('.')
-            && self.tokens[end + 2].kind == Tok::Ident
-            && self.adjacent(end, end + 1)
-            && self.adjacent(end + 1, end + 2)
-        {
-            end += 2;
-        }
-        Some(end)
-    }
-
     pub(super) fn is_call_open(&self, i: usize) -> bool {
         i < self.tokens.len() && self.tokens[i].kind == Tok::Punct('(') && self.adjacent(i - 1, i)
-    }
-
-    /// `step` after `start..end`: a `..` since the last `=` in this frame.
-    pub(super) fn after_range(&self, i: usize) -> bool {
-        let mut at = i;
-        while let Some(p) = self.prev(at) {
-            if self.parents[p] != self.parents[i] {
-                return false;
-            }
-            match self.tokens[p].kind {
-                Tok::DotDot => return true,
-                Tok::Punct('=' | ',' | '{' | '[' | '(') => return false,
-                _ => at = p,
-            }
-        }
-        false
     }
 }
