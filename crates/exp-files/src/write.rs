@@ -239,19 +239,15 @@ fn through(named: &Path, target: &Path) -> Result<Output, WriteError> {
         },
         _ => WriteError::io(named)(e),
     })?;
+    let replaced = || WriteError::io(named)(io::Error::other("it was replaced while being opened"));
     let probed = probe.metadata().map_err(WriteError::io(named))?;
     if !streams(&probed) {
-        return Err(WriteError::NotWritable {
-            path: named.to_path_buf(),
-            kind: describe(&probed.file_type()),
-        });
+        return Err(replaced());
     }
     let file = open(0).map_err(WriteError::io(named))?;
     let opened = file.metadata().map_err(WriteError::io(named))?;
     if (opened.dev(), opened.ino()) != (probed.dev(), probed.ino()) {
-        return Err(WriteError::io(named)(io::Error::other(
-            "it was replaced while being opened",
-        )));
+        return Err(replaced());
     }
     Ok(Output {
         named: named.to_path_buf(),

@@ -34,18 +34,13 @@ pub struct Names {
     pub lets: Vec<Binding>,
     pub imports: Vec<ImportBinding>,
     pub sweep: Vec<Binding>,
-    /// Each name's first binding of each kind, and whether each frame lies
-    /// in a workload: a name resolves in constant time (semantic tokens and
-    /// references resolve every name of the document).
-    first: HashMap<(Kind, String), usize>,
+    /// Each name's first `let`, sweep parameter and import, and whether
+    /// each frame lies in a workload: a name resolves in constant time
+    /// (semantic tokens and references resolve every name of a document).
+    first_let: HashMap<String, usize>,
+    first_sweep: HashMap<String, usize>,
+    first_import: HashMap<String, usize>,
     in_workload: Vec<bool>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Kind {
-    Sweep,
-    Let,
-    Import,
 }
 
 /// What a name in a value refers to.
@@ -64,21 +59,25 @@ impl Names {
             lets: Vec::new(),
             imports: Vec::new(),
             sweep: Vec::new(),
-            first: HashMap::new(),
+            first_let: HashMap::new(),
+            first_sweep: HashMap::new(),
+            first_import: HashMap::new(),
             in_workload: workload_frames(analysis),
         };
         for i in 0..analysis.tokens.len() {
-            let (kind, name) = match analysis.roles[i] {
-                Role::LetName => (Kind::Let, push(&mut names.lets, binding(analysis, i))),
-                Role::SweepParam => (Kind::Sweep, push(&mut names.sweep, binding(analysis, i))),
+            match analysis.roles[i] {
+                Role::LetName => push(&mut names.lets, &mut names.first_let, binding(analysis, i)),
+                Role::SweepParam => push(&mut names.sweep, &mut names.first_sweep, binding(analysis, i)),
                 Role::ImportPath => {
-                    names.imports.push(import(analysis, i));
-                    let at = names.imports.len() - 1;
-                    (Kind::Import, (names.imports[at].alias.clone(), at))
+                    let import = import(analysis, i);
+                    names
+                        .first_import
+                        .entry(import.alias.clone())
+                        .or_insert(names.imports.len());
+                    names.imports.push(import);
                 }
-                _ => continue,
-            };
-            names.first.entry((kind, name.0)).or_insert(name.1);
+                _ => {}
+            }
         }
         names
     }
@@ -86,27 +85,25 @@ impl Names {
     /// Resolves the name written at token `index` (a path's first name).
     pub fn resolve(&self, analysis: &Analysis, index: usize) -> Resolved {
         let name = analysis.text_of(index);
-        let first = |kind| self.first.get(&(kind, name.to_string())).copied();
         if analysis.parents[index].is_some_and(|f| self.in_workload[f]) {
-            if let Some(at) = first(Kind::Sweep) {
+            if let Some(&at) = self.first_sweep.get(name) {
                 return Resolved::Sweep(at);
             }
         }
-        if let Some(at) = first(Kind::Let) {
+        if let Some(&at) = self.first_let.get(name) {
             return Resolved::Let(at);
         }
-        match first(Kind::Import) {
-            Some(at) => Resolved::Import(at),
+        match self.first_import.get(name) {
+            Some(&at) => Resolved::Import(at),
             None => Resolved::Member,
         }
     }
 }
 
-/// Adds a binding; its name and index.
-fn push(bindings: &mut Vec<Binding>, binding: Binding) -> (String, usize) {
-    let name = binding.name.clone();
+/// Adds a binding, and its index as its name's first if it is.
+fn push(bindings: &mut Vec<Binding>, first: &mut HashMap<String, usize>, binding: Binding) {
+    first.entry(binding.name.clone()).or_insert(bindings.len());
     bindings.push(binding);
-    (name, bindings.len() - 1)
 }
 
 /// For each frame, whether it is or lies in a workload or `monitor` block
