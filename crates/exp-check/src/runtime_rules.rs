@@ -7,7 +7,7 @@
 //! "compile the spec again".
 
 use exp_diagnostics::{Code, Diagnostic, Span};
-use exp_plan::{Anomaly, AnomalyParams, Fleet, FirstSend};
+use exp_plan::{Anomaly, AnomalyParams, FirstSend, Fleet};
 use exp_syntax::ast::Block;
 
 use crate::checker::Checker;
@@ -39,9 +39,7 @@ impl Checker<'_> {
                     self.report(
                         Diagnostic::error(
                             Code::E0501,
-                            format!(
-                                "`buffer` of {buffer_bytes} bytes over {cores} cores is less than 4KiB per core"
-                            ),
+                            format!("`buffer` of {buffer_bytes} bytes over {cores} cores is less than 4KiB per core"),
                         )
                         .primary(span_of("buffer"), "split over the cores")
                         .help(format!("`buffer = {}KiB` or more", 4 * cores)),

@@ -135,7 +135,11 @@ impl Checker<'_> {
             for (attr, value) in oversize {
                 self.sweep_param(attr, value);
             }
-            return Err(TooManyTrials { trials, counts, left_out });
+            return Err(TooManyTrials {
+                trials,
+                counts,
+                left_out,
+            });
         }
         let mut evaluated = counted;
         evaluated.extend(oversize);

@@ -329,7 +329,9 @@ impl Checker<'_> {
             return path.to_string();
         }
         let dir = self.dirs.get(&span.file).cloned().unwrap_or_default();
-        let resolved = crate::modules::normalize(&dir.join(path)).to_string_lossy().into_owned();
+        let resolved = crate::modules::normalize(&dir.join(path))
+            .to_string_lossy()
+            .into_owned();
         // `""` beside a spec in the working directory is that directory,
         // as it is beside any other spec (an empty path names nothing).
         if resolved.is_empty() {

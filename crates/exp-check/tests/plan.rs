@@ -225,7 +225,11 @@ fn a_hundred_thousand_small_anomalies_overload_a_core_together() {
         ));
     }
     let refused = compile_text(&(spec + "}\n"));
-    let found: Vec<_> = refused.diagnostics.iter().map(|d| (d.code, d.message.clone())).collect();
+    let found: Vec<_> = refused
+        .diagnostics
+        .iter()
+        .map(|d| (d.code, d.message.clone()))
+        .collect();
     assert_eq!(
         found,
         vec![(

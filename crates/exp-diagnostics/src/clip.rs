@@ -292,7 +292,10 @@ mod tests {
         let at = text.find('a').unwrap();
         let d = Diagnostic::error(Code::E0101, "bad \u{202E}")
             .primary(Span::new(file, at..at + 1), "here")
-            .secondary(Span::new(file, text.find('y').unwrap()..text.find('y').unwrap() + 1), "and \u{2066}");
+            .secondary(
+                Span::new(file, text.find('y').unwrap()..text.find('y').unwrap() + 1),
+                "and \u{2066}",
+            );
         let out = render(&d, &sources, RenderStyle::Plain);
         assert!(!out.contains(['\u{202E}', '\u{2066}']), "{out}");
         assert!(out.contains("error[E0101]: bad \\u{202E}"), "{out}");

@@ -55,7 +55,12 @@ pub(crate) fn bidi_offsets(text: &str) -> Vec<usize> {
     let bytes = text.as_bytes();
     (0..bytes.len())
         .filter(|&i| matches!(bytes[i], 0xE2 | 0xD8))
-        .filter(|&i| text.get(i..).and_then(|s| s.chars().next()).and_then(bidi_name).is_some())
+        .filter(|&i| {
+            text.get(i..)
+                .and_then(|s| s.chars().next())
+                .and_then(bidi_name)
+                .is_some()
+        })
         .collect()
 }
 

@@ -81,12 +81,18 @@ fn expected_tables(dir: &Path) -> Result<BTreeMap<&'static str, Vec<String>>, St
     let plan: PlanKinds = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
     let workloads: Vec<&WorkloadKind> = match plan.workloads.is_empty() {
         false => plan.workloads.iter().filter_map(|w| w.variants.first()).collect(),
-        true => plan.points.first().map(|p| p.workloads.iter().collect()).unwrap_or_default(),
+        true => plan
+            .points
+            .first()
+            .map(|p| p.workloads.iter().collect())
+            .unwrap_or_default(),
     };
     let mut tables: BTreeMap<&'static str, Vec<String>> = BTreeMap::new();
     tables.insert(TRIALS_TABLE, vec!["the runtime".into()]);
     for workload in workloads {
-        let Some(kind) = workload.config.keys().next() else { continue };
+        let Some(kind) = workload.config.keys().next() else {
+            continue;
+        };
         if let Some(table) = table_of(kind) {
             tables
                 .entry(table)

@@ -12,15 +12,25 @@ use exp_diagnostics::{bidi_name, Code, Diagnostic, FileId, Span};
 /// One E0108 per bidirectional control inside `comments` or `strings`, at
 /// most [`MAX_DIAGNOSTICS`]: the last then counts the rest (a million of
 /// them made a million diagnostics, 800 MB and 47 s).
-pub(crate) fn check(file: FileId, source: &str, comments: &[Range<usize>], strings: &[Range<usize>]) -> Vec<Diagnostic> {
+pub(crate) fn check(
+    file: FileId,
+    source: &str,
+    comments: &[Range<usize>],
+    strings: &[Range<usize>],
+) -> Vec<Diagnostic> {
     let mut found = Vec::new();
     let mut more = 0u64;
     // In source order, so the first ones reported are the first in the file.
-    let mut regions: Vec<(&Range<usize>, bool)> =
-        comments.iter().map(|r| (r, true)).chain(strings.iter().map(|r| (r, false))).collect();
+    let mut regions: Vec<(&Range<usize>, bool)> = comments
+        .iter()
+        .map(|r| (r, true))
+        .chain(strings.iter().map(|r| (r, false)))
+        .collect();
     regions.sort_by_key(|(range, _)| range.start);
     for (range, comment) in regions {
-        let Some(text) = source.get(range.clone()) else { continue };
+        let Some(text) = source.get(range.clone()) else {
+            continue;
+        };
         for (offset, c) in text.char_indices() {
             let Some(name) = bidi_name(c) else { continue };
             if found.len() == MAX_DIAGNOSTICS {
@@ -33,15 +43,24 @@ pub(crate) fn check(file: FileId, source: &str, comments: &[Range<usize>], strin
             } else {
                 (
                     "string",
-                    format!("delete it, or write it as the escape `\\u{{{:04X}}}` to keep it visible", u32::from(c)),
+                    format!(
+                        "delete it, or write it as the escape `\\u{{{:04X}}}` to keep it visible",
+                        u32::from(c)
+                    ),
                 )
             };
             found.push(
                 Diagnostic::error(
                     Code::E0108,
-                    format!("bidirectional control character U+{:04X} {name} in a {place}", u32::from(c)),
+                    format!(
+                        "bidirectional control character U+{:04X} {name} in a {place}",
+                        u32::from(c)
+                    ),
                 )
-                .primary(Span::new(file, at..at + c.len_utf8()), "reorders how the text around it is shown")
+                .primary(
+                    Span::new(file, at..at + c.len_utf8()),
+                    "reorders how the text around it is shown",
+                )
                 .help(help),
             );
         }
@@ -64,7 +83,7 @@ mod tests {
     fn controls_in_comments_and_strings_are_reported_at_most_a_hundred_times() {
         let source = format!("// a\u{202E}b\nlet x = \"\u{2066}\"\n// {}\n", "\u{200F}".repeat(150));
         let comments = [0..8, 23..source.len() - 1];
-        let strings = [17..22];
+        let strings = [std::ops::Range { start: 17, end: 22 }];
         let found = check(FileId(0), &source, &comments, &strings);
         assert_eq!(found.len(), MAX_DIAGNOSTICS);
         assert!(found[0].message.contains("U+202E RIGHT-TO-LEFT OVERRIDE in a comment"));

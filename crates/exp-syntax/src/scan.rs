@@ -133,7 +133,11 @@ fn scan_with(source: &str, range: Range<usize>, infer_closers: bool) -> Scan {
                 while j < range.end && bytes[j] != b'"' && bytes[j] != b'\n' {
                     j += if bytes[j] == b'\\' { 2 } else { 1 };
                 }
-                let end = if j < range.end && bytes[j] == b'"' { j + 1 } else { j.min(range.end) };
+                let end = if j < range.end && bytes[j] == b'"' {
+                    j + 1
+                } else {
+                    j.min(range.end)
+                };
                 out.strings.push(i..end);
                 // Past the closing quote, but not past the newline that ends an
                 // unterminated string: the next line may start a statement.

@@ -14,7 +14,13 @@ pub fn check(out: &Path, parent: &Path) -> Result<(), String> {
             Ok(meta) => meta,
             // Not there, or under a file: the parent decides.
             Err(e) if matches!(e.kind(), ErrorKind::NotFound | ErrorKind::NotADirectory) => continue,
-            Err(e) => return Err(format!("--out {}: cannot use {}: {e}", out.display(), existing.display())),
+            Err(e) => {
+                return Err(format!(
+                    "--out {}: cannot use {}: {e}",
+                    out.display(),
+                    existing.display()
+                ))
+            }
         };
         let what = if meta.file_type().is_symlink() {
             let target = std::fs::read_link(existing).map_or_else(|_| "?".into(), |t| t.display().to_string());

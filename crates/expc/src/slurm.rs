@@ -112,7 +112,11 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let run_dir = experiment_dir.join(&run_id);
     // Beside the run directory, not in it: the job's files are no results.
     let job_dir = run_dir.with_file_name(format!("{run_id}.slurm"));
-    if job_dir.to_string_lossy().chars().any(|c| c.is_whitespace() || c.is_control()) {
+    if job_dir
+        .to_string_lossy()
+        .chars()
+        .any(|c| c.is_whitespace() || c.is_control())
+    {
         return Err(format!(
             "{:?}: `#SBATCH --output` cannot hold a path with spaces or control characters; choose an --out without them",
             job_dir
@@ -170,7 +174,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
 /// with `-`.
 fn check_sbatch_values(args: &Args) -> Result<(), String> {
     let words = [("partition", &args.partition), ("time", &args.time), ("mem", &args.mem)];
-    let words = words.into_iter().filter_map(|(name, value)| Some((name, value.as_deref()?, true)));
+    let words = words
+        .into_iter()
+        .filter_map(|(name, value)| Some((name, value.as_deref()?, true)));
     let options = args.sbatch_options.iter().map(|o| ("sbatch-option", o.as_str(), false));
     for (name, value, word) in words.chain(options) {
         let why = if let Some(c) = value.chars().find(|c| c.is_control()) {

@@ -429,7 +429,11 @@ fn a_million_bidirectional_controls_are_counted_not_listed() {
     // Each was a diagnostic of its own: 800 MB and 47 s.
     let run = expc_within(Duration::from_secs(60), &["check", &spec]);
     assert_refused(&run, "E0108", "a million U+202E in a comment");
-    assert!(run.stderr.contains("and 999,900 more in this file, not shown"), "{}", &run.stderr[..2000]);
+    assert!(
+        run.stderr.contains("and 999,900 more in this file, not shown"),
+        "{}",
+        &run.stderr[..2000]
+    );
     assert!(!run.stderr.contains('\u{202E}'), "printed raw");
     assert!(run.stderr.len() < 200_000, "{} bytes", run.stderr.len());
 }
@@ -464,7 +468,8 @@ fn many_record_fields_and_sweep_parameters_are_checked_in_linear_time() {
     let run = expc_within(Duration::from_secs(60), &["check", &sweep]);
     assert_refused(&run, "E0602", "20,000 threads on core 1");
     assert!(
-        run.stderr.contains("at the sweep point p0 = 1, p1 = 1, p2 = 1, p3 = 1, p4 = 1, p5 = 1 and 19,994 more"),
+        run.stderr
+            .contains("at the sweep point p0 = 1, p1 = 1, p2 = 1, p3 = 1, p4 = 1, p5 = 1 and 19,994 more"),
         "{}",
         &run.stderr[..run.stderr.len().min(2000)]
     );

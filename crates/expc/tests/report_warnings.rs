@@ -97,7 +97,11 @@ fn a_table_the_plan_implies_is_warned_about_when_missing() {
     let whole = report(&[&dir]);
     assert!(whole.status.success(), "{}", text(&whole));
     assert!(!stderr(&whole).contains("warning"), "an intact run: {}", text(&whole));
-    assert!(String::from_utf8_lossy(&whole.stdout).contains("sensors"), "{}", text(&whole));
+    assert!(
+        String::from_utf8_lossy(&whole.stdout).contains("sensors"),
+        "{}",
+        text(&whole)
+    );
 
     std::fs::remove_dir_all(dir.join("tables/mqtt_messages")).unwrap();
     std::fs::remove_dir_all(dir.join("tables/system_metrics/trial=1")).unwrap();
@@ -126,10 +130,7 @@ fn a_table_the_plan_implies_is_warned_about_when_missing() {
         .iter()
         .map(|w| w["message"].as_str().unwrap().to_string())
         .collect();
-    assert!(
-        messages.iter().any(|m| m.contains("`mqtt_messages`")),
-        "{messages:?}"
-    );
+    assert!(messages.iter().any(|m| m.contains("`mqtt_messages`")), "{messages:?}");
     assert!(value.get("mqtt").is_none(), "no MQTT report without its table");
 
     // Without its plan, what the plan implies cannot be checked: said once.
@@ -143,7 +144,11 @@ fn a_table_the_plan_implies_is_warned_about_when_missing() {
         "{}",
         text(&planless)
     );
-    assert!(warnings.contains("the tables it implies are not checked"), "{}", text(&planless));
+    assert!(
+        warnings.contains("the tables it implies are not checked"),
+        "{}",
+        text(&planless)
+    );
 }
 
 #[test]
@@ -161,9 +166,19 @@ fn runs_of_another_experiment_and_figures_in_common_are_warned_about() {
         text(&compared)
     );
     // `--json` has no line saying nothing was compared: a warning does.
-    let json = expc().arg("report").arg(&fleet).arg(&monitored).arg("--json").output().unwrap();
+    let json = expc()
+        .arg("report")
+        .arg(&fleet)
+        .arg(&monitored)
+        .arg("--json")
+        .output()
+        .unwrap();
     assert!(json.status.success(), "{}", text(&json));
-    assert!(stderr(&json).contains("no metric at a point both runs have"), "{}", text(&json));
+    assert!(
+        stderr(&json).contains("no metric at a point both runs have"),
+        "{}",
+        text(&json)
+    );
     // Two runs of one plan compare without a word.
     let same = report(&[&fleet, &fleet]);
     assert!(same.status.success(), "{}", text(&same));

@@ -53,9 +53,15 @@ fn values_that_would_break_an_sbatch_line_are_refused() {
     std::fs::write(&spec, SPEC).unwrap();
     let out = scratch.0.join("runs");
     let refused = [
-        (vec!["--partition", "debug\necho injected"], "--partition \"debug\\necho injected\""),
+        (
+            vec!["--partition", "debug\necho injected"],
+            "--partition \"debug\\necho injected\"",
+        ),
         (vec!["--time", "1:00:00\r"], "it holds the control character U+000D"),
-        (vec!["--mem", "8 G"], "--mem \"8 G\" cannot be an `#SBATCH` line: it holds a space"),
+        (
+            vec!["--mem", "8 G"],
+            "--mem \"8 G\" cannot be an `#SBATCH` line: it holds a space",
+        ),
         (vec!["--sbatch-option=--account=lab\necho injected"], "U+000A"),
         (vec!["--sbatch-option=account=lab"], "an sbatch option starts with `-`"),
         (vec!["--partition", ""], "it is empty"),

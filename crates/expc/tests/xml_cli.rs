@@ -250,7 +250,11 @@ fn a_utf16_corpus_is_named_as_such() {
     let corpus = scratch.path("corpus.xml");
     let utf16: Vec<u8> = [0xFF, 0xFE]
         .into_iter()
-        .chain("<events><e>1</e><e>2</e></events>".encode_utf16().flat_map(u16::to_le_bytes))
+        .chain(
+            "<events><e>1</e><e>2</e></events>"
+                .encode_utf16()
+                .flat_map(u16::to_le_bytes),
+        )
         .collect();
     std::fs::write(&corpus, utf16).unwrap();
     let set = scratch.path("set");

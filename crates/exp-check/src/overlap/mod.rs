@@ -136,7 +136,13 @@ impl Checker<'_> {
             .collect();
         let radices = params
             .iter()
-            .map(|p| if named.contains(p.name.as_str()) { p.values.len() } else { 1 })
+            .map(|p| {
+                if named.contains(p.name.as_str()) {
+                    p.values.len()
+                } else {
+                    1
+                }
+            })
             .collect();
         let shapes = shapes(params);
         let combinations = Combinations::new(if varying.is_empty() { Vec::new() } else { radices });
@@ -177,7 +183,9 @@ impl Checker<'_> {
         // (start, block index, name): the anomalies loading the core then.
         let mut active: Vec<(u64, usize, &str)> = Vec::new();
         for (i, variants) in lowered.iter().enumerate() {
-            let Some(workload) = at_point(variants, peak, shapes) else { continue };
+            let Some(workload) = at_point(variants, peak, shapes) else {
+                continue;
+            };
             let Some((cores, w)) = busy(workload) else { continue };
             if cores.contains(&core) && w.load > 0 && w.start <= peak.at && peak.at < w.end {
                 active.push((w.start, i, workload.name.as_str()));
@@ -211,9 +219,7 @@ impl Checker<'_> {
                 _ => diagnostic.secondary(blocks[i].0.kind.span, "overlaps this one's"),
             };
         }
-        diagnostic = diagnostic.note(format!(
-            "at {when}, together they ask for {percent:.0}% of the core"
-        ));
+        diagnostic = diagnostic.note(format!("at {when}, together they ask for {percent:.0}% of the core"));
         if let Some(point) = &peak.point {
             let named: Vec<&Variants<Option<Workload>>> = active.iter().map(|&(_, i, _)| &lowered[i]).collect();
             diagnostic = diagnostic.note(format!("at the sweep point {}", point_text(params, point, &named)));

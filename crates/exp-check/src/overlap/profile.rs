@@ -204,8 +204,14 @@ mod tests {
     fn windows_are_added_to_a_fixed_profile() {
         let fixed = Profile::new(&[busy(0, 100, 50), busy(40, 60, 30)]);
         assert_eq!(peak_with(Some(&fixed), &[busy(70, 80, 40)]), (90 * FULL_CORE / 100, 70));
-        assert_eq!(peak_with(Some(&fixed), &[busy(30, 50, 40)]), (120 * FULL_CORE / 100, 40));
-        assert_eq!(peak_with(None, &[busy(30, 50, 40), busy(45, 90, 70)]), (110 * FULL_CORE / 100, 45));
+        assert_eq!(
+            peak_with(Some(&fixed), &[busy(30, 50, 40)]),
+            (120 * FULL_CORE / 100, 40)
+        );
+        assert_eq!(
+            peak_with(None, &[busy(30, 50, 40), busy(45, 90, 70)]),
+            (110 * FULL_CORE / 100, 45)
+        );
         assert_eq!(peak_with(Some(&fixed), &[]), (0, 0));
     }
 }

@@ -313,7 +313,11 @@ mod tests {
         assert!(named(&[0, 0, 0, b'<', 0, 0, 0, b'a']).contains("UTF-32 (without"));
         assert!(named(&[0xFF, 0xFE, 0, 0, b'<', 0, 0, 0]).contains("`iconv -f UTF-32 -t UTF-8`"));
         assert_eq!(not_utf8(b"<a/>"), None);
-        assert_eq!(not_utf8("\u{FEFF}<a/>".as_bytes()), None, "UTF-8 with its byte order mark");
+        assert_eq!(
+            not_utf8("\u{FEFF}<a/>".as_bytes()),
+            None,
+            "UTF-8 with its byte order mark"
+        );
         assert_eq!(not_utf8(b""), None);
     }
 }
