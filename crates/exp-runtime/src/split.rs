@@ -181,6 +181,7 @@ mod tests {
     #[tokio::test]
     async fn parts_start_together_and_a_missing_part_is_named() {
         let dir = std::env::temp_dir().join(format!("expc-split-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
         let cancel = Cancel::new();
         let part = |index| ShardSpec { index, count: 2 };
         let events = Events::none();

@@ -31,6 +31,8 @@ pub fn check(out: &Path, parent: &Path) -> Result<(), String> {
             }
         } else if meta.is_dir() {
             return Ok(());
+        } else if meta.is_file() {
+            "a file, not a directory".to_string()
         } else {
             "not a directory".to_string()
         };

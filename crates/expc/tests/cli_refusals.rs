@@ -69,8 +69,14 @@ fn an_out_that_cannot_be_a_directory_says_why() {
                 target.display()
             ),
         ),
-        (out(&file), format!("--out {} is not a directory", file.display())),
-        (out(&file.join("sub")), format!("{} is not a directory", file.display())),
+        (
+            out(&file),
+            format!("--out {} is a file, not a directory", file.display()),
+        ),
+        (
+            out(&file.join("sub")),
+            format!("{} is a file, not a directory", file.display()),
+        ),
     ];
     for (dir, message) in cases {
         for dry in [false, true] {
