@@ -80,6 +80,62 @@ impl Validity {
     }
 }
 
+/// Whether an aggregate (a sweep table or figure, `repeat until`, a run
+/// comparison) counts this trial: yes unless its verdict is `invalid` and
+/// the user did not ask for invalid trials back (`--include-invalid`). A
+/// trial never audited (`validity: None`: not run yet, or a run from before
+/// audits) counts, as it did before. Status is the caller's concern: this
+/// answers only for validity.
+pub fn counts(trial: &crate::manifest::TrialRecord, include_invalid: bool) -> bool {
+    include_invalid || trial.validity.as_ref().is_none_or(|v| v.verdict != Verdict::Invalid)
+}
+
+/// What an aggregate left out, to say so beside it: how many trials, and
+/// how many of them each code made invalid (a trial with two invalid
+/// findings counts under both codes).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftOut {
+    pub trials: u32,
+    /// Code (`V0101`) → trials it made invalid.
+    pub by_code: std::collections::BTreeMap<String, u32>,
+}
+
+impl LeftOut {
+    /// Notes `trial` if [`counts`] leaves it out; returns whether it counts.
+    pub fn note(&mut self, trial: &crate::manifest::TrialRecord, include_invalid: bool) -> bool {
+        if counts(trial, include_invalid) {
+            return true;
+        }
+        self.trials += 1;
+        let mut codes: Vec<&str> = trial
+            .validity
+            .iter()
+            .flat_map(|v| &v.findings)
+            .filter(|f| f.verdict == Verdict::Invalid)
+            .map(|f| f.code.as_str())
+            .collect();
+        codes.dedup();
+        for code in codes {
+            *self.by_code.entry(code.to_string()).or_default() += 1;
+        }
+        false
+    }
+
+    /// `2 invalid trials left out (V0101 ×2, V0301 ×1)`, or `None` if none.
+    pub fn describe(&self) -> Option<String> {
+        if self.trials == 0 {
+            return None;
+        }
+        let codes: Vec<String> = self.by_code.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
+        let plural = if self.trials == 1 { "" } else { "s" };
+        Some(format!(
+            "{} invalid trial{plural} left out ({}; --include-invalid puts them back)",
+            self.trials,
+            codes.join(", ")
+        ))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +162,48 @@ mod tests {
         assert_eq!(v.verdict, Verdict::Invalid);
         let codes: Vec<&str> = v.findings.iter().map(|f| f.code.as_str()).collect();
         assert_eq!(codes, ["V0201", "V0301"], "worst first, valid ones left out");
+    }
+
+    fn record(validity: Option<Validity>) -> crate::manifest::TrialRecord {
+        crate::manifest::TrialRecord {
+            trial: 0,
+            point: 0,
+            repetition: 0,
+            seed: 0,
+            sweep: Default::default(),
+            status: crate::manifest::TrialStatus::Complete,
+            started_at_unix_ns: None,
+            ended_at_unix_ns: None,
+            error: None,
+            metrics: Default::default(),
+            attempts: Vec::new(),
+            validity,
+        }
+    }
+
+    #[test]
+    fn aggregates_leave_out_invalid_trials_unless_asked_and_say_why() {
+        let invalid = record(Some(Validity::of([
+            finding("V0301", Verdict::Invalid),
+            finding("V0101", Verdict::Invalid),
+            finding("V0901", Verdict::Degraded),
+        ])));
+        let degraded = record(Some(Validity::of([finding("V0901", Verdict::Degraded)])));
+        let unaudited = record(None);
+        assert!(!counts(&invalid, false));
+        assert!(counts(&invalid, true));
+        assert!(counts(&degraded, false) && counts(&unaudited, false));
+        let mut left_out = LeftOut::default();
+        let kept = [&invalid, &degraded, &unaudited, &invalid]
+            .into_iter()
+            .filter(|t| left_out.note(t, false))
+            .count();
+        assert_eq!(kept, 2);
+        assert_eq!(left_out.trials, 2);
+        assert_eq!(
+            left_out.describe().as_deref(),
+            Some("2 invalid trials left out (V0101 ×2, V0301 ×2; --include-invalid puts them back)")
+        );
+        assert_eq!(LeftOut::default().describe(), None);
     }
 }
