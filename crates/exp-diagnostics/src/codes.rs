@@ -3,7 +3,10 @@
 //! Codes are grouped by stage: E01 syntax, E02 names and imports, E03 blocks
 //! and properties, E04 types and units, E05 values, E06 timing, E07 sweeps and
 //! repetitions, W08 warnings, E09 compiler bugs, E10 run preflight (checks of the
-//! machine before anything starts). A code, once published, keeps its meaning.
+//! machine before anything starts); then the validity findings of a trial
+//! that ran (`exp_results::validity`, never diagnostics of a spec): V01
+//! fleets, V03 anomalies, V05 the monitor, V06 the host. A code, once
+//! published, keeps its meaning.
 
 macro_rules! codes {
     ($($code:ident => $title:literal, $text:literal;)*) => {
@@ -701,6 +704,100 @@ Example:
 
 Fix: `payload = json(size = 256B, fields = [temperature, humidity])`, or give
 `first_send` a distribution of its own.
+";
+    V0101 => "fleet sends late (contended)",
+"Validity, invalid: the 99th percentile of a fleet's send lateness (how long
+after its scheduled time each message went out) exceeded the fleet's bound.
+The runner, not the system under test, shaped the timing: a starved load
+generator sends in bursts and measures the latencies those bursts cause.
+This is the `contended` flag of the `trials` table and the fleet's metrics.
+
+The bound is the fleet's `lateness_bound`, or by default a tenth of the
+median gap, never under 1 ms (the pacer's own batching allowance).
+
+Aggregates (sweep tables and figures, `repeat until`, comparisons) leave an
+invalid trial out unless `--include-invalid` is given.
+
+Fix: give the runner CPUs of its own (keep anomalies and other programs off
+them), run fewer devices per runner (`expc run --split`), or state a looser
+`lateness_bound` if the study tolerates it.
+";
+    V0102 => "load generator CPU saturated",
+"Validity, degraded: the runner used at least 90 % of the machine's cores
+(`runner_cpu_ratio` over the cores) during a fleet's trial. A load
+generator with no CPU to spare adds its own queueing to every latency it
+measures, even when its sends are still on time.
+
+Fix: fewer devices or messages per runner (`expc run --split` spreads a
+fleet over processes or hosts), or a larger machine.
+";
+    V0103 => "acknowledgements missing",
+"Validity, degraded: more than 1 % of a fleet's messages (warm-up aside) got
+no acknowledgement (QoS 1 and 2) or could not be written (QoS 0): lost,
+timed out or dropped. Latency statistics then describe only the messages
+that made it, a biased sample. The `mqtt_messages` table says what became of
+each message (`status`, `reason`).
+
+Fix: if the loss is the behaviour under study (a broker under an anomaly),
+report it as such; otherwise look at `reason` (`unacked`, `not_queued`,
+`session_lost`) and raise `ack_timeout`, `max_inflight` or the broker's
+limits.
+";
+    V0104 => "devices not connected",
+"Validity, degraded: some of a fleet's devices were not connected when its
+connect phase ended, so the trial measured a smaller fleet than the spec
+asked for (`devices_not_connected` in the fleet's metrics, `mqtt_devices`
+per device).
+
+Fix: a slower `connect_rate`, a longer window, or a broker that accepts as
+many connections (its connection limit, the open-file limit).
+";
+    V0301 => "anomaly did no work",
+"Validity, invalid: an anomaly activation ended without doing any work (no
+iterations, no bytes, no files, no CPU time): for instance stopped before its
+kernel started, or started so late its window was over. Its window in
+`anomaly_timeline` is then not ground truth: the row's `ground_truth` is
+false, and a dataset labelled from it would label a healthy interval as
+anomalous.
+
+Fix: a longer window (at `--time-scale`, windows shrink), fewer anomalies
+starting at once on a busy machine; `expc calibrate KIND` shows what a
+kernel achieves here.
+";
+    V0302 => "anomaly below its intensity",
+"Validity, degraded: a `cpuoccupy` activation's achieved utilization
+(`achieved_utilization_pct` in `anomaly_timeline`) stayed more than 20 % of
+the request below the utilization asked for: the anomaly the data is
+labelled with was weaker than stated, usually because other processes shared
+its cores.
+
+Fix: pin the anomaly to cores nothing else uses; `expc calibrate cpuoccupy`
+shows what the kernel achieves on this machine.
+";
+    V0501 => "monitor sampling gap",
+"Validity, degraded: two consecutive `system_metrics` samples were more than
+twice the monitor's `interval` apart: the runner was stopped or starved, and
+nothing is known of the machine in between. The report's monitor figures
+break their lines at such a gap instead of drawing across it.
+
+Fix: give the runner CPU (see V0602), or a longer `interval` on a busy
+machine.
+";
+    V0601 => "CPU stolen by the hypervisor",
+"Validity, degraded: the hypervisor ran something else on this virtual
+machine's CPUs (steal time) for more than 5 % of the cores over the trial.
+Every timing of the trial includes stalls no process here can see.
+
+Fix: a dedicated or bare-metal host, or repetitions at another time.
+";
+    V0602 => "other processes' CPU",
+"Validity, degraded: processes outside the run (neither the runner nor its
+anomaly children) used more than 25 % of the machine's cores during the
+trial. A busy neighbour changes what is measured, and can invert a result
+(latencies worse before an anomaly than during it).
+
+Fix: run on a quiet machine, or pin the neighbour and the experiment to
+different cores; the `system_metrics` table shows when the neighbour ran.
 ";
 }
 

@@ -50,6 +50,10 @@ const STAGES: &[(&str, &str)] = &[
     ("W08", "warnings"),
     ("E09", "compiler"),
     ("E10", "run preflight"),
+    ("V01", "validity of fleets"),
+    ("V03", "validity of anomalies"),
+    ("V05", "validity of the monitor"),
+    ("V06", "validity of the host"),
 ];
 
 #[test]

@@ -42,6 +42,25 @@ pub fn timeline_schema() -> Schema {
         .column("iterations", DType::U64)
         .column("bytes", DType::U64)
         .column("files", DType::U64)
+        // False for an activation that did no work (V0301): its window is
+        // not ground truth.
+        .column("ground_truth", DType::Bool)
+}
+
+/// The table of audit findings: one row per finding that is not `valid`
+/// (`exp_results::validity`), written with the trial's row of `trials`.
+pub const VALIDITY_TABLE: &str = "trial_validity";
+
+/// The columns of [`VALIDITY_TABLE`]; `workload` is null for the trial as
+/// a whole (host, monitor), `measured` and `bound` in the check's base unit.
+pub fn validity_schema() -> Schema {
+    Schema::new(VALIDITY_TABLE)
+        .column("code", DType::Str)
+        .column("workload", DType::Str)
+        .column("verdict", DType::Str)
+        .column("message", DType::Str)
+        .column("measured", DType::F64)
+        .column("bound", DType::F64)
 }
 
 /// The fleet executor's table of messages, one row per fired message.

@@ -80,6 +80,64 @@ impl Validity {
     }
 }
 
+impl Finding {
+    /// A finding of `code` (`V0101`) with its verdict and words; the
+    /// workload is filled in by the trial that collects it.
+    pub fn new(code: &str, verdict: Verdict, message: String) -> Finding {
+        Finding {
+            code: code.to_string(),
+            workload: None,
+            verdict,
+            message,
+            measured: None,
+            bound: None,
+        }
+    }
+
+    /// The same, with the measured value and its bound (base units).
+    pub fn measured(mut self, measured: f64, bound: f64) -> Finding {
+        (self.measured, self.bound) = (Some(measured), Some(bound));
+        self
+    }
+}
+
+/// The bounds the audits hold a trial to: data, with the defaults
+/// docs/running.md ("Validity") states. A fleet's send lateness bound is
+/// the fleet's own (`lateness_bound`, or its default from the gap).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bounds {
+    /// V0102: the runner's CPU, as a share of the machine's cores, at or
+    /// above which the load generator had no CPU to spare.
+    pub runner_cpu_share: f64,
+    /// V0103: the share of a fleet's messages left without their
+    /// acknowledgement (or write, at QoS 0) above which it is flagged.
+    pub unacknowledged_share: f64,
+    /// V0302: how far below its requested utilization a `cpuoccupy`
+    /// activation may stay, as a share of the request.
+    pub intensity_tolerance: f64,
+    /// V0501: a monitor interval longer than this many requested intervals
+    /// is a gap.
+    pub monitor_gap_factor: f64,
+    /// V0601: steal time, as a share of the machine's cores.
+    pub steal_share: f64,
+    /// V0602: CPU of processes outside the run, as a share of the
+    /// machine's cores.
+    pub others_cpu_share: f64,
+}
+
+impl Default for Bounds {
+    fn default() -> Self {
+        Bounds {
+            runner_cpu_share: 0.9,
+            unacknowledged_share: 0.01,
+            intensity_tolerance: 0.2,
+            monitor_gap_factor: 2.0,
+            steal_share: 0.05,
+            others_cpu_share: 0.25,
+        }
+    }
+}
+
 /// Whether an aggregate (a sweep table or figure, `repeat until`, a run
 /// comparison) counts this trial: yes unless its verdict is `invalid` and
 /// the user did not ask for invalid trials back (`--include-invalid`). A

@@ -45,6 +45,7 @@ struct Totals {
     cpu_ns: u64,
     core_wall_ns: u64,
     counters: Counters,
+    findings: Vec<exp_results::validity::Finding>,
 }
 
 pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, ExecError> {
@@ -93,6 +94,8 @@ pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, E
     summary
         .metrics
         .insert("operations".into(), totals.counters.iterations as f64);
+    summary.findings = totals.findings;
+    summary.child_cpu_ns = totals.cpu_ns;
     Ok(summary)
 }
 
@@ -145,6 +148,19 @@ fn activate(
     totals.counters.bytes += outcome.counters.bytes;
     totals.counters.files += outcome.counters.files;
     let (status, error) = status(&outcome);
+    let achieved = utilization_pct(outcome.cpu_time_ns, active_ns, anomaly.cores.len());
+    let audited = crate::audit::activation(
+        &crate::audit::ActivationWork {
+            activation,
+            params: &anomaly.params,
+            counters: &outcome.counters,
+            active_ns,
+            achieved_utilization: achieved / 100.0,
+        },
+        &ctx.bounds,
+    );
+    let ground_truth = audited.as_ref().is_none_or(|f| f.code != "V0301");
+    totals.findings.extend(audited);
     let row = vec![
         ("instance", name.as_str().into()),
         ("activation", activation.into()),
@@ -172,14 +188,12 @@ fn activate(
         ("error", error.clone().into()),
         ("pid", u64::from(pid).into()),
         ("cpu_time_ns", outcome.cpu_time_ns.into()),
-        (
-            "achieved_utilization_pct",
-            utilization_pct(outcome.cpu_time_ns, active_ns, anomaly.cores.len()).into(),
-        ),
+        ("achieved_utilization_pct", achieved.into()),
         ("peak_rss_bytes", peak_rss.into()),
         ("iterations", outcome.counters.iterations.into()),
         ("bytes", outcome.counters.bytes.into()),
         ("files", outcome.counters.files.into()),
+        ("ground_truth", ground_truth.into()),
     ];
     Ok(Activation { row, error })
 }

@@ -42,6 +42,8 @@ pub struct WorkloadContext {
     /// With `--split K/N`: this process runs part K of the workload
     /// ([`crate::split::share`]).
     pub split: Option<crate::shard::ShardSpec>,
+    /// What its audit holds it to (docs/running.md, "Validity").
+    pub bounds: exp_results::validity::Bounds,
 }
 
 /// Metrics of one workload in one trial, by the names the schema registry
@@ -49,6 +51,12 @@ pub struct WorkloadContext {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct WorkloadSummary {
     pub metrics: BTreeMap<String, f64>,
+    /// What its audit found (docs/running.md, "Validity"); the trial fills
+    /// in the workload's name.
+    pub findings: Vec<exp_results::validity::Finding>,
+    /// CPU time of the child processes it ran (anomaly kernels), so the
+    /// host audit does not count the run's own processes as a neighbour's.
+    pub child_cpu_ns: u64,
 }
 
 /// Why a workload (or the monitor) failed. The trial records it as the

@@ -5,6 +5,7 @@
 //! typed errors and diagnostics; the CLI renders both.
 
 mod anomaly;
+mod audit;
 pub mod cancel;
 pub mod clock;
 pub mod events;

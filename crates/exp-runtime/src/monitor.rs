@@ -6,6 +6,9 @@
 //! point on the experiment's timeline. A last sample is taken when the trial
 //! ends, so even a trial shorter than one interval gets a row.
 //!
+//! It audits its own sampling: an interval longer than the bound allows
+//! (`monitor_gap_factor` times the requested one) is a gap (V0501).
+//!
 //! Each `system_metrics` row carries `active_workloads`: the workloads whose
 //! processes were alive when it was taken, the label of a diagnosis dataset.
 
@@ -16,6 +19,9 @@ use exp_host::{Column, ColumnType, ProcessSampler, SamplerOptions, SystemSampler
 use exp_plan::Monitor;
 use exp_results::{Cell, DType, Schema};
 
+use exp_results::validity::{Bounds, Finding};
+
+use crate::audit::GapWatch;
 use crate::cancel::Cancel;
 use crate::clock::TrialClock;
 use crate::executor::{ExecError, Processes, Tables};
@@ -26,7 +32,8 @@ pub fn run(
     stop: Cancel,
     tables: Tables,
     processes: Processes,
-) -> Result<(), ExecError> {
+    bounds: &Bounds,
+) -> Result<Option<Finding>, ExecError> {
     let interval = Duration::from_nanos(monitor.interval_ns.max(1_000_000));
     let mut system = SystemSampler::new(SamplerOptions {
         per_cpu: monitor.per_cpu,
@@ -41,10 +48,12 @@ pub fn run(
     process.watch_self();
     let mut watched = BTreeSet::new();
 
+    let mut gaps = GapWatch::default();
     let mut next = clock.start + interval;
     loop {
         let on_time = stop.sleep_until(next);
         let t_ns = clock.now_ns();
+        gaps.sample(t_ns, interval, bounds);
         let live = processes.list();
         let mut active: Vec<&str> = live.iter().map(|(workload, _)| workload.as_str()).collect();
         active.sort_unstable();
@@ -70,7 +79,7 @@ pub fn run(
             process_sink.write(batch)?;
         }
         if !on_time {
-            return Ok(());
+            return Ok(gaps.finding(interval, bounds));
         }
         // After a stall, skip the missed ticks instead of sampling in a burst.
         next += interval;

@@ -183,6 +183,7 @@ async fn run_point(
         record.status = result.status;
         record.error = result.error;
         record.metrics = result.metrics;
+        record.validity = Some(result.validity);
         record.started_at_unix_ns = Some(result.start_unix_ns);
         record.ended_at_unix_ns = Some(result.end_unix_ns);
         record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);

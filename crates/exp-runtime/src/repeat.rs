@@ -68,9 +68,11 @@ mod tests {
     fn metrics_are_averaged_over_workloads() {
         let a = WorkloadSummary {
             metrics: [("u".to_string(), 0.5)].into(),
+            ..WorkloadSummary::default()
         };
         let b = WorkloadSummary {
             metrics: [("u".to_string(), 0.7), ("b".to_string(), 3.0)].into(),
+            ..WorkloadSummary::default()
         };
         let merged = merge(&[("x".into(), a), ("y".into(), b)]);
         assert!((merged["u"] - 0.6).abs() < 1e-12);

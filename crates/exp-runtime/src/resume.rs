@@ -253,6 +253,7 @@ fn set_aside(run_dir: &RunDir, record: &mut TrialRecord) -> Result<(), ResumeErr
             files: moved.map(|m| m.dir),
         });
         record.metrics.clear();
+        record.validity = None;
     }
     record.status = TrialStatus::Planned;
     Ok(())

@@ -46,6 +46,8 @@ pub struct RunOptions {
     /// Run part K of N of every trial's workloads, starting each trial with
     /// the other parts (split.rs).
     pub split: Option<ShardSpec>,
+    /// The bounds each trial's audit holds it to (`exp_results::validity`).
+    pub bounds: exp_results::validity::Bounds,
 }
 
 #[derive(Debug)]

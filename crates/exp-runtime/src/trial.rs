@@ -6,11 +6,15 @@ use std::time::{Duration, SystemTime};
 
 use exp_plan::{Point, Trial};
 use exp_results::manifest::TrialStatus;
+use exp_results::schemas::validity_schema;
+use exp_results::validity::{Finding, Validity};
 use exp_results::ResultsError;
 
+use crate::audit;
 use crate::cancel::{Cancel, Level};
 use crate::clock::{unix_ns, TrialClock};
 use crate::executor::{ExecError, Processes, Tables, WorkloadContext, WorkloadSummary};
+use crate::fleet::cpu::CpuMeter;
 use crate::monitor;
 use crate::repeat::merge;
 use crate::run::RunContext;
@@ -19,6 +23,7 @@ use crate::trials::TrialRow;
 
 pub(crate) struct TrialResult {
     pub status: TrialStatus,
+    pub validity: Validity,
     pub error: Option<String>,
     pub metrics: BTreeMap<String, f64>,
     pub start_unix_ns: u64,
@@ -56,11 +61,13 @@ pub(crate) async fn run_trial(
         trial_end_ns,
     )));
     let processes = Processes::default();
+    let bounds = ctx.options.bounds;
+    let cpu = CpuMeter::start();
     let sample_interval = Duration::from_nanos(point.monitor.as_ref().map_or(1_000_000_000, |m| m.interval_ns));
 
     let monitor = point.monitor.clone().map(|m| {
         let (stop, tables, processes) = (stop.clone(), tables.clone(), processes.clone());
-        tokio::task::spawn_blocking(move || monitor::run(&m, clock, stop, tables, processes))
+        tokio::task::spawn_blocking(move || monitor::run(&m, clock, stop, tables, processes, &bounds))
     });
     let mut workloads = Vec::new();
     for workload in &point.workloads {
@@ -79,6 +86,7 @@ pub(crate) async fn run_trial(
             launcher: ctx.launcher.clone(),
             run_dir: ctx.run_dir.path().to_path_buf(),
             split: ctx.options.split,
+            bounds,
         };
         workloads.push(spawn_workload(context, stop.clone()));
     }
@@ -89,10 +97,15 @@ pub(crate) async fn run_trial(
         stop.sleep_until_async(clock.at(end)).await;
     }
     stop.raise(Level::Stop);
+    let mut monitor_finding = None;
     if let Some(handle) = monitor {
-        errors.extend(join_monitor(handle).await);
+        match join_monitor(handle).await {
+            Ok(finding) => monitor_finding = finding,
+            Err(error) => errors.push(error),
+        }
     }
     let end_ns = clock.now_ns();
+    let validity = audit::trial(&summaries, monitor_finding, cpu.read(), &bounds);
 
     let status = match (errors.is_empty(), ctx.cancel.is_cancelled()) {
         (false, _) => TrialStatus::Failed,
@@ -111,12 +124,14 @@ pub(crate) async fn run_trial(
         end_unix_ns: clock.unix_ns_at(end_ns),
         status: status.as_str(),
         contended,
+        validity: &validity,
         error: error.as_deref(),
     };
     record_trial(ctx, &tables, trial.trial, &row)?;
 
     Ok(TrialResult {
         status,
+        validity,
         error,
         metrics: merge(&summaries),
         start_unix_ns: clock.start_unix_ns,
@@ -157,21 +172,39 @@ async fn join_workloads(
     (summaries, errors)
 }
 
-/// What went wrong with the monitor, if anything.
-async fn join_monitor(handle: tokio::task::JoinHandle<Result<(), ExecError>>) -> Option<String> {
+/// What the monitor's audit found, or what went wrong with it.
+async fn join_monitor(
+    handle: tokio::task::JoinHandle<Result<Option<Finding>, ExecError>>,
+) -> Result<Option<Finding>, String> {
     match handle.await {
-        Ok(Ok(())) => None,
-        Ok(Err(error)) => Some(format!("monitor: {error}")),
-        Err(join) => Some(format!("the monitor thread panicked: {join}")),
+        Ok(Ok(finding)) => Ok(finding),
+        Ok(Err(error)) => Err(format!("monitor: {error}")),
+        Err(join) => Err(format!("the monitor thread panicked: {join}")),
     }
 }
 
-/// Writes the trial's row of the `trials` table and closes its files.
+/// Writes the trial's row of the `trials` table and its findings to
+/// `trial_validity` (no rows for a valid trial), and closes its files.
 fn record_trial(ctx: &RunContext<'_>, tables: &Tables, trial: u32, row: &TrialRow) -> Result<(), ResultsError> {
     let schema = ctx.trials_table.schema();
     let mut batch = schema.batch();
     batch.push_row(ctx.trials_table.row(ctx.plan, row)?)?;
     tables.sink(schema).write(batch)?;
+    if !row.validity.findings.is_empty() {
+        let schema = validity_schema();
+        let mut batch = schema.batch();
+        for finding in &row.validity.findings {
+            batch.push_row(schema.row([
+                ("code", finding.code.as_str().into()),
+                ("workload", finding.workload.as_deref().into()),
+                ("verdict", finding.verdict.as_str().into()),
+                ("message", finding.message.as_str().into()),
+                ("measured", finding.measured.into()),
+                ("bound", finding.bound.into()),
+            ])?)?;
+        }
+        tables.sink(&schema).write(batch)?;
+    }
     ctx.store.finish_trial(trial)
 }
 

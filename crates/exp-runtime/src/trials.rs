@@ -15,7 +15,7 @@ struct SweepColumn {
 }
 
 /// The columns every trials table has, which no sweep column may take.
-const FIXED_COLUMNS: [&str; 9] = [
+const FIXED_COLUMNS: [&str; 11] = [
     "point",
     "repetition",
     "seed",
@@ -24,6 +24,8 @@ const FIXED_COLUMNS: [&str; 9] = [
     "duration_ns",
     "status",
     "contended",
+    "verdict",
+    "validity_codes",
     "error",
 ];
 
@@ -44,6 +46,8 @@ pub struct TrialRow<'a> {
     /// A fleet's send lateness exceeded its bound: the runner, not the
     /// system under test, may have shaped the results.
     pub contended: bool,
+    /// What the trial's audits found (`trial_validity` holds each finding).
+    pub validity: &'a exp_results::validity::Validity,
     pub error: Option<&'a str>,
 }
 
@@ -92,6 +96,8 @@ impl TrialsTable {
             .column("duration_ns", DType::Ns)
             .column("status", DType::Str)
             .column("contended", DType::Bool)
+            .column("verdict", DType::Str)
+            .column("validity_codes", DType::Str)
             .column("error", DType::Str);
         TrialsTable { schema, sweep }
     }
@@ -127,10 +133,19 @@ impl TrialsTable {
             ),
             ("status", trial.status.into()),
             ("contended", trial.contended.into()),
+            ("verdict", trial.validity.verdict.as_str().into()),
+            ("validity_codes", codes(trial.validity).into()),
             ("error", trial.error.into()),
         ]);
         self.schema.row(row)
     }
+}
+
+/// The codes of a trial's findings, worst first, comma-separated; null
+/// for a valid trial.
+fn codes(validity: &exp_results::validity::Validity) -> Option<String> {
+    let codes: Vec<&str> = validity.findings.iter().map(|f| f.code.as_str()).collect();
+    (!codes.is_empty()).then(|| codes.join(","))
 }
 
 fn column_kind(name: &str, value: &Value) -> (String, DType) {

@@ -101,6 +101,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         shard: args.shard,
         run_id: args.run_id.clone(),
         split: args.split,
+        bounds: exp_results::validity::Bounds::default(),
     };
     let experiment_dir = args.out.join(exp_results::experiment_dir_name(&plan.experiment.name));
     crate::out_dir::check(&args.out, &experiment_dir)?;
@@ -147,6 +148,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         shard: args.shard,
         run_id: None,
         split: args.split,
+        bounds: exp_results::validity::Bounds::default(),
     };
     execute(&sources, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await

@@ -76,6 +76,10 @@ pub struct Totals {
     pub completed: u64,
     pub lost: u64,
     pub ack_sum_ns: f64,
+    /// Acknowledgement latencies measured from the scheduled send time
+    /// instead of the actual one (late sends included: no coordinated
+    /// omission), summed over the same messages as `ack_sum_ns`.
+    pub ack_from_schedule_sum_ns: f64,
     pub ack_count: u64,
     pub delivery_sum_ns: f64,
     pub delivery_count: u64,
@@ -331,6 +335,7 @@ impl Collector {
             }
             if let Some(a) = row.ack_latency_ns {
                 t.ack_sum_ns += a as f64;
+                t.ack_from_schedule_sum_ns += a.saturating_add(row.lateness_ns) as f64;
                 t.ack_count += 1;
             }
             if let Some(d) = row.delivery_latency_ns {

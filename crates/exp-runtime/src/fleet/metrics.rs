@@ -7,6 +7,7 @@ use exp_stats::Sampler;
 use super::collector::{ns, Totals};
 use super::cpu::CpuUse;
 use crate::executor::WorkloadSummary;
+use exp_results::validity::Bounds;
 
 pub fn merge(into: &mut Totals, t: Totals) {
     into.messages += t.messages;
@@ -14,6 +15,7 @@ pub fn merge(into: &mut Totals, t: Totals) {
     into.lost += t.lost;
     into.not_connected += t.not_connected;
     into.ack_sum_ns += t.ack_sum_ns;
+    into.ack_from_schedule_sum_ns += t.ack_from_schedule_sum_ns;
     into.ack_count += t.ack_count;
     into.delivery_sum_ns += t.delivery_sum_ns;
     into.delivery_count += t.delivery_count;
@@ -33,13 +35,17 @@ pub fn merge(into: &mut Totals, t: Totals) {
     };
 }
 
-pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
+pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse, bounds: &Bounds) -> WorkloadSummary {
     let mut s = WorkloadSummary::default();
     let mut put = |k: &str, v: f64| {
         s.metrics.insert(k.to_string(), v);
     };
     if t.ack_count > 0 {
         put("ack_latency", t.ack_sum_ns / t.ack_count as f64);
+        put(
+            "ack_latency_from_schedule",
+            t.ack_from_schedule_sum_ns / t.ack_count as f64,
+        );
     }
     if t.delivery_count > 0 {
         put("delivery_latency", t.delivery_sum_ns / t.delivery_count as f64);
@@ -77,6 +83,7 @@ pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse) -> WorkloadSummary {
         put("send_lateness_p99", p99 as f64);
         put("contended", if p99 > lateness_bound_ns(fleet) { 1.0 } else { 0.0 });
     }
+    s.findings = super::audit::findings(t, cpu, lateness_bound_ns(fleet), bounds);
     s
 }
 
@@ -94,7 +101,7 @@ pub fn lateness_bound_ns(fleet: &Fleet) -> u64 {
 }
 
 /// The nearest-rank 99th percentile of sorted values.
-fn p99(sorted: &[u64]) -> Option<u64> {
+pub(super) fn p99(sorted: &[u64]) -> Option<u64> {
     let n = sorted.len();
     sorted.get((n * 99).div_ceil(100).max(1) - 1).copied()
 }

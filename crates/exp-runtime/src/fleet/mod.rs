@@ -13,11 +13,12 @@
 //! threads of their own so neither timing nor a full results queue stalls
 //! the runtime.
 
+mod audit;
 mod broker;
 mod check;
 mod collector;
 mod connect;
-mod cpu;
+pub(crate) mod cpu;
 mod devices;
 mod metrics;
 mod rows;
@@ -117,7 +118,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
         return Err(e);
     }
     written?;
-    Ok(metrics::summary(&fleet, &mut totals, cpu.read()))
+    Ok(metrics::summary(&fleet, &mut totals, cpu.read(), &ctx.bounds))
 }
 
 struct Setup<'a> {
