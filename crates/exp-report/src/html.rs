@@ -50,6 +50,7 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
             );
         }
         header(&mut out, run);
+        crate::validity::html(&mut out, run);
     }
     match (tables, runs.first()) {
         (Tables::Sweep(points), Some(run)) if !points.is_empty() => sweep_table(&mut out, run, points),

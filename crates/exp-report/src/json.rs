@@ -52,6 +52,16 @@ fn with_traffic(value: Value, report: Option<&TrafficReport>) -> Result<Value, s
     Ok(Value::Object(fields))
 }
 
+/// The report's JSON with the trials' validity as `validity` (counts and
+/// every trial that is not valid, with its findings).
+pub fn with_validity(value: Value, manifest: &Manifest) -> Value {
+    let Value::Object(mut fields) = value else {
+        return value;
+    };
+    fields.insert("validity".into(), crate::validity::json(manifest));
+    Value::Object(fields)
+}
+
 /// A comparison of `other` against `baseline` for `--json`: the runs'
 /// names and, per point and metric, both samples, the relative change and
 /// Welch's p-value.

@@ -27,6 +27,7 @@ pub mod sketch;
 pub mod summary;
 pub mod text;
 pub mod traffic;
+pub mod validity;
 
 pub use error::ReportError;
 pub use run_report::{run_report, RunReport};

@@ -54,6 +54,7 @@ fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
     let RunReport { summary, mqtt, traffic } = run_report(view);
     let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
+        let value = exp_report::json::with_validity(value, &view.manifest);
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
         exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref())

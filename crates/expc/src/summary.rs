@@ -154,6 +154,7 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
         );
     }
     print_fleet_warnings(manifest);
+    print_validity(manifest);
     for (name, table) in &manifest.tables {
         outln!(
             "  table      {name:<18} {:>9} rows in {} files",
@@ -228,6 +229,40 @@ fn missing_parts(dir: &Path, manifest: &Manifest) -> Vec<String> {
         ));
     }
     lines
+}
+
+/// How many trials each verdict got, and the findings of those that are
+/// not valid (the first few; `expc report` lists them all).
+fn print_validity(manifest: &Manifest) {
+    const SHOWN: usize = 12;
+    let counts = exp_report::validity::counts(manifest);
+    if counts == exp_report::validity::Counts::default() {
+        return;
+    }
+    outln!("  validity   {counts}");
+    let findings: Vec<(u32, &exp_results::validity::Finding)> = manifest
+        .trials
+        .iter()
+        .flat_map(|t| t.validity.iter().flat_map(|v| &v.findings).map(move |f| (t.trial, f)))
+        .collect();
+    for (trial, f) in findings.iter().take(SHOWN) {
+        let whose = f.workload.as_ref().map_or(String::new(), |w| format!(" `{w}`"));
+        outln!(
+            "  {:<10} trial {trial}: {}{whose}: {}",
+            f.verdict.as_str(),
+            f.code,
+            f.message
+        );
+    }
+    if findings.len() > SHOWN {
+        outln!(
+            "  … and {} more findings (expc report lists them)",
+            findings.len() - SHOWN
+        );
+    }
+    if counts.degraded + counts.invalid > 0 {
+        outln!("  (`expc explain CODE` says what a code means; aggregates leave invalid trials out)");
+    }
 }
 
 /// Fleets that ran with fewer devices than the spec asked for: the

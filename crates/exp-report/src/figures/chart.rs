@@ -79,7 +79,8 @@ impl Axis {
 /// What a series draws.
 #[derive(Debug, Clone)]
 pub enum Marks {
-    /// A polyline through the points, in x order.
+    /// A polyline through the points, in x order; a point whose y is NaN
+    /// breaks it there (nothing is drawn across a gap in the data).
     Line(Vec<(f64, f64)>),
     /// A step function (CDFs, histograms): horizontal then vertical.
     Steps(Vec<(f64, f64)>),
@@ -228,9 +229,22 @@ impl Chart {
             let keep = |x: f64, y: f64| self.x.admits(x) && self.y.admits(y);
             let drawn = match &series.marks {
                 Marks::Line(points) => {
-                    let mut points: Vec<(f64, f64)> = points.iter().copied().filter(|&(x, y)| keep(x, y)).collect();
+                    // A point with a NaN y breaks the line (a monitor gap):
+                    // each run between breaks is drawn on its own.
+                    let mut points: Vec<(f64, f64)> = points
+                        .iter()
+                        .copied()
+                        .filter(|&(x, y)| keep(x, y) || (self.x.admits(x) && y.is_nan()))
+                        .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    chart.draw_series(LineSeries::new(points, color.stroke_width(2)))
+                    let mut runs = points.split(|p| p.1.is_nan()).filter(|run| !run.is_empty());
+                    let first = runs.next().unwrap_or_default().to_vec();
+                    for run in runs {
+                        chart
+                            .draw_series(LineSeries::new(run.to_vec(), color.stroke_width(2)))
+                            .map_err(err)?;
+                    }
+                    chart.draw_series(LineSeries::new(first, color.stroke_width(2)))
                 }
                 Marks::Points(points) => chart.draw_series(
                     points

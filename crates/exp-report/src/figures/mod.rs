@@ -105,15 +105,22 @@ impl<'a> Context<'a> {
                 ctx.each_chunk(
                     &part.path,
                     &["instance", "actual_start_ns"],
-                    &["actual_end_ns", "kind"],
+                    &["actual_end_ns", "kind", "ground_truth"],
                     |c| {
                         let (instance, kind) = (c.str("instance")?, c.str_or_null("kind")?);
+                        // Runs from before audits have no such column: their windows stand.
+                        let ground_truth = c.bool_or("ground_truth", true)?;
                         let (start, end) = (c.u64("actual_start_ns")?, c.u64_or_null("actual_end_ns")?);
                         for i in 0..c.height() {
                             let Some(start) = start.get(i) else { continue };
                             let label = match (instance.get(i), kind.get(i)) {
                                 (Some(n), Some(k)) if n != k => format!("{n} ({k})"),
                                 (n, k) => n.or(k).unwrap_or("anomaly").to_string(),
+                            };
+                            let label = if ground_truth.get(i).copied().unwrap_or(true) {
+                                label
+                            } else {
+                                format!("{label}: no work, not ground truth")
                             };
                             // An activation still running at the end has no end: it
                             // lasts to the trial's end, drawn to the last sample.

@@ -24,5 +24,6 @@ pub fn report(
 ) -> String {
     let mut sections = mqtt.map(mqtt::render).unwrap_or_default();
     sections.push_str(&traffic.map(traffic::render).unwrap_or_default());
+    sections.push_str(&crate::validity::text(&view.manifest));
     summary::render(summary, &summary::status_note(view), &sections)
 }
