@@ -64,6 +64,10 @@ fn peak_rss_kb(pid: u32) -> Option<u64> {
 /// and the runner's peak RSS (kB).
 struct Outcome {
     metrics: std::collections::BTreeMap<String, f64>,
+    /// The trial's audit: the `trials` table's verdict and the codes of
+    /// its `trial_validity` rows.
+    verdict: String,
+    codes: Vec<String>,
     statuses: Vec<String>,
     peak_kb: u64,
     log: String,
@@ -137,7 +141,16 @@ experiment "contention" {{
     let keys: BTreeSet<(u64, u64)> = device.into_no_null_iter().zip(seq.into_no_null_iter()).collect();
     assert_eq!(keys.len() as u64, DEVICES * MESSAGES, "one row per message");
     let statuses = messages.column("status").unwrap().str().unwrap();
+    let trials = read_parquet(&view.tables["trials"].trials[&0][0].path);
+    let verdict = trials.column("verdict").unwrap().str().unwrap().get(0).unwrap().to_string();
+    let codes = view.tables.get("trial_validity").map_or_else(Vec::new, |t| {
+        let findings = read_parquet(&t.trials[&0][0].path);
+        let codes = findings.column("code").unwrap().str().unwrap().clone();
+        codes.iter().flatten().map(str::to_string).collect()
+    });
     Outcome {
+        verdict,
+        codes,
         metrics: manifest.trials[0].metrics.clone().into_iter().collect(),
         statuses: statuses.iter().flatten().map(str::to_string).collect(),
         peak_kb,
@@ -157,7 +170,8 @@ fn assert_all_ok(o: &Outcome) {
     assert_eq!(o.metrics["messages_lost"], 0.0);
 }
 
-/// `contended` says what the lateness says: a constant 50 ms gap allows a p99 of 5 ms.
+/// `contended` says what the lateness says: a constant 50 ms gap allows a
+/// p99 of 5 ms; and a contended trial is `invalid` with V0101.
 fn assert_contended_agrees(o: &Outcome) {
     let p99 = o.metrics["send_lateness_p99"];
     assert_eq!(
@@ -166,6 +180,11 @@ fn assert_contended_agrees(o: &Outcome) {
         "{:?}",
         o.metrics
     );
+    let late = o.codes.iter().any(|c| c == "V0101");
+    assert_eq!(late, p99 > 5e6, "{:?}", o.codes);
+    if late {
+        assert_eq!(o.verdict, "invalid");
+    }
 }
 
 #[test]
@@ -185,6 +204,15 @@ fn a_fleet_beside_cpu_hogs_keeps_every_row_and_bounded_memory() {
     let added_mb = o.metrics["runner_rss_per_device"] * DEVICES as f64 / 1e6;
     assert!(added_mb < 128.0, "{added_mb} MB added; {:?}", o.metrics);
     assert!(o.peak_kb < 512 * 1024, "peak RSS {} kB", o.peak_kb);
+    // Hogs on every core: the trial is flagged, whether its sends were late
+    // (V0101) or only the neighbours' CPU shows (V0602).
+    assert_ne!(o.verdict, "valid", "{:?} {:?}", o.codes, o.metrics);
+    assert!(
+        o.codes.iter().any(|c| c == "V0101" || c == "V0602"),
+        "{:?} {:?}",
+        o.codes,
+        o.metrics
+    );
     eprintln!(
         "beside {} hogs: {} rows, all ok; send lateness p99 {:.2} ms, contended {}; \
          runner {:.0} µs CPU per message, {added_mb:.1} MB added by the fleet, peak RSS {} MB; others {:.2} cores",
@@ -215,6 +243,7 @@ fn a_stalled_broker_makes_sends_late_not_lost() {
     assert_all_ok(&o);
     assert_contended_agrees(&o);
     assert_eq!(o.metrics["contended"], 1.0, "{:?}\n{}", o.metrics, o.log);
+    assert_eq!(o.verdict, "invalid", "{:?}", o.codes);
     eprintln!(
         "broker stalled 2 s: {} rows, all ok; send lateness p99 {:.0} ms; peak RSS {} MB",
         o.statuses.len(),
