@@ -5,7 +5,7 @@
 //! repetitions, W08 warnings, E09 compiler bugs, E10 run preflight (checks of the
 //! machine before anything starts); then the validity findings of a trial
 //! that ran (`exp_results::validity`, never diagnostics of a spec): V01
-//! fleets, V03 anomalies, V05 the monitor, V06 the host. A code, once
+//! fleets, V02 traffic, V03 anomalies, V05 the monitor, V06 the host. A code, once
 //! published, keeps its meaning.
 
 macro_rules! codes {
@@ -751,6 +751,34 @@ per device).
 
 Fix: a slower `connect_rate`, a longer window, or a broker that accepts as
 many connections (its connection limit, the open-file limit).
+";
+    V0201 => "connections started late",
+"Validity, degraded: the 99th percentile of how late a traffic workload's
+connections started, against the start times of its connection vectors,
+exceeded 10 ms. The replay's concurrency and load were then not the
+trace's: connections meant to overlap ran one after another. The
+`traffic_connections` table has `planned_start_ns` and `actual_start_ns`.
+
+Fix: fewer connections at once per runner (`expc run --split`), a quieter
+machine, or a trace scaled to what this host can replay.
+";
+    V0202 => "RTT not the one assigned",
+"Validity, degraded: the median connection's measured RTT (TCP's smoothed RTT
+at close, `tcp_rtt_ns`) was more than 10 % away from the RTT the delay stage
+was to give it (`assigned_rtt_ns`). Results labelled with the assigned RTTs
+then describe other ones: a starved delay stage adds delay, and short
+connections' smoothed RTT also carries delayed acknowledgements.
+
+Fix: give the delay stage a core of its own, fewer connections per trial,
+or longer connections; the `traffic_stage` table shows the stage's capacity.
+";
+    V0203 => "connections failed",
+"Validity, degraded: some of a traffic workload's connections failed
+(refused, reset or timed out; `status` and `error` in `traffic_connections`),
+so the replay carried less than the trace's connections.
+
+Fix: look at the errors: the acceptor's limits (`expc serve`), the number of
+source addresses, the open-file limit.
 ";
     V0301 => "anomaly did no work",
 "Validity, invalid: an anomaly activation ended without doing any work (no

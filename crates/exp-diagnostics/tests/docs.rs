@@ -51,6 +51,7 @@ const STAGES: &[(&str, &str)] = &[
     ("E09", "compiler"),
     ("E10", "run preflight"),
     ("V01", "validity of fleets"),
+    ("V02", "validity of traffic"),
     ("V03", "validity of anomalies"),
     ("V05", "validity of the monitor"),
     ("V06", "validity of the host"),

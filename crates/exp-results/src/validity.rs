@@ -112,6 +112,12 @@ pub struct Bounds {
     /// V0103: the share of a fleet's messages left without their
     /// acknowledgement (or write, at QoS 0) above which it is flagged.
     pub unacknowledged_share: f64,
+    /// V0201: the 99th percentile of how late a traffic workload's
+    /// connections started against the plan, in ns.
+    pub connection_start_lateness_ns: u64,
+    /// V0202: how far (relative) the median connection's measured RTT
+    /// (TCP's smoothed RTT at close) may be from the RTT it was assigned.
+    pub rtt_tolerance: f64,
     /// V0302: how far below its requested utilization a `cpuoccupy`
     /// activation may stay, as a share of the request.
     pub intensity_tolerance: f64,
@@ -130,6 +136,8 @@ impl Default for Bounds {
         Bounds {
             runner_cpu_share: 0.9,
             unacknowledged_share: 0.01,
+            connection_start_lateness_ns: 10_000_000,
+            rtt_tolerance: 0.1,
             intensity_tolerance: 0.2,
             monitor_gap_factor: 2.0,
             steal_share: 0.05,

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use exp_plan::{Plan, Point};
+use exp_plan::Point;
 use exp_results::manifest::{Manifest, PointRecord, TrialRecord, TrialStatus};
 
 use crate::clock::TrialClock;
@@ -97,7 +97,7 @@ async fn run_point(
         let status = manifest.trials[index].status;
         if status == TrialStatus::Complete {
             ran.count += 1;
-            record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);
+            record_stop_value(ctx, &manifest.trials[index], &mut values, &mut ran.stop_reason);
             continue;
         }
         if status != TrialStatus::Planned {
@@ -186,16 +186,23 @@ async fn run_point(
         record.validity = Some(result.validity);
         record.started_at_unix_ns = Some(result.start_unix_ns);
         record.ended_at_unix_ns = Some(result.end_unix_ns);
-        record_stop_value(ctx.plan, &manifest.trials[index], &mut values, &mut ran.stop_reason);
+        record_stop_value(ctx, &manifest.trials[index], &mut values, &mut ran.stop_reason);
         ctx.run_dir.record_trial(&manifest.trials[index])?;
     }
     Ok(ran)
 }
 
 /// Adds a finished trial's stop-rule metric and says whether the rule is met.
-fn record_stop_value(plan: &Plan, record: &TrialRecord, values: &mut Vec<f64>, stop_reason: &mut Option<String>) {
-    if let Some(rule) = &plan.repeat.stop {
-        if let Some(value) = record.metrics.get(&rule.metric) {
+/// An invalid trial's value is left out unless `--include-invalid`.
+fn record_stop_value(
+    ctx: &RunContext<'_>,
+    record: &TrialRecord,
+    values: &mut Vec<f64>,
+    stop_reason: &mut Option<String>,
+) {
+    let counted = exp_results::validity::counts(record, ctx.options.include_invalid);
+    if let Some(rule) = &ctx.plan.repeat.stop {
+        if let Some(value) = record.metrics.get(&rule.metric).filter(|_| counted) {
             values.push(*value);
         }
         *stop_reason = stop_rule_met(rule, values);

@@ -48,6 +48,9 @@ pub struct RunOptions {
     pub split: Option<ShardSpec>,
     /// The bounds each trial's audit holds it to (`exp_results::validity`).
     pub bounds: exp_results::validity::Bounds,
+    /// `repeat until` counts trials an audit found invalid too
+    /// (`--include-invalid`; by default it leaves them out).
+    pub include_invalid: bool,
 }
 
 #[derive(Debug)]

@@ -61,6 +61,10 @@ pub struct Args {
     /// its shards' fragments) and say how the run stands.
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["file", "resume", "shard", "dry_run"])]
     merge: Option<PathBuf>,
+    /// `repeat until` counts trials an audit found invalid too (by default
+    /// it leaves them out; docs/running.md, "Validity").
+    #[arg(long)]
+    include_invalid: bool,
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -102,6 +106,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         run_id: args.run_id.clone(),
         split: args.split,
         bounds: exp_results::validity::Bounds::default(),
+        include_invalid: args.include_invalid,
     };
     let experiment_dir = args.out.join(exp_results::experiment_dir_name(&plan.experiment.name));
     crate::out_dir::check(&args.out, &experiment_dir)?;
@@ -149,6 +154,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         run_id: None,
         split: args.split,
         bounds: exp_results::validity::Bounds::default(),
+        include_invalid: args.include_invalid,
     };
     execute(&sources, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await

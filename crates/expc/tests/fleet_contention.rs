@@ -142,7 +142,14 @@ experiment "contention" {{
     assert_eq!(keys.len() as u64, DEVICES * MESSAGES, "one row per message");
     let statuses = messages.column("status").unwrap().str().unwrap();
     let trials = read_parquet(&view.tables["trials"].trials[&0][0].path);
-    let verdict = trials.column("verdict").unwrap().str().unwrap().get(0).unwrap().to_string();
+    let verdict = trials
+        .column("verdict")
+        .unwrap()
+        .str()
+        .unwrap()
+        .get(0)
+        .unwrap()
+        .to_string();
     let codes = view.tables.get("trial_validity").map_or_else(Vec::new, |t| {
         let findings = read_parquet(&t.trials[&0][0].path);
         let codes = findings.column("code").unwrap().str().unwrap().clone();

@@ -5,6 +5,8 @@
 
 use exp_traffic::replay::{ConnectionRecord, ConnectionStatus, Interruption, ReplayResult};
 
+use exp_results::validity::Bounds;
+
 use crate::executor::WorkloadSummary;
 
 /// Totals over every window of one trial.
@@ -12,11 +14,15 @@ use crate::executor::WorkloadSummary;
 pub struct Totals {
     durations_ns: Vec<f64>,
     responses_ns: Vec<f64>,
-    connections: u64,
-    failed: u64,
+    pub(super) connections: u64,
+    pub(super) failed: u64,
     peak_active: u32,
     bytes: u64,
     interval_ns: u64,
+    /// For the audit (audit.rs): each tried connection's start lateness,
+    /// and each measured connection's (achieved, assigned) RTT in µs.
+    pub(super) start_lateness_us: Vec<u64>,
+    pub(super) rtts_us: Vec<(u64, u64)>,
 }
 
 impl Totals {
@@ -26,6 +32,11 @@ impl Totals {
         let tried = |c: &&ConnectionRecord| c.interrupted != Some(Interruption::NotStarted);
         for c in result.connections.iter().filter(|c| c.in_window).filter(tried) {
             self.connections += 1;
+            self.start_lateness_us
+                .push(c.actual_start_us.saturating_sub(c.planned_start_us));
+            if let (Some(tcp), Some(assigned)) = (&c.tcp, c.assigned_rtt_us) {
+                self.rtts_us.push((u64::from(tcp.rtt_us), assigned));
+            }
             if c.status == ConnectionStatus::Failed {
                 self.failed += 1;
             } else if c.interrupted.is_none() {
@@ -53,8 +64,11 @@ impl Totals {
         }
     }
 
-    pub fn summary(mut self, skipped: usize) -> WorkloadSummary {
-        let mut s = WorkloadSummary::default();
+    pub fn summary(mut self, skipped: usize, bounds: &Bounds) -> WorkloadSummary {
+        let mut s = WorkloadSummary {
+            findings: super::audit::findings(&mut self, bounds),
+            ..WorkloadSummary::default()
+        };
         if self.connections == 0 && skipped == 0 {
             // Nothing replayed (interrupted before its first window, or no
             // connection in the measurement window): zeros would skew

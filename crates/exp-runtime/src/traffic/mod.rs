@@ -14,6 +14,7 @@
 //! namespaces with the delay stage, or an `expc serve` server), `tables`
 //! writes rows and `metrics` sums up the trial.
 
+mod audit;
 mod metrics;
 mod network;
 mod tables;
@@ -49,7 +50,7 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     // testbed each all trial long.
     let first = ctx.intervals.first().map_or(0, |i| i.start_ns);
     if !ctx.cancel.sleep_until_async(ctx.clock.at(first)).await {
-        return Ok(metrics::Totals::default().summary(prepared.skipped));
+        return Ok(metrics::Totals::default().summary(prepared.skipped, &ctx.bounds));
     }
     let network = Network::start(&traffic, ctx.seed, ctx.clock.now_ns())
         .await
@@ -82,7 +83,7 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     let totals = replayed?;
     queue?;
     stopped.map_err(failed("stopping the network"))?;
-    Ok(totals.summary(prepared.skipped))
+    Ok(totals.summary(prepared.skipped, &ctx.bounds))
 }
 
 /// Replays every active window in turn.

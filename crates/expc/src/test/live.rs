@@ -43,6 +43,7 @@ pub fn run_first_trial(spec: &Path, plan: &Plan, time_scale: f64) -> Result<(), 
         run_id: None,
         split: None,
         bounds: exp_results::validity::Bounds::default(),
+        include_invalid: false,
     };
     let result = crate::run::drive(
         |events, cancel| async move { exp_runtime::run(plan, options, events, cancel).await },
