@@ -211,6 +211,16 @@ fn paths_lengthen_blk_conc_durations_where_by_rtt_does_not() {
         .finish()
         .unwrap();
 
+    // The delay stage gave the connections their RTTs: the audit's median
+    // connection is within 10 % of its assigned RTT (no V0202), as the
+    // by_rtt comparison below relies on.
+    let manifest = exp_results::manifest::Manifest::read(&run_dir(&scratch.0.join("runs")).unwrap()).unwrap();
+    let validity = manifest.trials[0].validity.as_ref().unwrap();
+    assert!(
+        validity.findings.iter().all(|f| f.code != "V0202"),
+        "{:#?}",
+        validity.findings
+    );
     let own = rows(&table, "per-connection");
     let paths = rows(&table, "paths");
     let by_rtt = rows(&table, "by-rtt");
