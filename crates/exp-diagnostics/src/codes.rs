@@ -5,7 +5,7 @@
 //! repetitions, W08 warnings, E09 compiler bugs, E10 run preflight (checks of the
 //! machine before anything starts); then the validity findings of a trial
 //! that ran (`exp_results::validity`, never diagnostics of a spec): V01
-//! fleets, V02 traffic, V03 anomalies, V05 the monitor, V06 the host. A code, once
+//! fleets, V02 traffic, V03 anomalies, V04 xml, V05 the monitor, V06 the host. A code, once
 //! published, keeps its meaning.
 
 macro_rules! codes {
@@ -801,6 +801,16 @@ its cores.
 
 Fix: pin the anomaly to cores nothing else uses; `expc calibrate cpuoccupy`
 shows what the kernel achieves on this machine.
+";
+    V0401 => "xml output short of its amount",
+"Validity, degraded: an `xml` workload generated fewer documents (or, with
+`size`, fewer bytes) than asked, because its window or the trial ended
+first (or Ctrl-C). The set in the run directory is incomplete, and the
+`xml_generation` row describes the part that was written. In a split run
+each part is held to its share of the documents; by `size`, a part's share
+is not audited.
+
+Fix: a longer window or trial, more `threads`, or fewer documents.
 ";
     V0501 => "monitor sampling gap",
 "Validity, degraded: two consecutive `system_metrics` samples were more than

@@ -53,6 +53,7 @@ const STAGES: &[(&str, &str)] = &[
     ("V01", "validity of fleets"),
     ("V02", "validity of traffic"),
     ("V03", "validity of anomalies"),
+    ("V04", "validity of xml"),
     ("V05", "validity of the monitor"),
     ("V06", "validity of the host"),
 ];

@@ -1,6 +1,8 @@
-//! Audits outside the fleet's own (fleet/audit.rs): an anomaly activation
-//! against what it was asked to do (V0301, V0302), the monitor's sampling
-//! (V0501) and the host beside the trial (V0601, V0602). Each returns
+//! Audits outside the fleet's and traffic's own (`fleet/audit.rs`,
+//! `traffic/audit.rs`): an anomaly activation against what it was asked to
+//! do (V0301, V0302), an xml workload's output against the amount asked
+//! (V0401), the monitor's sampling (V0501) and the host beside the trial
+//! (V0601, V0602). Each returns
 //! `exp_results::validity::Finding`s; the trial collects them into its
 //! verdict (docs/running.md, "Validity").
 
@@ -62,6 +64,30 @@ pub fn activation(work: &ActivationWork<'_>, bounds: &Bounds) -> Option<Finding>
             ),
         )
         .measured(work.achieved_utilization, floor)
+    })
+}
+
+/// What an xml workload was asked to generate (this process's share of it
+/// in a split run), and what it wrote.
+pub enum XmlAmount {
+    Documents(u64),
+    Bytes(u64),
+}
+
+/// V0401 when an xml workload generated less than asked (its window or
+/// the trial ended first): the set it leaves is incomplete.
+pub fn xml_output(asked: XmlAmount, documents: u64, bytes: u64) -> Option<Finding> {
+    let (what, got, wanted) = match asked {
+        XmlAmount::Documents(n) => ("documents", documents, n),
+        XmlAmount::Bytes(n) => ("bytes", bytes, n),
+    };
+    (got < wanted).then(|| {
+        Finding::new(
+            "V0401",
+            Verdict::Degraded,
+            format!("generated {got} of the {wanted} {what} asked: the window or the trial ended first"),
+        )
+        .measured(got as f64, wanted as f64)
     })
 }
 
@@ -228,6 +254,15 @@ mod tests {
         let found = watch.finding(interval, &bounds).unwrap();
         assert_eq!(found.code, "V0501");
         assert_eq!(found.measured, Some(800e6));
+    }
+
+    #[test]
+    fn an_xml_workload_short_of_its_amount_is_degraded() {
+        assert_eq!(xml_output(XmlAmount::Documents(100), 100, 5_000), None);
+        assert_eq!(xml_output(XmlAmount::Bytes(4_000), 90, 5_000), None);
+        let found = xml_output(XmlAmount::Documents(100), 40, 2_000).unwrap();
+        assert_eq!((found.code.as_str(), found.measured), ("V0401", Some(40.0)));
+        assert!(xml_output(XmlAmount::Bytes(10_000), 90, 5_000).is_some());
     }
 
     #[test]

@@ -29,6 +29,7 @@ use exp_xml::pipeline::{Obfuscation, SetError, SetJob, SetPhase};
 use exp_xml::set::{read_set, SynthesisSet};
 use exp_xml::{AttributePolicy, Config, Source};
 
+use crate::audit::XmlAmount;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 use crate::preflight::{Finding, Host};
 use tables::Generation;
@@ -94,9 +95,12 @@ pub fn run(ctx: &WorkloadContext, xml: &Xml, out: &Path) -> Result<WorkloadSumma
     }
 
     let documents_dir = out.join("documents");
-    let stats = generate(ctx, xml, &set, threads, &documents_dir)?;
+    let (stats, asked) = generate(ctx, xml, &set, threads, &documents_dir)?;
     let throughput = throughput(&stats);
     let mut summary = WorkloadSummary::default();
+    summary
+        .findings
+        .extend(crate::audit::xml_output(asked, stats.documents, stats.bytes));
     summary.metrics.insert("throughput".into(), throughput);
     if stats.documents > 0 {
         summary
@@ -174,12 +178,23 @@ fn generate(
     set: &SynthesisSet,
     threads: usize,
     documents_dir: &Path,
-) -> Result<GenerateStats, ExecError> {
+) -> Result<(GenerateStats, XmlAmount), ExecError> {
     let generator = Generator::new(set, ctx.seed).map_err(|e| failed(ctx, "generator", e))?;
     let amount = match (xml.documents, xml.size_bytes) {
         (Some(n), _) => Amount::Documents(n),
         (None, Some(bytes)) => Amount::Bytes(bytes),
         (None, None) => Amount::Documents(set.info.corpus.documents.max(1)),
+    };
+    // What this process was asked for: a split part's share of the
+    // documents; by size, the whole (a part's share is not audited).
+    let asked = match (amount, ctx.split) {
+        (Amount::Documents(n), Some(split)) => {
+            let share = crate::split::share(n, split);
+            XmlAmount::Documents(share.end - share.start)
+        }
+        (Amount::Documents(n), None) => XmlAmount::Documents(n),
+        (Amount::Bytes(_), Some(_)) => XmlAmount::Bytes(0),
+        (Amount::Bytes(n), None) => XmlAmount::Bytes(n),
     };
     let options = GenerateOptions {
         amount,
@@ -200,7 +215,9 @@ fn generate(
     // generation between batches.
     let end = ctx.intervals.last().and_then(|i| i.end_ns).or(ctx.trial_end_ns);
     let stop = || ctx.cancel.is_cancelled() || end.is_some_and(|end| ctx.clock.now_ns() >= end);
-    generate_to_dir_until(&generator, &options, documents_dir, &stop).map_err(|e| failed(ctx, "generation", e))
+    let stats =
+        generate_to_dir_until(&generator, &options, documents_dir, &stop).map_err(|e| failed(ctx, "generation", e))?;
+    Ok((stats, asked))
 }
 
 /// Uncompressed MB generated per second; NaN when it took no time.

@@ -172,10 +172,43 @@ experiment "gap" {
 #[test]
 fn explain_knows_every_validity_code() {
     for code in [
-        "V0101", "V0102", "V0103", "V0104", "V0301", "V0302", "V0501", "V0601", "V0602",
+        "V0101", "V0102", "V0103", "V0104", "V0301", "V0302", "V0401", "V0501", "V0601", "V0602",
     ] {
         let output = expc().args(["explain", code]).output().unwrap();
         assert!(output.status.success(), "{code}: {}", text(&output));
         assert!(String::from_utf8_lossy(&output.stdout).contains("Validity"), "{code}");
     }
+}
+
+#[test]
+fn an_xml_workload_cut_short_by_its_trial_is_degraded() {
+    let scratch = Scratch::new("validity-xml-short");
+    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    // Ten million documents do not fit in a 2 s trial: the trial's end
+    // stops generation, and the set is incomplete.
+    let spec = format!(
+        r#"
+experiment "xml-short" {{
+  duration = 2s
+  xml "x" {{
+    corpus    = "{}"
+    split_at  = "event"
+    documents = 10000000
+  }}
+}}
+"#,
+        corpus.display()
+    );
+    let (dir, log) = run(&scratch, &spec, &[]);
+    let findings = trial_frames(&dir, "trial_validity", 0);
+    let codes = strings(&findings, "code");
+    let at = codes
+        .iter()
+        .position(|c| c == "V0401")
+        .unwrap_or_else(|| panic!("{codes:?}\n{log}"));
+    assert_eq!(strings(&findings, "workload")[at], "x");
+    let column = |name: &str| findings[0].column(name).unwrap().f64().unwrap().get(at).unwrap();
+    assert_eq!(column("bound"), 1e7);
+    assert!(column("measured") < 1e7);
+    assert_eq!(strings(&trial_frames(&dir, "trials", 0), "verdict"), ["degraded"]);
 }
