@@ -369,6 +369,14 @@ fn the_page_renders_in_a_browser_without_a_network() {
         "every figure in the rendered page"
     );
     assert!(dom.contains("Ack latency"), "the figures' titles are in the page");
+    // The trial's verdict, as the manifest records it, in the Validity table.
+    let manifest = exp_results::manifest::Manifest::read(&dir).unwrap();
+    let verdict = manifest.trials[0].validity.as_ref().unwrap().verdict.as_str();
+    assert!(
+        dom.contains("<section id=\"validity\"><h2>Validity</h2>")
+            && dom.contains(&format!("<td class=\"l\">{verdict}</td>")),
+        "the validity section with the trial's verdict ({verdict})"
+    );
 
     let screenshot = scratch.0.join("page.png");
     chromium(&scratch, &page, &format!("--screenshot={}", screenshot.display()));
