@@ -150,6 +150,10 @@ pub struct RunOptions {
     /// (absolute), so a resumed run finds the same files.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spec_dir: Option<String>,
+    /// The bounds the trials' audits held them to (`expc run
+    /// --validity-bound`; the defaults when absent), so a resumed run keeps them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity_bounds: Option<crate::validity::Bounds>,
 }
 
 impl Default for RunOptions {
@@ -159,6 +163,7 @@ impl Default for RunOptions {
             trials_selected: None,
             forced: false,
             spec_dir: None,
+            validity_bounds: None,
         }
     }
 }

@@ -131,6 +131,51 @@ pub struct Bounds {
     pub others_cpu_share: f64,
 }
 
+/// A `--validity-bound NAME=VALUE` that names no bound or gives no number.
+#[derive(Debug, thiserror::Error)]
+#[error("--validity-bound {given}: {reason}")]
+pub struct BoundError {
+    given: String,
+    reason: String,
+}
+
+impl Bounds {
+    /// The bounds with `NAME=VALUE` set (`others_cpu_share=0.5`), the
+    /// names being the fields' (docs/running.md, "Validity").
+    pub fn with(self, setting: &str) -> Result<Bounds, BoundError> {
+        let fail = |reason: String| BoundError {
+            given: setting.to_string(),
+            reason,
+        };
+        let (name, value) = setting
+            .split_once('=')
+            .ok_or_else(|| fail("write NAME=VALUE, e.g. others_cpu_share=0.5".into()))?;
+        let mut fields = match serde_json::to_value(self) {
+            Ok(serde_json::Value::Object(fields)) => fields,
+            _ => return Err(fail("the bounds cannot be written".into())),
+        };
+        let names: Vec<String> = fields.keys().cloned().collect();
+        let slot = fields
+            .get_mut(name.trim())
+            .ok_or_else(|| fail(format!("no such bound; the bounds are {}", names.join(", "))))?;
+        let number: f64 = value
+            .trim()
+            .parse()
+            .ok()
+            .filter(|v: &f64| v.is_finite() && *v >= 0.0)
+            .ok_or_else(|| fail("the value must be a number at least 0".into()))?;
+        *slot = if slot.is_u64() {
+            if number.fract() != 0.0 {
+                return Err(fail("this bound is a whole number (nanoseconds)".into()));
+            }
+            serde_json::json!(number as u64)
+        } else {
+            serde_json::json!(number)
+        };
+        serde_json::from_value(serde_json::Value::Object(fields)).map_err(|e| fail(e.to_string()))
+    }
+}
+
 impl Default for Bounds {
     fn default() -> Self {
         Bounds {
@@ -245,6 +290,26 @@ mod tests {
             attempts: Vec::new(),
             validity,
         }
+    }
+
+    #[test]
+    fn a_bound_is_set_by_its_name() {
+        let bounds = Bounds::default().with("others_cpu_share=0.5").unwrap();
+        assert_eq!(bounds.others_cpu_share, 0.5);
+        let bounds = bounds.with("connection_start_lateness_ns = 20000000").unwrap();
+        assert_eq!(bounds.connection_start_lateness_ns, 20_000_000);
+        assert_eq!(bounds.steal_share, Bounds::default().steal_share, "the others kept");
+        for wrong in [
+            "others_cpu",
+            "nope=1",
+            "steal_share=-1",
+            "steal_share=x",
+            "connection_start_lateness_ns=1.5",
+        ] {
+            assert!(Bounds::default().with(wrong).is_err(), "{wrong}");
+        }
+        let message = Bounds::default().with("nope=1").unwrap_err().to_string();
+        assert!(message.contains("monitor_gap_factor"), "{message}");
     }
 
     #[test]

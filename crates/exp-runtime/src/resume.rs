@@ -59,6 +59,8 @@ pub struct ResumeOptions {
     pub trials: Option<TrialSelection>,
     pub forced: bool,
     pub spec_dir: Option<PathBuf>,
+    /// The audits' bounds the run started with.
+    pub bounds: exp_results::validity::Bounds,
     /// The run (or shard) is complete: nothing to resume.
     pub complete: bool,
     /// What was found wrong and will be gone past (journal lines skipped, a
@@ -103,6 +105,7 @@ pub fn load(dir: &Path, role: Role, given: Option<Plan>) -> Result<(Plan, Resume
         trials,
         forced: manifest.options.forced,
         spec_dir: manifest.options.spec_dir.map(PathBuf::from),
+        bounds: manifest.options.validity_bounds.unwrap_or_default(),
         complete: manifest.status == RunStatus::Complete,
         warnings,
     };

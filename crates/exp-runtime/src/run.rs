@@ -151,6 +151,8 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
     manifest.options.time_scale = options.time_scale;
     manifest.options.trials_selected = options.trials.as_ref().map(|t| t.text().to_string());
     manifest.options.forced = options.force;
+    manifest.options.validity_bounds =
+        (options.bounds != exp_results::validity::Bounds::default()).then_some(options.bounds);
     manifest.options.spec_dir = std::path::absolute(&options.spec_dir)
         .ok()
         .map(|d| d.to_string_lossy().into_owned());

@@ -65,6 +65,20 @@ pub struct Args {
     /// it leaves them out; docs/running.md, "Validity").
     #[arg(long)]
     include_invalid: bool,
+    /// Set a bound of the trials' audits, e.g. `others_cpu_share=0.5`
+    /// (repeatable; names and defaults in docs/running.md, "Validity").
+    /// A resumed run keeps the bounds it started with.
+    #[arg(long, value_name = "NAME=VALUE", conflicts_with = "resume")]
+    validity_bound: Vec<String>,
+}
+
+/// The audits' bounds: the defaults with each `--validity-bound` set.
+fn bounds(args: &Args) -> Result<exp_results::validity::Bounds, String> {
+    args.validity_bound
+        .iter()
+        .try_fold(exp_results::validity::Bounds::default(), |bounds, setting| {
+            bounds.with(setting).map_err(|e| e.to_string())
+        })
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -105,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         shard: args.shard,
         run_id: args.run_id.clone(),
         split: args.split,
-        bounds: exp_results::validity::Bounds::default(),
+        bounds: bounds(&args)?,
         include_invalid: args.include_invalid,
     };
     let experiment_dir = args.out.join(exp_results::experiment_dir_name(&plan.experiment.name));
@@ -153,7 +167,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         shard: args.shard,
         run_id: None,
         split: args.split,
-        bounds: exp_results::validity::Bounds::default(),
+        bounds: recorded.bounds,
         include_invalid: args.include_invalid,
     };
     execute(&sources, |events, cancel| async {

@@ -110,6 +110,47 @@ experiment "no-work" {
     assert!(String::from_utf8_lossy(&explained.stdout).contains("ground truth"));
 }
 
+/// Bounds are data a study may set: with steal and neighbours allowed the
+/// whole machine, only the anomaly's own finding is left; the manifest
+/// records the bounds; a bound that does not exist is refused, named.
+#[test]
+fn validity_bounds_are_set_on_the_command_line_and_recorded() {
+    let scratch = Scratch::new("validity-bounds");
+    let spec = r#"
+experiment "bounds" {
+  duration = 1s
+  anomaly "leak" { kind = memleak  size = 1MiB  rate = 10/s  limit = 64MiB  at = 500ms }
+}
+"#;
+    let bounds = [
+        "--validity-bound",
+        "others_cpu_share=1",
+        "--validity-bound",
+        "steal_share=1",
+    ];
+    let (dir, log) = run(&scratch, spec, &[&["--time-scale", "0.0001"][..], &bounds[..]].concat());
+    let codes = strings(&trial_frames(&dir, "trial_validity", 0), "code");
+    assert_eq!(codes, ["V0301"], "{log}");
+    let manifest = Manifest::read(&dir).unwrap();
+    let recorded = manifest.options.validity_bounds.unwrap();
+    assert_eq!((recorded.others_cpu_share, recorded.steal_share), (1.0, 1.0));
+    assert_eq!(recorded.monitor_gap_factor, 2.0, "the others keep their defaults");
+
+    let spec_path = scratch.0.join("spec.exp");
+    let output = expc()
+        .arg("run")
+        .arg(&spec_path)
+        .args(["--out", "/nonexistent-never-made", "--validity-bound", "neighbours=1"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("--validity-bound neighbours=1") && stderr.contains("others_cpu_share"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn a_stopped_runner_leaves_a_monitor_gap_that_degrades_and_breaks_the_line() {
     let scratch = Scratch::new("validity-gap");
