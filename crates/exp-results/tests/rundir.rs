@@ -198,6 +198,7 @@ fn a_manifest_from_a_plan() {
             trials_selected: None,
             forced: false,
             spec_dir: None,
+            validity_bounds: None,
         }
     );
     let records: Vec<_> = manifest
