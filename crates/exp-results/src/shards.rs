@@ -222,8 +222,15 @@ fn part_name(m: &Manifest) -> String {
 }
 
 /// One trial as two parts of a split run ran it: the worse status (with its
-/// error), the earlier start, the later end; metrics are the first part's.
+/// error), the earlier start, the later end, every part's audit findings
+/// (the worst verdict); metrics are the first part's.
 fn fold_part(kept: &mut TrialRecord, other: &TrialRecord) {
+    kept.validity = match (kept.validity.take(), &other.validity) {
+        (Some(a), Some(b)) => Some(crate::validity::Validity::of(
+            a.findings.into_iter().chain(b.findings.clone()),
+        )),
+        (a, b) => a.or_else(|| b.clone()),
+    };
     if severity(other.status) > severity(kept.status) {
         kept.status = other.status;
         kept.error.clone_from(&other.error);

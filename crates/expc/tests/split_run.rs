@@ -177,7 +177,18 @@ fn a_split_fleet_has_the_rows_of_the_whole_fleet() {
             );
             let acked = u64_values(&trial_frames(&split, "mqtt_messages", trial), "acked_ns");
             assert_eq!(acked.len(), 50, "every message has its ack time");
+            // Each part audited its share; the merged record keeps every finding.
+            let verdicts: usize = trial_frames(&split, "trials", trial)
+                .iter()
+                .map(|f| f.column("verdict").unwrap().str().unwrap().iter().flatten().count())
+                .sum();
+            assert_eq!(verdicts, parts as usize, "a verdict per part");
         }
+        let manifest = exp_results::open_run(&split).unwrap().manifest;
+        assert!(
+            manifest.trials.iter().all(|t| t.validity.is_some()),
+            "{parts} parts: every trial audited"
+        );
     }
 }
 
