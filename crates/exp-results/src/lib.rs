@@ -26,6 +26,7 @@ pub mod schemas;
 mod shards;
 mod store;
 pub mod table;
+mod times;
 pub mod validity;
 
 pub use error::{check_component, ResultsError};
