@@ -18,6 +18,7 @@
 //! reading a plan back with its version and consistency checked.
 
 pub mod diff;
+pub mod diff_text;
 mod dist;
 mod field;
 mod read;

@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use exp_results::{Manifest, TrialStatus};
 
-use crate::compare::MetricDiff;
+use crate::compare::RunComparison;
 use crate::figures::{point_label, Figure, PointMetric};
 use crate::text::units::value_text;
 use crate::ReportError;
@@ -21,8 +21,8 @@ figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}svg{max-width:100%;he
 pub enum Tables<'a> {
     /// One run: its sweep points' metrics.
     Sweep(&'a [PointMetric]),
-    /// Several runs: each metric of the others against the first.
-    Comparison(&'a [MetricDiff]),
+    /// Several runs: each of the others against the first.
+    Comparison(&'a [RunComparison]),
 }
 
 /// The whole report page of one run, or of runs compared with the first.
@@ -54,7 +54,7 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
     }
     match (tables, runs.first()) {
         (Tables::Sweep(points), Some(run)) if !points.is_empty() => sweep_table(&mut out, run, points),
-        (Tables::Comparison(diffs), _) if !diffs.is_empty() => comparison_table(&mut out, diffs),
+        (Tables::Comparison(comparisons), _) => crate::html_compare::tables(&mut out, comparisons),
         _ => {}
     }
     for figure in figures {
@@ -152,31 +152,6 @@ fn sweep_table(out: &mut String, m: &Manifest, sweep: &[PointMetric]) {
             escape(&text(p.mean)),
             escape(&ci),
             p.n
-        );
-    }
-    out.push_str("</table>\n");
-}
-
-/// Each metric of a compared run against the baseline, with Welch's p.
-fn comparison_table(out: &mut String, diffs: &[MetricDiff]) {
-    out.push_str(
-        "<h2>Metrics against the baseline</h2>\n<table><tr><th class=\"l\">point</th><th class=\"l\">metric</th>\
-         <th>baseline</th><th>compared</th><th>change</th><th>p (Welch)</th><th>n</th></tr>\n",
-    );
-    for d in diffs {
-        let p = d.p_value.map_or("—".to_string(), |p| format!("{p:.3}"));
-        let metric = d.metric.split_once('.').map_or(d.metric.as_str(), |(_, m)| m);
-        let value = |v: f64| escape(&value_text(&d.kind, metric, v));
-        let _ = writeln!(
-            out,
-            "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{p}</td><td>{}/{}</td></tr>",
-            escape(&d.point),
-            escape(&d.metric),
-            value(d.baseline.mean),
-            value(d.other.mean),
-            crate::text::compare::change(d),
-            d.baseline.n,
-            d.other.n
         );
     }
     out.push_str("</table>\n");

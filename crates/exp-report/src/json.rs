@@ -5,9 +5,7 @@
 
 use serde_json::{Map, Value};
 
-use exp_results::Manifest;
-
-use crate::compare::MetricDiff;
+use crate::compare::RunComparison;
 use crate::{MqttReport, RunSummary, TrafficReport};
 
 /// The document of `summary` and the run's reports.
@@ -62,22 +60,17 @@ pub fn with_validity(value: Value, manifest: &Manifest) -> Value {
     Value::Object(fields)
 }
 
-/// A comparison of `other` against `baseline` for `--json`: the runs'
-/// names and, per point and metric, both samples, the relative change and
-/// Welch's p-value.
-pub fn comparison(baseline: &Manifest, other: &Manifest, diffs: &[MetricDiff]) -> serde_json::Value {
-    let name = |m: &Manifest| format!("{}/{}", m.experiment, m.run_id);
-    let metrics: Vec<serde_json::Value> = diffs
-        .iter()
-        .map(|d| {
-            let mut value = serde_json::to_value(d).unwrap_or_default();
-            if let serde_json::Value::Object(fields) = &mut value {
-                // NaN (a zero baseline) has no JSON number: null.
-                let change = serde_json::Number::from_f64(d.relative()).map(serde_json::Value::Number);
-                fields.insert("relative_change".into(), change.unwrap_or_default());
-            }
-            value
-        })
-        .collect();
-    serde_json::json!({ "baseline": name(baseline), "compared": name(other), "metrics": metrics })
+/// A comparison of one run against the baseline for `--json`: the
+/// [`RunComparison`]'s fields, each metric with its relative change.
+pub fn comparison(comparison: &RunComparison) -> Result<Value, serde_json::Error> {
+    let mut value = serde_json::to_value(comparison)?;
+    let metrics = value.get_mut("metrics").and_then(Value::as_array_mut);
+    for (json, d) in metrics.into_iter().flatten().zip(&comparison.metrics) {
+        if let Value::Object(fields) = json {
+            // NaN (a zero baseline) has no JSON number: null.
+            let change = serde_json::Number::from_f64(d.relative()).map(Value::Number);
+            fields.insert("relative_change".into(), change.unwrap_or_default());
+        }
+    }
+    Ok(value)
 }

@@ -18,6 +18,7 @@ mod error;
 pub mod expected;
 pub mod figures;
 pub mod html;
+mod html_compare;
 pub mod json;
 mod kinds;
 pub mod mqtt;

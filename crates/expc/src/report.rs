@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use exp_report::compare::{compare, mismatch, overlay};
+use exp_report::compare::{compare, mismatch, overlay, Options, RunComparison};
 use exp_report::figures::{figures, sweep_points, Figure};
 use exp_report::html::{page, Tables};
 use exp_report::{run_report, RunReport};
@@ -32,6 +32,28 @@ pub struct Args {
     /// Write each figure as DIR/<figure>.svg.
     #[arg(long, value_name = "DIR")]
     svg: Option<PathBuf>,
+    /// Runs compared: the equivalence margin, relative to the baseline's
+    /// mean (a metric is `equivalent` when two one-sided tests put the
+    /// difference within it).
+    #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse_margin)]
+    margin: f64,
+    /// Runs compared: count trials an audit found invalid too.
+    #[arg(long)]
+    include_invalid: bool,
+}
+
+/// `5%` → 0.05; the margin is written as a percentage, above 0.
+fn parse_margin(text: &str) -> Result<f64, String> {
+    let number = text
+        .trim()
+        .strip_suffix('%')
+        .ok_or_else(|| format!("write the margin as a percentage, e.g. `5%` (got `{text}`)"))?;
+    match number.trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p.is_finite() => Ok(p / 100.0),
+        _ => Err(format!(
+            "the margin must be a percentage above 0, e.g. `5%` (got `{text}`)"
+        )),
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode, String> {
@@ -45,7 +67,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     match views.as_slice() {
         [one] => print_report(one, args.json),
-        [baseline, others @ ..] => print_comparison(baseline, others, args.json),
+        [baseline, others @ ..] => print_comparison(baseline, others, &args),
         [] => Ok(ExitCode::SUCCESS),
     }
 }
@@ -71,35 +93,47 @@ fn warn(warnings: &[Warning]) {
     }
 }
 
-/// Each run's metrics against the baseline's, as text or JSON.
-fn print_comparison(baseline: &RunView, others: &[RunView], json: bool) -> Result<ExitCode, String> {
-    let mut text = String::new();
-    let mut values = Vec::new();
-    for other in others {
-        warn(mismatch(baseline, other).as_slice());
-        let diffs = compare(&baseline.manifest, &other.manifest, load_plan(&baseline.dir).as_ref());
-        if json && diffs.is_empty() {
-            errln!("warning: {}: no metric at a point both runs have", other.dir.display());
-        }
-        if json {
-            values.push(exp_report::json::comparison(
-                &baseline.manifest,
-                &other.manifest,
-                &diffs,
-            ));
-        } else {
-            text.push_str(&exp_report::text::compare::render(
-                &run_name(baseline),
-                &run_name(other),
-                &diffs,
-            ));
-        }
-    }
-    if json {
-        text = serde_json::to_string_pretty(&values).map_err(|e| e.to_string())? + "\n";
-    }
+/// Each run against the baseline, as text or JSON.
+fn print_comparison(baseline: &RunView, others: &[RunView], args: &Args) -> Result<ExitCode, String> {
+    let comparisons = comparisons(baseline, others, args);
+    let text = if args.json {
+        let values = comparisons
+            .iter()
+            .map(exp_report::json::comparison)
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| e.to_string())?;
+        serde_json::to_string_pretty(&values).map_err(|e| e.to_string())? + "\n"
+    } else {
+        comparisons.iter().map(exp_report::text::compare::render).collect()
+    };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Each of `others` against `baseline`, with a warning for each that is not
+/// a run of the baseline's plan and for each with nothing to compare.
+fn comparisons(baseline: &RunView, others: &[RunView], args: &Args) -> Vec<RunComparison> {
+    let options = Options {
+        margin: args.margin,
+        include_invalid: args.include_invalid,
+    };
+    let baseline_plan = load_plan(&baseline.dir);
+    others
+        .iter()
+        .map(|other| {
+            warn(mismatch(baseline, other).as_slice());
+            let other_plan = load_plan(&other.dir);
+            let c = compare(
+                (&baseline.manifest, baseline_plan.as_ref()),
+                (&other.manifest, other_plan.as_ref()),
+                options,
+            );
+            if args.json && c.metrics.is_empty() {
+                errln!("warning: {}: no metric at a point both runs have", other.dir.display());
+            }
+            c
+        })
+        .collect()
 }
 
 /// `--html` and `--svg`: every figure of one run, or of the runs overlaid.
@@ -111,9 +145,6 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         warn(&warnings);
         per_run.push((run_name(view), figures));
     }
-    for other in views.iter().skip(1) {
-        warn(mismatch(&views[0], other).as_slice());
-    }
     let ids: Vec<Vec<String>> = per_run
         .iter()
         .map(|(_, figures)| figures.iter().map(|f| f.id.clone()).collect())
@@ -123,14 +154,7 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
             per_run.remove(0).1,
             Owned::Sweep(sweep_points(&one.manifest, load_plan(&one.dir).as_ref())),
         ),
-        [baseline, others @ ..] => {
-            let plan = load_plan(&baseline.dir);
-            let diffs = others
-                .iter()
-                .flat_map(|o| compare(&baseline.manifest, &o.manifest, plan.as_ref()))
-                .collect();
-            (overlay(per_run), Owned::Diffs(diffs))
-        }
+        [baseline, others @ ..] => (overlay(per_run), Owned::Diffs(comparisons(baseline, others, args))),
         [] => return Ok(ExitCode::SUCCESS),
     };
     if figures.is_empty() {
@@ -189,7 +213,7 @@ fn no_figures_why(views: &[RunView], ids: &[Vec<String>]) -> String {
 
 enum Owned {
     Sweep(Vec<exp_report::figures::PointMetric>),
-    Diffs(Vec<exp_report::compare::MetricDiff>),
+    Diffs(Vec<RunComparison>),
 }
 
 fn write_svgs(dir: &Path, figures: &[Figure]) -> Result<(), String> {
