@@ -38,6 +38,12 @@ mod proc;
 mod sizes;
 
 pub mod bench;
+
+/// The C compiler the kernels were built with: its path and the first line
+/// of its `--version`.
+pub const KERNEL_COMPILER: &str = env!("EXPK_COMPILER");
+/// The flags they were built with (cc-rs's, optimisation and warnings included).
+pub const KERNEL_FLAGS: &str = env!("EXPK_FLAGS");
 pub mod calibrate;
 
 use std::path::PathBuf;

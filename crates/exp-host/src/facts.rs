@@ -1,10 +1,21 @@
-//! What the manifest records about the machine a run ran on.
+//! What the manifest records about the machine a run ran on, read once at
+//! the start of a run from /proc and /sys (a few hundred small files at
+//! most): the kernel and its command line, the CPUs (`cpu_facts.rs`),
+//! memory settings and what the machine runs in (`system_facts.rs`), the
+//! network (`net_facts.rs`). A fact that cannot be read is `None` (shown as
+//! unknown), never guessed; runs recorded before a fact existed read it as
+//! `None` too.
 
 use serde::{Deserialize, Serialize};
 
+use crate::cpu_facts::{cpu_facts, CpuFacts};
+use crate::net_facts::{network_facts, NetworkFacts};
+use crate::system_facts::{memory_facts, virtualization, MemoryFacts, Virtualization};
 use crate::{caches, meminfo, Cache};
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) const CPU_DIR: &str = "/sys/devices/system/cpu";
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostFacts {
     pub hostname: String,
     pub kernel: String,
@@ -17,6 +28,17 @@ pub struct HostFacts {
     pub caches: Vec<CacheFact>,
     pub memory_total_bytes: u64,
     pub memory_available_bytes: u64,
+    /// `/proc/cmdline`.
+    #[serde(default)]
+    pub kernel_cmdline: Option<String>,
+    #[serde(default)]
+    pub cpu: CpuFacts,
+    #[serde(default)]
+    pub memory: MemoryFacts,
+    #[serde(default)]
+    pub network: NetworkFacts,
+    #[serde(default)]
+    pub virtualization: Virtualization,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,9 +59,14 @@ impl From<Cache> for CacheFact {
 }
 
 fn trimmed(path: &str) -> String {
-    std::fs::read_to_string(path)
-        .map(|s| s.trim().to_string())
-        .unwrap_or_default()
+    read_trimmed(path).unwrap_or_default()
+}
+
+/// A small file's text without surrounding white space; `None` if it
+/// cannot be read or is empty.
+pub(crate) fn read_trimmed(path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// This machine's host name (empty if it cannot be read).
@@ -59,16 +86,22 @@ pub fn facts() -> HostFacts {
         })
         .unwrap_or_default();
     let memory = meminfo().unwrap_or_default();
+    let online = online_cpus();
     HostFacts {
         hostname: hostname(),
         kernel: trimmed("/proc/sys/kernel/osrelease"),
         arch: std::env::consts::ARCH.to_string(),
         cpu_model,
-        cpus_online: online_cpus().len() as u32,
+        cpus_online: online.len() as u32,
         cpus_available: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
         caches: caches(0).into_iter().map(CacheFact::from).collect(),
         memory_total_bytes: memory.total_bytes(),
         memory_available_bytes: memory.available_bytes(),
+        kernel_cmdline: read_trimmed("/proc/cmdline"),
+        cpu: cpu_facts(&online),
+        memory: memory_facts(),
+        network: network_facts(),
+        virtualization: virtualization(&cpuinfo),
     }
 }
 
@@ -84,7 +117,7 @@ pub fn online_cpus() -> Vec<u32> {
     cpus
 }
 
-fn parse_cpu_list(text: &str) -> Vec<u32> {
+pub(crate) fn parse_cpu_list(text: &str) -> Vec<u32> {
     let mut cpus = Vec::new();
     for part in text.split(',').filter(|p| !p.is_empty()) {
         match part.split_once('-') {
@@ -116,5 +149,13 @@ mod tests {
         assert!(facts.cpus_online >= 1);
         assert!(facts.memory_total_bytes > 0);
         assert!(!facts.kernel.is_empty());
+        assert!(facts.kernel_cmdline.is_some(), "/proc/cmdline is readable");
+        // Old manifests, without the facts added since, still read.
+        let mut json = serde_json::to_value(&facts).unwrap();
+        for key in ["kernel_cmdline", "cpu", "memory", "network", "virtualization"] {
+            json.as_object_mut().unwrap().remove(key);
+        }
+        let old: HostFacts = serde_json::from_value(json).unwrap();
+        assert_eq!((old.kernel_cmdline, old.cpu.cores), (None, None));
     }
 }

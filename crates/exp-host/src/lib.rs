@@ -9,20 +9,24 @@
 
 mod cache;
 mod columns;
+mod cpu_facts;
 mod current;
 mod diskstats;
 mod facts;
 mod meminfo;
+mod net_facts;
 mod netdev;
 mod pid;
 mod process;
 mod procstat;
 mod sys;
 mod system;
+mod system_facts;
 mod vmstat;
 
 pub use cache::{cache_size_bytes, caches, Cache};
 pub use columns::{Column, ColumnType, MetricCell};
+pub use cpu_facts::CpuFacts;
 pub use current::{
     effective_capabilities, effective_uid, nr_open, peak_rss_bytes, process_cpu_ns, process_exists, thread_cpu_ns,
     thread_sched_field,
@@ -30,6 +34,7 @@ pub use current::{
 pub use diskstats::{diskstats, is_counted_disk, DiskStat};
 pub use facts::{facts, hostname, online_cpus, CacheFact, HostFacts};
 pub use meminfo::{meminfo, MemInfo};
+pub use net_facts::{InterfaceFacts, NetworkFacts};
 pub use netdev::{net_dev, NetDev};
 pub use pid::{
     parse_schedstat, pid_io, pid_stat, pid_statm, pid_thread_cpu_ns, pid_thread_schedstat, PidIo, PidStat, PidStatm,
@@ -39,6 +44,7 @@ pub use process::{ProcessSampler, RUNNER_WORKLOAD};
 pub use procstat::{proc_stat, CpuTimes, ProcStat};
 pub use sys::{allocate, clock_ticks_per_s, disk_free_bytes, page_size};
 pub use system::{SamplerOptions, SystemSampler};
+pub use system_facts::{MemoryFacts, Virtualization};
 pub use vmstat::{vmstat, VmStat};
 
 /// A file under /proc or /sys that could not be read or parsed.

@@ -1,6 +1,6 @@
-//! The few facts that need libc calls: page size, clock tick rate and free
-//! disk space, and reserving disk space. This is the crate's only unsafe
-//! code.
+//! The few facts that need libc calls: page size, clock tick rate, free
+//! disk space and an interface's offloads, and reserving disk space. This
+//! is the crate's only unsafe code.
 #![allow(unsafe_code)]
 
 use std::ffi::CString;
@@ -89,6 +89,61 @@ pub fn disk_free_bytes(path: &Path) -> Result<u64, HostError> {
     Ok(u64::from(stats.f_bavail).saturating_mul(u64::from(stats.f_frsize)))
 }
 
+/// A legacy ethtool query answered with one number (`ETHTOOL_G*` in
+/// linux/ethtool.h); every driver answers these, where the feature-string
+/// interface would need a netlink client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum EthtoolGet {
+    RxChecksum = 0x14,
+    TxChecksum = 0x16,
+    ScatterGather = 0x18,
+    Tso = 0x1e,
+    Gso = 0x23,
+    Flags = 0x25,
+    Gro = 0x2b,
+}
+
+/// `struct ethtool_value`.
+#[repr(C)]
+struct EthtoolValue {
+    cmd: u32,
+    data: u32,
+}
+
+/// The answer of `interface` to `get` (`SIOCETHTOOL` on a datagram
+/// socket; reading needs no privilege), `None` if the driver does not say
+/// or the name is not an interface's.
+pub(crate) fn ethtool_value(interface: &str, get: EthtoolGet) -> Option<u32> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    let name = interface.as_bytes();
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains(&0) {
+        return None;
+    }
+    // SAFETY: socket takes no pointers; a negative result is an error.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` is a descriptor just opened and owned by nothing else.
+    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+    let mut value = EthtoolValue {
+        cmd: get as u32,
+        data: 0,
+    };
+    // SAFETY: ifreq is plain data (a name and a union of integers and
+    // pointers), for which all zeroes is a valid value.
+    let mut request: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (slot, &byte) in request.ifr_name.iter_mut().zip(name) {
+        *slot = byte as libc::c_char;
+    }
+    request.ifr_ifru.ifru_data = std::ptr::addr_of_mut!(value).cast::<libc::c_char>();
+    // SAFETY: the request holds a NUL-terminated name and a pointer to
+    // `value`, which lives across the call; SIOCETHTOOL writes only
+    // `value.data` for these commands.
+    let rc = unsafe { libc::ioctl(socket.as_raw_fd(), libc::SIOCETHTOOL as _, &mut request) };
+    (rc == 0).then_some(value.data)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +153,13 @@ mod tests {
         let page = page_size();
         assert!(page.is_power_of_two() && page >= 4096, "{page}");
         assert!((10..=10_000).contains(&clock_ticks_per_s()));
+    }
+
+    #[test]
+    fn loopback_answers_ethtool_and_a_bad_name_does_not() {
+        assert!(ethtool_value("lo", EthtoolGet::Tso).is_some());
+        assert_eq!(ethtool_value("no-such-if0", EthtoolGet::Tso), None);
+        assert_eq!(ethtool_value("a-name-far-too-long", EthtoolGet::Tso), None);
     }
 
     #[test]

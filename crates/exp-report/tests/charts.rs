@@ -113,3 +113,71 @@ fn values_an_axis_cannot_show_are_left_out() {
     };
     assert!(matches!(nothing.to_svg(), Err(ChartError::Empty(_))));
 }
+
+/// Tick labels of a log axis over `lo..hi` (a CDF from lo to hi).
+fn log_ticks(lo: f64, hi: f64) -> Vec<String> {
+    let points: Vec<(f64, f64)> = (0..=50)
+        .map(|i| {
+            let f = f64::from(i) / 50.0;
+            (lo * (hi / lo).powf(f), f)
+        })
+        .collect();
+    let chart = Chart {
+        title: "latency".into(),
+        x: Axis::log("ack latency (ms)"),
+        y: Axis::linear("share of messages"),
+        series: vec![Series {
+            name: "trial 0".into(),
+            marks: Marks::Steps(points),
+        }],
+        bands: Vec::new(),
+    };
+    let svg = Svg::parse(chart.to_svg().unwrap());
+    svg.x_tick_labels()
+}
+
+#[test]
+fn log_axes_are_labelled_below_their_first_decade() {
+    // A sub-millisecond median on an axis to 20 ms: 0.5 is labelled, not only 1, 10.
+    assert_eq!(log_ticks(0.3, 20.0), ["0.5", "1", "2", "5", "10", "20"]);
+    // Wholly below a millisecond.
+    assert_eq!(
+        log_ticks(0.0002, 0.08),
+        ["2e-4", "5e-4", "0.001", "0.002", "0.005", "0.01", "0.02", "0.05"]
+    );
+    // Many decades: powers of ten only.
+    assert_eq!(log_ticks(0.05, 2000.0), ["0.1", "1", "10", "100", "1000"]);
+}
+
+fn two_lines(low: Vec<(f64, f64)>, high: Vec<(f64, f64)>) -> Svg {
+    let chart = Chart {
+        title: "two".into(),
+        x: Axis::linear("time (s)"),
+        y: Axis::linear("value").with_range(0.0..1.0),
+        series: vec![line("low series", low), line("high series", high)],
+        bands: Vec::new(),
+    };
+    Svg::parse(chart.to_svg().unwrap())
+}
+
+#[test]
+fn legends_do_not_cover_data() {
+    // Two rising lines leave the lower right corner free: the legend is there.
+    let svg = two_lines(vec![(0.0, 0.0), (10.0, 0.7)], vec![(0.0, 0.3), (10.0, 1.0)]);
+    let ticks = svg.x_ticks();
+    let (first, last) = (ticks.first().unwrap().0, ticks.last().unwrap().0);
+    let (x, y) = svg.text_at("low series").unwrap();
+    assert!(x > (first + last) / 2.0 && y > 210.0, "lower right: {x}, {y}");
+    // Lines along the bottom and the top cover every corner: the legend
+    // goes beside the plot, right of its last tick.
+    let svg = two_lines(vec![(0.0, 0.02), (10.0, 0.02)], vec![(0.0, 0.98), (10.0, 0.98)]);
+    let last = svg.x_ticks().last().unwrap().0;
+    let (x, _) = svg.text_at("low series").unwrap();
+    assert!(x > last + 10.0, "beside the plot: {x} against the last tick at {last}");
+    // Falling lines leave the upper right corner free.
+    let svg = two_lines(vec![(0.0, 0.7), (10.0, 0.0)], vec![(0.0, 1.0), (10.0, 0.3)]);
+    let ticks = svg.x_ticks();
+    let (first, last) = (ticks.first().unwrap().0, ticks.last().unwrap().0);
+    let (x, y) = svg.text_at("low series").unwrap();
+    assert!(x > (first + last) / 2.0 && y < 210.0, "upper right: {x}, {y}");
+}

@@ -112,6 +112,27 @@ impl Svg {
         })
     }
 
+    /// The x axis's tick labels as written, empty ones left out.
+    pub fn x_tick_labels(&self) -> Vec<String> {
+        self.with(|doc| {
+            doc.descendants()
+                .filter(|n| n.tag_name().name() == "text" && n.attribute("text-anchor") == Some("middle"))
+                .filter(|n| n.attribute("transform").is_none())
+                .filter_map(|n| Some(n.text()?.trim().to_string()))
+                .filter(|t| !t.is_empty() && t.parse::<f64>().is_ok())
+                .collect()
+        })
+    }
+
+    /// Where the text `label` is written: its (x, y) in pixels.
+    pub fn text_at(&self, label: &str) -> Option<(f64, f64)> {
+        self.with(|doc| {
+            doc.descendants()
+                .filter(|n| n.tag_name().name() == "text" && n.text().map(str::trim) == Some(label))
+                .find_map(|n| Some((n.attribute("x")?.parse().ok()?, n.attribute("y")?.parse().ok()?)))
+        })
+    }
+
     /// The data x at pixel column `px`, from the first and last x ticks.
     pub fn x_value(&self, px: f64) -> f64 {
         let ticks = self.x_ticks();

@@ -31,8 +31,8 @@ pub mod validity;
 
 pub use error::{check_component, ResultsError};
 pub use manifest::{
-    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
-    ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
+    new_run_id, rfc3339, unix_ns, AttemptRecord, BuildRecord, Manifest, PointRecord, ResumeRecord, RunOptions,
+    RunStatus, ShardOf, ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};

@@ -20,6 +20,9 @@ pub const MANIFEST_VERSION: u32 = 1;
 pub struct Manifest {
     pub manifest_version: u32,
     pub expc_version: String,
+    /// How that expc was built; empty in manifests from before it was recorded.
+    #[serde(default)]
+    pub build: BuildRecord,
     pub experiment: String,
     pub run_id: String,
     pub status: RunStatus,
@@ -73,6 +76,18 @@ pub struct Manifest {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// How the expc that ran a run was built: what its measurements depend on
+/// besides the spec and the host. `None` where it is not known.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BuildRecord {
+    /// The git commit built from (uncommitted changes are not seen).
+    pub commit: Option<String>,
+    /// The C compiler of the anomaly kernels: path and `--version`'s first line.
+    pub c_compiler: Option<String>,
+    /// The flags the kernels were compiled with.
+    pub c_flags: Option<String>,
 }
 
 /// `--shard K/N`: shard `index` of `count`.
@@ -298,6 +313,11 @@ impl Manifest {
             manifest_version: MANIFEST_VERSION,
             // The workspace shares one version, so this crate's is expc's.
             expc_version: env!("CARGO_PKG_VERSION").to_string(),
+            // The kernels' compiler is filled in by the runtime, which builds them.
+            build: BuildRecord {
+                commit: option_env!("EXPC_COMMIT").map(str::to_string),
+                ..BuildRecord::default()
+            },
             experiment: plan.experiment.name.clone(),
             run_id: run_id.to_string(),
             status: RunStatus::Running,

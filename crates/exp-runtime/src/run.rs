@@ -142,6 +142,8 @@ pub async fn run(plan: &Plan, options: RunOptions, events: Events, cancel: Cance
         (None, None) => Box::new(plan.trial_indices()),
     };
     let mut manifest = Manifest::new(plan, trials, &run_id, &plan_sha256, started, exp_host::facts());
+    manifest.build.c_compiler = Some(exp_anomaly::KERNEL_COMPILER.to_string());
+    manifest.build.c_flags = Some(exp_anomaly::KERNEL_FLAGS.to_string());
     let of = |s: ShardSpec| ShardOf {
         index: s.index,
         count: s.count,

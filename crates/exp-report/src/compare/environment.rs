@@ -26,6 +26,7 @@ pub fn environment(baseline: &Manifest, other: &Manifest) -> Vec<EnvironmentDiff
     let record = |m: &Manifest| {
         serde_json::json!({
             "expc_version": m.expc_version,
+            "build": serde_json::to_value(&m.build).unwrap_or(Json::Null),
             "host": serde_json::to_value(&m.host).unwrap_or(Json::Null),
         })
     };

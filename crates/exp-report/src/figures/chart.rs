@@ -7,11 +7,18 @@ use std::ops::Range;
 use std::sync::OnceLock;
 
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use super::legend::{self, Drawn, Placement};
 
 /// Font family the SVG names; its metrics come from the embedded DejaVu Sans.
 const FONT: &str = "sans-serif";
 const SIZE: (u32, u32) = (720, 420);
+/// The plot inside [`SIZE`]: less the margins, the axes' label areas and
+/// the title (for placing the legend; plotters lays it out).
+const PLOT_PX: (f64, f64) = (720.0 - 24.0 - 64.0, 420.0 - 24.0 - 40.0 - 30.0);
 /// Colour-blind-safe palette (Okabe–Ito), in series order.
 const PALETTE: [RGBColor; 7] = [
     RGBColor(0, 114, 178),
@@ -151,21 +158,15 @@ impl Chart {
         let mut out = String::new();
         // Less than a decade has no log ticks to label: such an axis is linear.
         let drawn_as = |scale: Scale, r: &Range<f64>| if r.end < r.start * 10.0 { Scale::Linear } else { scale };
+        // Log axes are labelled at ticks of our own ([`log_ticks`]): plotters'
+        // start at the first power of ten inside the range, which leaves the
+        // part below it (a sub-millisecond median on a 0.3–20 ms axis) bare.
+        let log = |r: &Range<f64>| r.clone().log_scale().with_key_points(log_ticks(r));
         let drawn = match (drawn_as(self.x.scale, &x), drawn_as(self.y.scale, &y)) {
             (Scale::Linear, Scale::Linear) => self.paint(&mut out, x.clone(), y.clone(), (x, y), (false, false)),
-            (Scale::Log, Scale::Linear) => {
-                self.paint(&mut out, x.clone().log_scale(), y.clone(), (x, y), (true, false))
-            }
-            (Scale::Linear, Scale::Log) => {
-                self.paint(&mut out, x.clone(), y.clone().log_scale(), (x, y), (false, true))
-            }
-            (Scale::Log, Scale::Log) => self.paint(
-                &mut out,
-                x.clone().log_scale(),
-                y.clone().log_scale(),
-                (x, y),
-                (true, true),
-            ),
+            (Scale::Log, Scale::Linear) => self.paint(&mut out, log(&x), y.clone(), (x, y), (true, false)),
+            (Scale::Linear, Scale::Log) => self.paint(&mut out, x.clone(), log(&y), (x, y), (false, true)),
+            (Scale::Log, Scale::Log) => self.paint(&mut out, log(&x), log(&y), (x, y), (true, true)),
         };
         drawn.map_err(|message| ChartError::Draw {
             title: self.title.clone(),
@@ -190,7 +191,15 @@ impl Chart {
     {
         let root = SVGBackend::with_string(out, SIZE).into_drawing_area();
         root.fill(&WHITE).map_err(|e| e.to_string())?;
-        let mut chart = ChartBuilder::on(&root)
+        let placement = (self.series.len() > 1).then(|| self.legend_placement(&x_span, &y_span, x_log, y_log));
+        let (plot, side) = match placement {
+            Some(Placement::Beside(width)) => {
+                let (plot, side) = root.split_horizontally(SIZE.0.saturating_sub(width));
+                (plot, Some(side))
+            }
+            _ => (root.clone(), None),
+        };
+        let mut chart = ChartBuilder::on(&plot)
             .caption(&self.title, (FONT, 18))
             .margin(12)
             .x_label_area_size(40)
@@ -203,11 +212,10 @@ impl Chart {
             .y_desc(&self.y.label)
             .label_style((FONT, 13))
             .axis_desc_style((FONT, 14))
-            .x_label_formatter(&|v| if x_log { log_tick(*v) } else { tick(*v) })
-            .y_label_formatter(&|v| if y_log { log_tick(*v) } else { tick(*v) })
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
             .light_line_style(RGBColor(235, 235, 235))
-            // A log axis has a line at every 1…9 × 10ⁿ already; light lines
-            // between them would grey its lower decades.
+            // A log axis has a line at each of its ticks and no light lines.
             .x_max_light_lines(if x_log { 0 } else { 10 })
             .y_max_light_lines(if y_log { 0 } else { 10 })
             .draw()
@@ -276,17 +284,64 @@ impl Chart {
                 .label(series.name.clone())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
         }
-        if self.series.len() > 1 {
+        if let Some(Placement::Inside(corner)) = placement {
             chart
                 .configure_series_labels()
-                .position(SeriesLabelPosition::LowerRight)
+                .position(corner.position())
                 .border_style(RGBColor(180, 180, 180))
                 .background_style(WHITE.mix(0.85))
                 .label_font((FONT, 12))
                 .draw()
                 .map_err(err)?;
         }
+        if let Some(side) = side {
+            self.draw_side_legend(&side)?;
+        }
         root.present().map_err(err)?;
+        Ok(())
+    }
+}
+
+impl Chart {
+    /// Where the legend covers no data ([`legend::place`]).
+    fn legend_placement(&self, x: &Range<f64>, y: &Range<f64>, x_log: bool, y_log: bool) -> Placement {
+        let keep = |&(a, b): &(f64, f64)| self.x.admits(a) && self.y.admits(b);
+        let mut lines: Vec<Vec<(f64, f64)>> = Vec::new();
+        for series in &self.series {
+            match &series.marks {
+                Marks::Line(points) => {
+                    let mut points: Vec<(f64, f64)> = points.iter().copied().filter(keep).collect();
+                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    lines.push(points);
+                }
+                Marks::Steps(points) => lines.push(steps(points).into_iter().filter(keep).collect()),
+                Marks::Points(points) => lines.extend(points.iter().copied().filter(keep).map(|p| vec![p])),
+                Marks::Intervals(points) => {
+                    lines.push(points.iter().map(|&(a, b, _, _)| (a, b)).filter(keep).collect());
+                    let bars = points.iter().map(|&(a, _, lo, hi)| vec![(a, lo), (a, hi)]);
+                    lines.extend(bars.filter(|bar| bar.iter().all(keep)));
+                }
+            }
+        }
+        let names: Vec<String> = self.series.iter().map(|s| s.name.clone()).collect();
+        let (x, y) = (Drawn { range: x, log: x_log }, Drawn { range: y, log: y_log });
+        legend::place(&names, PLOT_PX, &x, &y, &lines)
+    }
+
+    /// The legend in a panel of its own right of the plot, when every
+    /// corner of the plot has data: a sample line and the name per series.
+    fn draw_side_legend(&self, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
+        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+        let width = area.dim_in_pixel().0;
+        for (i, series) in self.series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let y = 48 + 18 * i as i32;
+            area.draw(&PathElement::new([(4, y), (20, y)], color.stroke_width(2)))
+                .map_err(err)?;
+            let style = TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
+            area.draw(&Text::new(legend::fit(&series.name, width), (26, y), style))
+                .map_err(err)?;
+        }
         Ok(())
     }
 }
@@ -303,18 +358,29 @@ fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     out
 }
 
-/// A tick label: short, without trailing zeros (`80`, `0.25`, `1e6`).
-/// A log axis's tick: only 1, 2 and 5 × 10ⁿ are labelled (the lines at
-/// 3, 4, 6 … 9 × 10ⁿ would crowd the top of each decade with labels).
-fn log_tick(v: f64) -> String {
-    let mantissa = v / 10f64.powf(v.abs().log10().floor());
-    if [1.0, 2.0, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
-        tick(v)
-    } else {
-        String::new()
+/// The ticks of a log axis over `range` (at least a decade wide): 1, 2 and
+/// 5 × 10ⁿ over up to 4 decades, then 10ⁿ only, over more than 8 every
+/// other power, each inside the range, the part below its first power of
+/// ten included.
+pub(crate) fn log_ticks(range: &Range<f64>) -> Vec<f64> {
+    let decades = (range.end / range.start).log10();
+    let mantissas: &[f64] = if decades <= 4.0 { &[1.0, 2.0, 5.0] } else { &[1.0] };
+    let step = if decades > 8.0 { 2 } else { 1 };
+    let (first, last) = (range.start.log10().floor() as i32, range.end.log10().ceil() as i32);
+    let inside = |v: f64| v >= range.start * (1.0 - 1e-9) && v <= range.end * (1.0 + 1e-9);
+    let mut ticks = Vec::new();
+    for exponent in (first..=last).step_by(step) {
+        for &m in mantissas {
+            let v = m * 10f64.powi(exponent);
+            if inside(v) {
+                ticks.push(v);
+            }
+        }
     }
+    ticks
 }
 
+/// A tick label: short, without trailing zeros (`80`, `0.25`, `1e6`).
 fn tick(v: f64) -> String {
     let a = v.abs();
     if a != 0.0 && !(1e-3..1e6).contains(&a) {

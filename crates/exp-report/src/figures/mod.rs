@@ -12,6 +12,7 @@ pub mod chart;
 mod fleet;
 mod frame;
 mod gaps;
+mod legend;
 mod sweep;
 mod traffic;
 mod xml;

@@ -12,6 +12,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
     Manifest {
         manifest_version: MANIFEST_VERSION,
         expc_version: "0.1.0".into(),
+        build: BuildRecord::default(),
         experiment: experiment.into(),
         run_id: run_id.into(),
         status: RunStatus::Running,
@@ -36,6 +37,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             caches: Vec::new(),
             memory_total_bytes: 1 << 30,
             memory_available_bytes: 1 << 29,
+            ..Default::default()
         },
         options: RunOptions::default(),
         trials: vec![TrialRecord {
