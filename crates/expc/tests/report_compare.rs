@@ -169,21 +169,47 @@ fn another_machine_and_invalid_trials_are_said() {
     edit_manifest(&b, |m| {
         m["run_id"] = "copy".into();
         m["host"]["kernel"] = "0.0.0-other".into();
+        m["host"]["kernel_cmdline"] = Value::Null;
         m["trials"][0]["validity"] = serde_json::json!({
             "verdict": "invalid",
             "findings": [{"code": "V0101", "verdict": "invalid", "message": "send lateness over its bound"}]
         });
     });
 
+    // The run recorded its host and build: each fact read, or null (unknown).
+    let manifest: Value = serde_json::from_slice(&std::fs::read(a.join("manifest.json")).unwrap()).unwrap();
+    let host = &manifest["host"];
+    assert!(host["kernel_cmdline"].is_string(), "{host}");
+    // Facts a container may hide are a number or null, never 0.
+    for fact in [&host["cpu"]["cores"], &host["memory"]["numa_nodes"]] {
+        assert!(fact.is_null() || fact.as_u64().unwrap() >= 1, "{host}");
+    }
+    let sysctls = host["network"]["sysctls"].as_object().unwrap();
+    assert!(sysctls["net.ipv4.tcp_congestion_control"].is_string(), "{host}");
+    let lo = host["network"]["interfaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["name"] == "lo");
+    assert!(lo.unwrap()["offloads"]["tso"].is_boolean(), "{host}");
+    assert!(host["virtualization"]["machine"].is_string(), "{host}");
+    let build = &manifest["build"];
+    assert!(build["c_compiler"].as_str().unwrap().contains("cc"), "{build}");
+    assert!(build["c_flags"].as_str().unwrap().contains("-O2"), "{build}");
+
     let shown = stdout(&report(&[&a, &b], &[]));
     assert!(shown.contains("plans: the same"), "{shown}");
-    let kernel = String::from_utf8_lossy(&std::fs::read(a.join("manifest.json")).unwrap()).into_owned();
-    let kernel: Value = serde_json::from_str(&kernel).unwrap();
-    let kernel = kernel["host"]["kernel"].as_str().unwrap();
+    let kernel = host["kernel"].as_str().unwrap();
     assert!(
         shown.contains(&format!("host.kernel: {kernel} → 0.0.0-other")),
         "{shown}"
     );
+    let cmdline = host["kernel_cmdline"].as_str().unwrap();
+    assert!(
+        shown.contains(&format!("host.kernel_cmdline: {cmdline} → unknown")),
+        "{shown}"
+    );
+    assert!(shown.contains("environment: 2 facts differ:"), "{shown}");
     assert!(
         shown.contains("left out of report-compare/copy: 1 invalid trial (V0101 ×1)"),
         "{shown}"
