@@ -19,7 +19,9 @@ mod error;
 mod json_lines;
 pub mod manifest;
 mod parts;
+mod provenance;
 mod read;
+mod run_status;
 mod rundir;
 pub mod runner;
 pub mod schemas;
@@ -31,10 +33,11 @@ pub mod validity;
 
 pub use error::{check_component, ResultsError};
 pub use manifest::{
-    new_run_id, rfc3339, unix_ns, AttemptRecord, BuildRecord, Manifest, PointRecord, ResumeRecord, RunOptions,
-    RunStatus, ShardOf, ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
+    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
+    ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
+pub use provenance::BuildRecord;
 pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
 pub use rundir::{
     create_dir_below, experiment_dir_name, has_partial_name, locate_run, plan_sha256, AttemptFiles, Role, RunDir,

@@ -10,8 +10,9 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::run_status::RunStatus;
 pub use crate::times::{new_run_id, rfc3339, unix_ns};
-use crate::{ResultsError, StoreSummary};
+use crate::{BuildRecord, ResultsError, StoreSummary};
 
 /// Bumped whenever the meaning or shape of the manifest changes incompatibly.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -78,18 +79,6 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-/// How the expc that ran a run was built: what its measurements depend on
-/// besides the spec and the host. `None` where it is not known.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BuildRecord {
-    /// The git commit built from (uncommitted changes are not seen).
-    pub commit: Option<String>,
-    /// The C compiler of the anomaly kernels: path and `--version`'s first line.
-    pub c_compiler: Option<String>,
-    /// The flags the kernels were compiled with.
-    pub c_flags: Option<String>,
-}
-
 /// `--shard K/N`: shard `index` of `count`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ShardOf {
@@ -117,37 +106,6 @@ pub struct ResumeRecord {
     /// their only record), a `plan.json` it wrote again.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Running,
-    Complete,
-    Interrupted,
-    Failed,
-    /// The runner died without finishing the run (kill -9, power loss,
-    /// OOM killer): a reader found its manifest `running` behind a free
-    /// runner lock. Never written by a runner itself.
-    Crashed,
-    /// A sharded run some of whose shards have not run (or not yet):
-    /// readers' verdict on the fragments they found, never written by a
-    /// runner.
-    Incomplete,
-}
-
-impl RunStatus {
-    /// The name used in `manifest.json`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Running => "running",
-            RunStatus::Complete => "complete",
-            RunStatus::Interrupted => "interrupted",
-            RunStatus::Failed => "failed",
-            RunStatus::Crashed => "crashed",
-            RunStatus::Incomplete => "incomplete",
-        }
-    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -313,11 +271,7 @@ impl Manifest {
             manifest_version: MANIFEST_VERSION,
             // The workspace shares one version, so this crate's is expc's.
             expc_version: env!("CARGO_PKG_VERSION").to_string(),
-            // The kernels' compiler is filled in by the runtime, which builds them.
-            build: BuildRecord {
-                commit: option_env!("EXPC_COMMIT").map(str::to_string),
-                ..BuildRecord::default()
-            },
+            build: BuildRecord::of_this_expc(),
             experiment: plan.experiment.name.clone(),
             run_id: run_id.to_string(),
             status: RunStatus::Running,
