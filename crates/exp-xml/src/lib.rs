@@ -26,6 +26,7 @@ mod policy;
 pub mod set;
 mod short;
 mod skeleton;
+mod split;
 mod unescape;
 mod values;
 
@@ -40,6 +41,7 @@ pub use parse::{MAX_DEPTH, MAX_VALUE_LEN};
 pub use paths::md5_of;
 pub use pipeline::{extract_set, SetError, SetJob};
 pub use policy::{census_input, AttributeCensus, AttributePolicy};
+pub use split::{SplitSuspicion, SUSPICIOUS_DOCUMENT_BYTES};
 pub use values::{NumberFormat, NumericSummary};
 
 /// Largest `set.json` or obfuscation `map.json` read (the map names every
@@ -64,8 +66,10 @@ impl fmt::Display for Md5Hash {
 /// Extraction settings.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// Element name of the documents under the root (e.g. `event`); `None`
-    /// makes each input one document.
+    /// Element name of the documents themselves, the root's repeated
+    /// children (`event` in `<log><event>…</event></log>`, not `log`);
+    /// `None` makes each input one document. A root with this name is one
+    /// document (a generated set read back one document per file).
     pub split_at: Option<String>,
     pub policy: AttributePolicy,
     /// Paths with at most this many distinct values are categorical, unless

@@ -273,3 +273,56 @@ fn a_utf16_corpus_is_named_as_such() {
         );
     }
 }
+
+/// `--split-at log` on a `<log><event>…` corpus reads each file as one
+/// document: no error, so a warning says what `split_at` names.
+#[test]
+fn splitting_at_the_root_warns_and_the_right_element_does_not() {
+    let s = Scratch::new("xml-split-root");
+    let wrong = expc(&[
+        "xml",
+        "extract",
+        "specs/xml/corpus",
+        "--split-at",
+        "log",
+        "-o",
+        &s.path("wrong"),
+    ]);
+    ok(&wrong, "extract at log");
+    let stdout = String::from_utf8_lossy(&wrong.stdout);
+    let stderr = String::from_utf8_lossy(&wrong.stderr);
+    assert!(stdout.contains("corpus: 3 documents"), "{stdout}");
+    assert!(
+        stderr.contains("warning: split at `log` gave 3 document(s) from 3 input(s)")
+            && stderr.contains("the repeated children of the root (`event` in `<log><event>"),
+        "{stderr}"
+    );
+    let compare = expc(&[
+        "xml",
+        "compare",
+        "specs/xml/corpus",
+        "specs/xml/corpus",
+        "--split-at",
+        "log",
+    ]);
+    ok(&compare, "compare at log");
+    let stderr = String::from_utf8_lossy(&compare.stderr);
+    assert!(
+        stderr.contains("warning: the original corpus: split at `log`"),
+        "{stderr}"
+    );
+
+    let right = expc(&[
+        "xml",
+        "extract",
+        "specs/xml/corpus",
+        "--split-at",
+        "event",
+        "-o",
+        &s.path("right"),
+    ]);
+    ok(&right, "extract at event");
+    assert!(String::from_utf8_lossy(&right.stdout).contains("corpus: 1200 documents"));
+    let stderr = String::from_utf8_lossy(&right.stderr);
+    assert!(!stderr.contains("warning"), "{stderr}");
+}

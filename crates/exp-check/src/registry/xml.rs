@@ -16,7 +16,7 @@ pub const XML: BlockSchema = BlockSchema {
         Prop::optional("set", Ty::Path, "An existing synthesis set directory."),
         Prop::optional("documents", Ty::Int, "Documents to generate.").at_least(1.0),
         Prop::optional("size", Ty::Quantity(Bytes), "Output size to generate.").at_least(1.0),
-        Prop::optional("split_at", Ty::Str, "Element whose children are the documents (event logs)."),
+        Prop::optional("split_at", Ty::Str, "The document element itself, the root's repeated child (`event` in `<log><event>…`, not `log`)."),
         Prop::with_default("attributes", Ty::Enum(&["keep", "names", "auto"]), "auto", "Attribute values in paths: keep all, names only, or auto (keep when few distinct)."),
         Prop::with_default("max_distinct", Ty::Int, "16", "`auto`: most distinct values an attribute may have to stay in paths.").range(1.0, 1_000_000.0),
         Prop::with_default("categorical_threshold", Ty::Int, "30", "Paths with at most this many distinct values are categorical, unless they are count data a discrete family fits better.").range(1.0, 1_000_000.0),

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use exp_xml::compare::{compare, CompareConfig, ProbeQuery};
 use exp_xml::obfuscate::{read_map, reveal_path};
-use exp_xml::{AttributePolicy, Config};
+use exp_xml::{AttributePolicy, Config, SplitSuspicion};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -14,7 +14,7 @@ pub struct Args {
     original: String,
     /// The synthetic corpus.
     synthetic: String,
-    /// Element whose children are the documents, on both sides.
+    /// The document element itself (`event` in `<log><event>…`, not `log`), on both sides.
     #[arg(long)]
     split_at: Option<String>,
     /// `auto` attribute policy threshold, as in `expc xml extract`.
@@ -47,7 +47,13 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         probe: args.probe,
         ..CompareConfig::default()
     };
+    let split_at = config.extraction.split_at.clone();
     let comparison = compare(&original, &synthetic, &config).map_err(|e| e.to_string())?;
+    let documents = comparison.counts.original.documents;
+    let bytes = super::extract::input_bytes(&original);
+    if let Some(suspicion) = SplitSuspicion::check(split_at.as_deref(), original.len(), documents, bytes) {
+        errln!("warning: the original corpus: {suspicion}");
+    }
     let text = if args.json {
         serde_json::to_string_pretty(&comparison).map_err(|e| e.to_string())? + "\n"
     } else {

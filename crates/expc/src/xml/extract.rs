@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::ValueEnum;
 use exp_xml::pipeline::{MadeSet, Obfuscation, SetJob};
-use exp_xml::{AttributePolicy, Config, Source, XmlError};
+use exp_xml::{AttributePolicy, Config, Source, SplitSuspicion, XmlError};
 
 use super::{cpu_seconds, megabytes, rate};
 
@@ -18,7 +18,7 @@ pub struct Args {
     /// The set directory to write.
     #[arg(short, long)]
     output: PathBuf,
-    /// Element whose children are the documents (event logs); default: each file is a document.
+    /// The document element itself, the root's repeated child (`event` in `<log><event>…`, not `log`); default: each file is a document.
     #[arg(long)]
     split_at: Option<String>,
     /// Attribute values in paths: keep all, names only, or auto (kept when at most --max-distinct values).
@@ -108,6 +108,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     })?;
     print_map_path(made.map.as_ref().map(|m| m.path.as_path()));
     print_summary(&args.output, &made, corpus_bytes);
+    let documents = made.set.info.corpus.documents;
+    if let Some(suspicion) = SplitSuspicion::check(args.split_at.as_deref(), sources.len(), documents, corpus_bytes) {
+        errln!("warning: {suspicion}");
+    }
     if args.policies {
         print_policy_counts(&sources, &config, args.max_distinct)?;
     }
@@ -205,7 +209,7 @@ fn print_map_path(path: Option<&Path>) {
 }
 
 /// Bytes of the inputs as stored (compressed files count compressed).
-fn input_bytes(sources: &[Source]) -> u64 {
+pub(super) fn input_bytes(sources: &[Source]) -> u64 {
     sources
         .iter()
         .map(|source| match source {
