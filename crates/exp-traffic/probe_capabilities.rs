@@ -13,7 +13,10 @@
 // - `xmllint`: libxml2's `xmllint`, for tests that validate XML output
 //   against a schema (`expc test --junit`);
 // - `chromium`: Debian's `chromium`, for the test that opens the HTML
-//   report in a real browser.
+//   report in a real browser;
+// - `python_polars`: `python3` that imports `polars`, for the test that runs
+//   the README's polars snippet (found again when that polars changes;
+//   after installing it, `touch crates/expc/build.rs`).
 //
 // With `EXPC_REQUIRE_CAPABILITIES=1` (set by `.ci/run`, which runs as root)
 // a missing capability fails the build instead: CI runs every test.
@@ -24,6 +27,7 @@ fn probe_capabilities() {
     println!("cargo::rustc-check-cfg=cfg(slurm)");
     println!("cargo::rustc-check-cfg=cfg(xmllint)");
     println!("cargo::rustc-check-cfg=cfg(chromium)");
+    println!("cargo::rustc-check-cfg=cfg(python_polars)");
     for program in [
         "/usr/sbin/slurmctld",
         "/usr/sbin/slurmd",
@@ -85,11 +89,22 @@ fn probe_capabilities() {
     if chromium {
         println!("cargo::rustc-cfg=chromium");
     }
-    if required && !(root && capabilities && tun && ip && mount && slurm && xmllint && chromium) {
+    let polars = std::process::Command::new("python3")
+        .args(["-c", "import polars; print(polars.__file__)"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    if let Some(init) = &polars {
+        println!("cargo::rerun-if-changed={init}");
+        println!("cargo::rustc-cfg=python_polars");
+    }
+    let polars = polars.is_some();
+    if required && !(root && capabilities && tun && ip && mount && slurm && xmllint && chromium && polars) {
         panic!(
             "EXPC_REQUIRE_CAPABILITIES=1 but tests would be ignored: root {root}, \
              CAP_NET_ADMIN+CAP_SYS_ADMIN {capabilities}, /dev/net/tun {tun}, `ip` {ip}, `mount` {mount}, \
-             Slurm and munge {slurm}, `xmllint` {xmllint}, `chromium` {chromium}"
+             Slurm and munge {slurm}, `xmllint` {xmllint}, `chromium` {chromium}, python's polars {polars}"
         );
     }
 }

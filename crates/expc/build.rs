@@ -3,5 +3,7 @@
 include!("../exp-traffic/probe_capabilities.rs");
 
 fn main() {
+    // Included, so cargo does not see it change by itself.
+    println!("cargo::rerun-if-changed=../exp-traffic/probe_capabilities.rs");
     probe_capabilities();
 }
