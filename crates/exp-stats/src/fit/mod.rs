@@ -18,6 +18,11 @@
 //! statrs', not ours; on a sketch it is ours, from the exact statistics
 //! where the family has them.
 //!
+//! The smallest AIC wins, except against a simpler family it nests: the
+//! larger family must then also pass a likelihood-ratio test at 5 %
+//! (`nested.rs`). On a sketch every fit is scored on the same data before
+//! the ranking (`rescore.rs`).
+//!
 //! Everything is deterministic: no randomness, fixed starting points, fixed
 //! iteration limits, ties in AIC broken by candidate order.
 
@@ -29,8 +34,10 @@ mod discretize;
 mod draw;
 mod gaps;
 mod heavy;
+mod nested;
 mod newton;
 mod optimize;
+mod rescore;
 mod sample;
 #[cfg(test)]
 mod tests;
@@ -38,6 +45,7 @@ mod tests;
 use std::fmt;
 
 pub use draw::{param_names, DrawError, FittedSampler};
+pub use nested::{simpler_than, NESTED, NESTED_LR_CRITICAL};
 use sample::Sample;
 
 /// A parametric family that [`fit`] can estimate.
@@ -224,9 +232,11 @@ fn fit_sample(family: Family, s: &Sample) -> Result<Fit, FitError> {
 /// The result of [`select`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct Selection {
-    /// The fit with the smallest AIC.
+    /// The chosen fit: the smallest AIC, unless it nests a simpler family
+    /// that it does not beat by [`NESTED_LR_CRITICAL`] (then that one).
     pub best: Fit,
-    /// The fit with the second smallest AIC, if more than one family fitted.
+    /// The fit with the smallest AIC other than `best`, if more than one
+    /// family fitted.
     pub runner_up: Option<Fit>,
     /// Every candidate in the order given, with its fit or why it failed.
     pub tried: Vec<(Family, Result<Fit, FitError>)>,
@@ -284,9 +294,10 @@ pub fn select(data: &[f64], candidates: &[Family]) -> Result<Selection, FitError
 /// narrow at the tails and wide in the middle, so its cost is O(points)
 /// per likelihood evaluation instead of O(n).
 ///
-/// With a sketch, [`Fit::log_likelihood`] of an iterative family is the
-/// sketch's (weights summing to n); with `max_points` at least the number
-/// of distinct values this is exactly [`select`].
+/// The iterative families' parameters come from the sketch; every
+/// [`Fit::log_likelihood`] is then summed over the data, so that the
+/// families are ranked on the same data (`rescore.rs`). With `max_points`
+/// at least the number of distinct values this is exactly [`select`].
 pub fn select_sketched(sorted: &[f64], max_points: usize, candidates: &[Family]) -> Result<Selection, FitError> {
     select_sample(&Sample::sketched(sorted, max_points)?, candidates)
 }
@@ -310,18 +321,23 @@ fn select_sample(sample: &Sample, candidates: &[Family]) -> Result<Selection, Fi
     } else {
         tried
     };
-    let mut best: Option<&Fit> = None;
-    let mut runner_up: Option<&Fit> = None;
-    let ranked = tried.iter().filter_map(|(_, r)| r.as_ref().ok());
-    for fit in ranked {
-        // Strict `<` keeps the earlier candidate on ties: deterministic in the candidate order.
-        if best.is_none_or(|b| fit.aic < b.aic) {
-            runner_up = best;
-            best = Some(fit);
-        } else if runner_up.is_none_or(|r| fit.aic < r.aic) {
-            runner_up = Some(fit);
-        }
-    }
+    let tried: Vec<(Family, Result<Fit, FitError>)> = match &sample.exact_table {
+        Some(table) => tried
+            .into_iter()
+            .map(|(family, result)| (family, result.map(|fit| rescore::on_data(fit, table))))
+            .collect(),
+        None => tried,
+    };
+    let mut ranked: Vec<&Fit> = tried.iter().filter_map(|(_, r)| r.as_ref().ok()).collect();
+    // Stable: the earlier candidate stays first on ties, deterministic in the candidate order.
+    ranked.sort_by(|a, b| a.aic.total_cmp(&b.aic));
+    let chosen = nested::choose(&ranked).ok_or(FitError::NoCandidate)?;
+    let best = Some(ranked[chosen]);
+    let runner_up = ranked
+        .iter()
+        .enumerate()
+        .find(|&(i, _)| i != chosen)
+        .map(|(_, &fit)| fit);
     let best = best.cloned().ok_or(FitError::NoCandidate)?;
     let runner_up = runner_up.cloned();
     Ok(Selection {

@@ -25,6 +25,9 @@ pub(crate) struct Sample {
     pub points: Vec<(f64, f64)>,
     /// The points are the data (distinct values and counts), not a sketch.
     pub exact: bool,
+    /// With a sketch, the data's distinct values and counts, to score the
+    /// fits on (`rescore.rs`); `None` when `points` are the data.
+    pub exact_table: Option<Vec<(f64, f64)>>,
     pub n: usize,
     /// n as f64, used everywhere in the formulas.
     pub nf: f64,
@@ -107,7 +110,11 @@ impl Sample {
         };
         let quartiles = [0.25, 0.5, 0.75].map(|q| table_percentile(&table, n, q));
         let exact = table.len() <= max_points;
-        let points = if exact { table } else { sketch(&table, n, max_points) };
+        let (points, exact_table) = if exact {
+            (table, None)
+        } else {
+            (sketch(&table, n, max_points), Some(table))
+        };
         let points_mean = if exact {
             mean
         } else {
@@ -121,6 +128,7 @@ impl Sample {
         Ok(Sample {
             points,
             exact,
+            exact_table,
             n,
             nf,
             mean,

@@ -22,7 +22,9 @@ pub struct SetOptions {
     /// this many weighted points ([`exp_stats::fit::select_sketched`]): the
     /// closed-form estimators still see every value, the iterative ones
     /// (Weibull, Cauchy, Student t, F, negative binomial) sum their
-    /// likelihoods over the sketch. 0 fits every distinct value.
+    /// likelihoods over the sketch while iterating, and over every value
+    /// once at the end (to rank all families on the same data). 0 fits
+    /// every distinct value.
     pub sketch_points: usize,
     /// Name of the root element that held the split documents, if known
     /// (written to `set.json` so generation can wrap documents alike).

@@ -37,7 +37,9 @@ pub struct SynthesisSet {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NumericPath {
     pub path: Md5Hash,
-    /// The family with the smallest AIC; `None` when no family could be
+    /// The family [`exp_stats::fit::select`] chooses (the smallest AIC, a
+    /// nested family's extra parameter only past its likelihood-ratio
+    /// test); `None` when no family could be
     /// fitted (generation then draws uniformly from `[min, max]`).
     pub fit: Option<FitRecord>,
     pub runner_up: Option<FitRecord>,
