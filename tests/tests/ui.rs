@@ -4,8 +4,10 @@
 //!
 //! Each input names the codes it must produce in a `// expect: E0302 ...`
 //! comment, and the codes it must not produce (cascades of an error already
-//! reported) in a `// expect-not: E0605 ...` comment; that is checked
-//! whatever the snapshot says. A `// known-bug: ...`
+//! reported) in a `// expect-not: E0605 ...` comment; each
+//! `// expect-help: TEXT` line must be the help of one of its diagnostics,
+//! and no two diagnostics may share code and primary span (one mistake,
+//! one report); that is checked whatever the snapshot says. A `// known-bug: ...`
 //! comment marks a case where the compiler does not report them yet (the case
 //! then fails once the bug is fixed, as a reminder to remove the comment). Accept new or changed
 //! snapshots with `INSTA_UPDATE=always cargo test -p exp-tests`, then read them.
@@ -82,6 +84,25 @@ fn check(path: &Path) -> Vec<String> {
     }
     for diagnostic in &compilation.diagnostics {
         problems.extend(misplaced_labels(diagnostic, &compilation.sources, &name));
+    }
+    for help in text
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("// expect-help:"))
+    {
+        let help = help.trim();
+        if !compilation.diagnostics.iter().any(|d| d.help.as_deref() == Some(help)) {
+            problems.push(format!("{name}: no diagnostic has the help `{help}`, got:\n{rendered}"));
+        }
+    }
+    let mut reported = BTreeSet::new();
+    for d in &compilation.diagnostics {
+        let span = d.primary_span().map(|s| (s.file, s.start, s.end));
+        if !reported.insert((d.code.as_str(), span)) {
+            problems.push(format!(
+                "{name}: {} reported twice at one place:\n{rendered}",
+                d.code.as_str()
+            ));
+        }
     }
 
     let file_name = path

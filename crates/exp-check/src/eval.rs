@@ -93,7 +93,17 @@ impl Checker<'_> {
 
     fn quantity(&mut self, number: &str, unit: &str, span: Span) -> Value {
         let Some((dimension, factor)) = units::lookup(unit) else {
-            let suggestion = units::suggest(unit);
+            // `64k`: a prefix without its unit; the closest unit (`%`) is no help.
+            let help = match units::bare_prefix(unit) {
+                Some(meant) => {
+                    let meant: Vec<String> = meant.iter().map(|u| format!("`{number}{u}`")).collect();
+                    Some(format!(
+                        "`{unit}` is a prefix without a unit: write {}",
+                        meant.join(" or ")
+                    ))
+                }
+                None => units::suggest(unit).map(|s| format!("did you mean `{number}{s}`?")),
+            };
             let unit_span = Span {
                 start: span.start + number.len() as u32,
                 ..span
@@ -101,7 +111,7 @@ impl Checker<'_> {
             self.report(
                 Diagnostic::error(Code::E0103, format!("unknown unit `{unit}`"))
                     .primary(unit_span, "not a unit")
-                    .with_help(suggestion.map(|s| format!("did you mean `{number}{s}`?")))
+                    .with_help(help)
                     .note("see `expc explain E0103` for every unit"),
             );
             return Value::error(span);

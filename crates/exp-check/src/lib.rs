@@ -75,9 +75,10 @@ pub fn compile(root: &str, loader: &dyn Loader, options: &Options) -> Compilatio
     let program = match ModuleLoader::new(loader, &mut sources, &mut diagnostics).load_root(root) {
         Ok(program) => program,
         Err(error) => {
-            let file = sources.add(root, "");
+            // No code frame: the file has no text to show (an empty frame
+            // looked like an empty file).
             let diagnostic = Diagnostic::error(Code::E0204, format!("cannot read `{root}`: {error}"))
-                .primary(Span::new(file, 0..0), "this file");
+                .help("check the path: `expc check` and `expc plan` take a `.exp` file");
             return Compilation {
                 sources,
                 diagnostics: vec![diagnostic],

@@ -139,7 +139,13 @@ impl Checker<'_> {
         }
         if !block.recovered && schema.role != Role::Sweep {
             for prop in &allowed {
-                if prop.default == registry::Default::Required && !seen.contains_key(prop.name) {
+                // `devcies = 10`: the unknown property's E0302 already says
+                // to rename it; "needs `devices`" would offer to add a second.
+                let misspelt = || {
+                    seen.keys()
+                        .any(|k| !allowed.iter().any(|p| p.name == *k) && closest(k, [prop.name]).is_some())
+                };
+                if prop.default == registry::Default::Required && !seen.contains_key(prop.name) && !misspelt() {
                     self.report(
                         Diagnostic::error(Code::E0303, format!("`{}` needs `{}`", schema.kind, prop.name))
                             .primary(block.kind.span, format!("missing `{}`", prop.name))

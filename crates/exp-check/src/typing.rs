@@ -280,6 +280,8 @@ impl Checker<'_> {
                 "an integer is written without a decimal point or exponent: `{}`",
                 *x as i64
             )),
+            // `vectors = "small.cvec"`: a file name where a call reads the file.
+            (_, ValueKind::Str(s)) => file_reader(ty).map(|f| format!("wrap the file in `{f}`: `{f}({s:?})`")),
             _ => None,
         };
         self.mismatch(value, Code::E0401, &message, format!("expected {expected}"), help);
@@ -381,5 +383,21 @@ fn matches_kind(ty: &Ty, kind: &ValueKind) -> bool {
         (Ty::Int, ValueKind::Int(_)) | (Ty::Float, ValueKind::Int(_) | ValueKind::Float(_)) => true,
         (Ty::Bool, ValueKind::Bool(_)) | (Ty::Str, ValueKind::Str(_)) => true,
         _ => false,
+    }
+}
+
+/// The call of `ty` that takes a file as its first argument (`trace`,
+/// `empirical`), if there is one.
+fn file_reader(ty: &Ty) -> Option<&'static str> {
+    let reads_file = |name: &'static str| {
+        crate::registry::function(name)
+            .is_some_and(|f| f.params.first().is_some_and(|p| p.ty == Ty::Path))
+            .then_some(name)
+    };
+    match ty {
+        Ty::Ctor(name) => reads_file(name),
+        Ty::Dist(_) => reads_file("empirical"),
+        Ty::OneOf(options) => options.iter().find_map(file_reader),
+        _ => None,
     }
 }

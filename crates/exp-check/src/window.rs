@@ -188,7 +188,10 @@ fn ends_by_itself(natural_end: NaturalEnd, config: Option<&Map<String, Json>>) -
     match natural_end {
         NaturalEnd::Always => true,
         NaturalEnd::Never => false,
-        NaturalEnd::When(props) => config.is_some_and(|c| {
+        // No config: a property failed and was reported; whether the block
+        // ends by itself is unknown, and "never ends" would only mislead
+        // (`documents = 500` set beside a failed `split_at`).
+        NaturalEnd::When(props) => config.is_none_or(|c| {
             props.iter().any(|p| {
                 c.iter()
                     .any(|(k, v)| (k == p || k.starts_with(&format!("{p}_"))) && !v.is_null())

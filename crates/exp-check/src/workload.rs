@@ -9,7 +9,7 @@ use serde_json::{Map, Value as Json};
 use crate::checker::{Checker, LoweredKey, Scope};
 use crate::query::{attributes, uses_sweep};
 use crate::registry::{self, BlockSchema, Default, Prop, Role, Ty, TIMING};
-use crate::structure::allowed_props;
+use crate::structure::{allowed_props, variant_name};
 use crate::typing::{plan_key, Bounds};
 use crate::value::{Value, ValueKind};
 
@@ -59,6 +59,23 @@ impl Checker<'_> {
             (Some(attr), _) if matches!(prop.ty, Ty::Enum(_)) && self.unbound_name(&attr.value, scope).is_some() => {
                 let name = self.unbound_name(&attr.value, scope).unwrap_or_default();
                 Value::new(ValueKind::Symbol(name), attr.value.span)
+            }
+            // `split_at = event`: text written without quotes.
+            (Some(attr), _)
+                if matches!(prop.ty, Ty::Str | Ty::Path) && self.unbound_name(&attr.value, scope).is_some() =>
+            {
+                let name = self.unbound_name(&attr.value, scope).unwrap_or_default();
+                self.report(
+                    Diagnostic::error(Code::E0201, format!("undefined name `{name}`"))
+                        .primary(attr.value.span, "not defined")
+                        .help(format!(
+                            "`{}` takes a {}: quote it, `{} = \"{name}\"`",
+                            prop.name,
+                            prop.ty.describe(),
+                            prop.name
+                        )),
+                );
+                Value::error(attr.value.span)
             }
             (Some(attr), _) => self.eval(&attr.value, scope),
             (None, Default::Value(text)) => self.default_value(text),
@@ -205,7 +222,10 @@ impl Checker<'_> {
         };
         let mut props: Vec<Prop> = schema.props.to_vec();
         props.extend_from_slice(variant.props);
-        for (name, attr) in &attrs {
+        // A kind written literally had its properties checked with the
+        // block's structure (E0302 there); report only what that could not see.
+        let literal = variant_name(block).is_some();
+        for (name, attr) in attrs.iter().filter(|_| !literal) {
             let known = props.iter().chain(TIMING).any(|p| p.name == *name);
             let of_variant = schema.variants.iter().any(|v| v.props.iter().any(|p| p.name == *name));
             if !known && of_variant {

@@ -71,6 +71,16 @@ fn from_help(help: &str, span: Range<usize>, text: &str) -> Option<Fix> {
         }
         return replace(format!("Write `{joined}`"), start..end, joined);
     }
+    // `vectors = "small.cvec"` → `trace("small.cvec")`.
+    if help.starts_with("wrap the file in `") {
+        let call = help.rsplit_once(": `").and_then(|(_, c)| c.strip_suffix('`'))?;
+        return replace(format!("Write `{call}`"), span, call.to_string());
+    }
+    // `split_at = event` → `"event"`.
+    if let Some((_, assignment)) = help.split_once("quote it, `") {
+        let quoted_value = assignment.strip_suffix('`')?.split_once(" = ")?.1.to_string();
+        return replace(format!("Write `{quoted_value}`"), span, quoted_value);
+    }
     match (help, written) {
         ("properties are set with `=`, not `:`", ":") => replace("Write `=`".into(), span, "=".into()),
         ("no `;` is needed: put each property on its own line", ";") => {
@@ -274,7 +284,7 @@ mod tests {
                 }
             }
         }
-        for code in ["E0103", "E0201", "E0302", "E0303", "E0403", "E0407"] {
+        for code in ["E0103", "E0201", "E0302", "E0303", "E0401", "E0403", "E0407"] {
             assert!(applied.contains_key(code), "no fix of {code} was tried: {applied:?}");
         }
     }

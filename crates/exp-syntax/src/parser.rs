@@ -269,12 +269,51 @@ fn hint_for(source: &str, position: usize, found: &str, expected: &str) -> Optio
     if previous_word == "import" && expected.starts_with("a string") && !found.is_empty() {
         return Some("the module path is a string: `import \"std/iot\"`".into());
     }
+    if found == "-" {
+        return dash_hint(previous_word, separated, rest);
+    }
     match found {
         ":" => Some("properties are set with `=`, not `:`".into()),
         ";" => Some("no `;` is needed: put each property on its own line".into()),
         "'" => Some("strings use double quotes: \"text\"".into()),
         _ => None,
     }
+}
+
+/// `per-connection`: names are joined with `_`; `1s - 17s`: a range is
+/// `1s..17s`. `rest` follows the `-`.
+fn dash_hint(previous_word: &str, separated: bool, rest: &str) -> Option<String> {
+    let word = |s: &str| -> usize {
+        s.len()
+            - s.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_')
+                .len()
+    };
+    let starts_name = |s: &str| s.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_');
+    if !separated && starts_name(previous_word) && starts_name(rest) {
+        // Every `-`-joined part: `round-robin-by-device`.
+        let mut name = previous_word.to_string();
+        let mut tail = rest;
+        while starts_name(tail) {
+            name.push('_');
+            name.push_str(&tail[..word(tail)]);
+            tail = &tail[word(tail)..];
+            match tail.strip_prefix('-') {
+                Some(after) => tail = after,
+                None => break,
+            }
+        }
+        return Some(format!("names are joined with `_`, not `-`: `{name}`"));
+    }
+    let next = rest.trim_start_matches([' ', '\t']);
+    let value = |s: &str| s.starts_with(|c: char| c.is_ascii_digit());
+    if value(previous_word) && value(next) {
+        let end = &next[..next.len()
+            - next
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '.' || c == '/')
+                .len()];
+        return Some(format!("a range is written with `..`: `{previous_word}..{end}`"));
+    }
+    None
 }
 
 fn join_alternatives(words: &[&str]) -> String {

@@ -130,6 +130,20 @@ const ALIASES: &[(&str, &str)] = &[
     ("pct", "%"),
 ];
 
+/// A multiplier prefix written without its unit (`64k`, `10Mi`): the units
+/// it may have meant, as written after `number` (`64KB`, `64KiB`,
+/// `64Kbit/s`). A lone `m` is left to [`suggest`] (minutes or millis).
+pub fn bare_prefix(unit: &str) -> Option<Vec<String>> {
+    let prefix = ["K", "M", "G", "T", "Ki", "Mi", "Gi", "Ti"]
+        .into_iter()
+        .find(|p| p.eq_ignore_ascii_case(unit) && unit != "m")?;
+    let meant: Vec<String> = [format!("{prefix}B"), format!("{prefix}iB"), format!("{prefix}bit/s")]
+        .into_iter()
+        .filter(|u| is_unit(u))
+        .collect();
+    Some(meant)
+}
+
 /// Did-you-mean for an unknown unit: a common spelling of a unit (`msec` →
 /// `ms`), the unit in another case (`kib` → `KiB`), or the closest unit.
 pub fn suggest(unit: &str) -> Option<&'static str> {
@@ -151,6 +165,14 @@ pub fn suggest(unit: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bare_prefix_means_a_size_or_a_bandwidth() {
+        assert_eq!(bare_prefix("k").unwrap(), ["KB", "KiB", "Kbit/s"]);
+        assert_eq!(bare_prefix("Gi").unwrap(), ["GiB"]);
+        assert_eq!(bare_prefix("m"), None);
+        assert_eq!(bare_prefix("ms"), None);
+    }
 
     #[test]
     fn suggests_units_for_common_misspellings() {

@@ -180,6 +180,24 @@ fn check_fails_on_an_invalid_spec() {
     assert!(stdout(&output).is_empty(), "diagnostics belong on stderr");
 }
 
+/// A spec that cannot be read has no text to frame: the message and a help,
+/// not an empty code frame (`1 │` over nothing).
+#[test]
+fn check_of_a_missing_file_shows_no_empty_frame() {
+    let output = expc(&["check", "no-such-spec.exp"]);
+    assert_exit(&output, 1, "expc check on a missing file");
+    let errors = stderr(&output);
+    assert!(
+        errors.contains("error[E0204]: cannot read `no-such-spec.exp`"),
+        "{errors}"
+    );
+    assert!(errors.contains("help: check the path"), "{errors}");
+    assert!(
+        !errors.contains('│') && !errors.contains('┌'),
+        "an empty code frame:\n{errors}"
+    );
+}
+
 #[test]
 fn check_passes_on_a_valid_spec() {
     let output = expc(&["check", QUICKSTART]);
