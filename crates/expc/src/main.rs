@@ -106,7 +106,7 @@ enum Command {
     },
     /// Run a spec or plan: preflight, trials, Parquet tables and a manifest.
     #[command(
-        after_help = "Examples:\n  expc run examples/quickstart.exp\n  expc run specs/anomaly/cpuoccupy-intensity.exp --trials 0,5 --time-scale 0.05\n  expc run plan.json --out /data/runs --dry-run"
+        after_help = "Examples:\n  expc run examples/quickstart.exp\n  expc run specs/anomaly/intensity-sweep.exp --trials 0,5 --time-scale 0.05\n  expc run plan.json --out /data/runs --dry-run"
     )]
     Run(run::Args),
     /// Summarise a run directory: MQTT fleet statistics, then per-trial counts, means and percentiles of every table; its figures as HTML or SVG; several runs compared.
