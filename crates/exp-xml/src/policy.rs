@@ -26,6 +26,17 @@ pub enum AttributePolicy {
     Auto { max_distinct: usize },
 }
 
+/// In the spec's terms: `keep`, `names`, `auto (max_distinct = 16)`.
+impl std::fmt::Display for AttributePolicy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            AttributePolicy::Keep => f.write_str("keep"),
+            AttributePolicy::Names => f.write_str("names"),
+            AttributePolicy::Auto { max_distinct } => write!(f, "auto (max_distinct = {max_distinct})"),
+        }
+    }
+}
+
 /// Key of an attribute independent of any attribute values: the element's
 /// own path by tag names only, then `@name`, e.g. `<device><sensor>@name`
 /// for `<sensor name="...">` inside `<device>`.

@@ -311,7 +311,7 @@ fn report_text_and_json() {
     let c = run(&corpus, &log(&["<event><other/></event>".to_owned()]), &config);
     let text = c.to_string();
     for needle in [
-        "documents: <event>; attributes: Keep; categorical up to 30",
+        "documents: <event>; attributes: keep; categorical up to 30",
         "Jensen–Shannon",
         "Paths only in the original: 4",
         "<event><other>",

@@ -311,6 +311,9 @@ fn splitting_at_the_root_warns_and_the_right_element_does_not() {
         stderr.contains("warning: the original corpus: split at `log`"),
         "{stderr}"
     );
+    // The settings in the spec's terms, not Rust's debug text.
+    let stdout = String::from_utf8_lossy(&compare.stdout);
+    assert!(stdout.contains("attributes: auto (max_distinct = 16);"), "{stdout}");
 
     let right = expc(&[
         "xml",

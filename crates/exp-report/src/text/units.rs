@@ -167,9 +167,13 @@ pub fn time(ns: f64) -> String {
     }
 }
 
-/// A number without a unit: three decimals, or scientific notation when
-/// very large or small.
+/// A number without a unit: a whole number as an integer; otherwise three
+/// decimals, or scientific notation when very large or small.
 pub fn number(v: f64) -> String {
+    // Counts (`documents 500`, `bytes_written 124933`) are whole: no decimals.
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
     if v.abs() >= 1e6 || (v != 0.0 && v.abs() < 1e-3) {
         format!("{v:.3e}")
     } else {
@@ -179,8 +183,16 @@ pub fn number(v: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{column_cells, metric_text};
+    use super::{column_cells, metric_text, number};
     use crate::ColumnSummary;
+
+    #[test]
+    fn whole_numbers_have_no_decimals() {
+        assert_eq!(number(500.0), "500");
+        assert_eq!(number(124_933.0), "124933");
+        assert_eq!(number(0.5), "0.500");
+        assert_eq!(number(2.5e7 + 0.5), "2.500e7");
+    }
 
     #[test]
     fn columns_get_units_and_only_meaningful_statistics() {

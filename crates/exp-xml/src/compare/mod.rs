@@ -157,8 +157,8 @@ pub const SKIPPED_EXAMPLES: usize = 10;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Settings {
     pub split_at: Option<String>,
-    /// The attribute policy, as written in Rust (`Keep`, `Names`,
-    /// `Auto { max_distinct: 30 }`).
+    /// The attribute policy in the spec's terms (`keep`, `names`,
+    /// `auto (max_distinct = 30)`).
     pub policy: String,
     pub categorical_threshold: usize,
 }
@@ -227,7 +227,7 @@ pub fn compare(original: &[Source], synthetic: &[Source], config: &CompareConfig
     Ok(Comparison {
         settings: Settings {
             split_at: extraction.split_at.clone(),
-            policy: format!("{:?}", extraction.policy),
+            policy: extraction.policy.to_string(),
             categorical_threshold: extraction.categorical_threshold,
         },
         counts: Counts {

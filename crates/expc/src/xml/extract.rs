@@ -187,13 +187,9 @@ fn print_policy_counts(sources: &[Source], config: &Config, max_distinct: usize)
         AttributePolicy::Auto { max_distinct },
     ];
     for count in exp_xml::policy_counts(sources, config, &policies).map_err(|e| e.to_string())? {
-        let policy = match count.policy {
-            AttributePolicy::Keep => "keep".to_string(),
-            AttributePolicy::Names => "names".to_string(),
-            AttributePolicy::Auto { max_distinct } => format!("auto (K = {max_distinct})"),
-        };
+        let policy = count.policy.to_string();
         outln!(
-            "policy {policy:<16} {:>8} skeletons {:>8} paths",
+            "policy {policy:<26} {:>8} skeletons {:>8} paths",
             count.structures,
             count.paths
         );
