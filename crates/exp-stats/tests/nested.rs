@@ -7,6 +7,8 @@
 //! 1 in 40 at a boundary), so at least 17 of 20 must choose it, where plain
 //! AIC would err on about 3 of 20.
 
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
 use exp_stats::fit::{select, select_sketched, simpler_than, Family, FittedSampler, NESTED_LR_CRITICAL};
 use exp_stats::Rng;
 
