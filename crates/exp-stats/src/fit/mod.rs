@@ -332,14 +332,12 @@ fn select_sample(sample: &Sample, candidates: &[Family]) -> Result<Selection, Fi
     // Stable: the earlier candidate stays first on ties, deterministic in the candidate order.
     ranked.sort_by(|a, b| a.aic.total_cmp(&b.aic));
     let chosen = nested::choose(&ranked).ok_or(FitError::NoCandidate)?;
-    let best = Some(ranked[chosen]);
+    let best = ranked[chosen].clone();
     let runner_up = ranked
         .iter()
         .enumerate()
         .find(|&(i, _)| i != chosen)
-        .map(|(_, &fit)| fit);
-    let best = best.cloned().ok_or(FitError::NoCandidate)?;
-    let runner_up = runner_up.cloned();
+        .map(|(_, &fit)| fit.clone());
     Ok(Selection {
         best,
         runner_up,
