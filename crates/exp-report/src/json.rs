@@ -5,6 +5,8 @@
 
 use serde_json::{Map, Value};
 
+use exp_results::Manifest;
+
 use crate::compare::RunComparison;
 use crate::{MqttReport, RunSummary, TrafficReport};
 

@@ -237,19 +237,11 @@ impl Chart {
             let keep = |x: f64, y: f64| self.x.admits(x) && self.y.admits(y);
             let drawn = match &series.marks {
                 Marks::Line(points) => {
-                    // A point with a NaN y breaks the line (a monitor gap):
-                    // each run between breaks is drawn on its own.
-                    let mut points: Vec<(f64, f64)> = points
-                        .iter()
-                        .copied()
-                        .filter(|&(x, y)| keep(x, y) || (self.x.admits(x) && y.is_nan()))
-                        .collect();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
-                    let mut runs = points.split(|p| p.1.is_nan()).filter(|run| !run.is_empty());
-                    let first = runs.next().unwrap_or_default().to_vec();
+                    let mut runs = line_runs(points, |x, y| keep(x, y) || (self.x.admits(x) && y.is_nan()));
+                    let first = runs.next().unwrap_or_default();
                     for run in runs {
                         chart
-                            .draw_series(LineSeries::new(run.to_vec(), color.stroke_width(2)))
+                            .draw_series(LineSeries::new(run, color.stroke_width(2)))
                             .map_err(err)?;
                     }
                     chart.draw_series(LineSeries::new(first, color.stroke_width(2)))
@@ -347,6 +339,19 @@ impl Chart {
 }
 
 /// The corners of a step function through `points` (sorted by x).
+/// The runs of a line between its breaks, sorted by x: a point with a NaN
+/// y breaks the line (a monitor gap), so each run is drawn on its own.
+fn line_runs(points: &[(f64, f64)], keep: impl Fn(f64, f64) -> bool) -> impl Iterator<Item = Vec<(f64, f64)>> {
+    let mut points: Vec<(f64, f64)> = points.iter().copied().filter(|&(x, y)| keep(x, y)).collect();
+    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let runs: Vec<Vec<(f64, f64)>> = points
+        .split(|p| p.1.is_nan())
+        .filter(|run| !run.is_empty())
+        .map(<[_]>::to_vec)
+        .collect();
+    runs.into_iter()
+}
+
 fn steps(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut out = Vec::with_capacity(points.len() * 2);
     for (i, &(x, y)) in points.iter().enumerate() {
