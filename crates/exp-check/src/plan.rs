@@ -75,7 +75,7 @@ impl Checker<'_> {
         // A monitor that does not lower everywhere (its errors are reported
         // with the properties) is dropped: the trials run without one.
         let monitor = lowered_monitor.and_then(complete);
-        Some(Plan {
+        let mut plan = Plan {
             plan_version: PLAN_VERSION,
             compiler: format!("expc {}", env!("CARGO_PKG_VERSION")),
             source: self.source_info(),
@@ -84,7 +84,9 @@ impl Checker<'_> {
             parameters: self.plan_parameters(&params)?,
             workloads,
             monitor,
-        })
+        };
+        plan.repeat.order = crate::repeat::order(&settings, &plan);
+        Some(plan)
     }
 
     /// E0704 unless the trials number at most [`MAX_TRIALS`]; returns whether they do.

@@ -101,12 +101,18 @@ fn each_block_is_lowered_once_per_combination_of_the_parameters_it_names() {
 }
 
 #[test]
-fn repetitions_change_only_the_count() {
+fn repetitions_change_only_the_count_and_the_default_order() {
     let one = serde_json::to_value(plan_of(&SWEEP.replace("REPEAT", "1").replace("unused  = [1, 2]", ""))).unwrap();
     let many = plan_of(&SWEEP.replace("REPEAT", "1000").replace("unused  = [1, 2]", ""));
     assert_eq!(many.trial_count(), 6000);
     let mut many = serde_json::to_value(many).unwrap();
     many["repeat"]["max"] = 1.into();
+    // Several points repeated run in randomized rounds; once each, in point order.
+    assert_eq!(
+        (&one["repeat"]["order"], &many["repeat"]["order"]),
+        (&"sequential".into(), &"randomized".into())
+    );
+    many["repeat"]["order"] = "sequential".into();
     // The source hashes differ with the text; everything else is identical.
     many["source"] = one["source"].clone();
     assert_eq!(one, many);

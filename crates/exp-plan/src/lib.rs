@@ -21,6 +21,7 @@ pub mod diff;
 pub mod diff_text;
 mod dist;
 mod field;
+mod order;
 mod read;
 pub mod seeds;
 pub mod snapshot;
@@ -34,6 +35,7 @@ use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, DistValue, Unit};
 pub use field::Field;
+pub use order::Order;
 pub use read::PlanError;
 pub use sweep::{value_indices, variant_index, Combinations};
 pub use values::{display_quantity, RangeUnit, ValueRange, Values};
@@ -47,7 +49,10 @@ pub use workload::*;
 /// 5: a fleet's `warmup` is a share or a duration (`{"ratio": …}` or
 /// `{"ns": …}`), no longer `warmup_ratio`. Version 6: a fleet's
 /// `lateness_bound_ns` may be null (the runtime derives it from the gap).
-pub const PLAN_VERSION: u32 = 6;
+/// Version 7: `repeat.order` says in which order the trials run (read as
+/// `sequential`, the order before, when absent), and `repeat.stop` names
+/// its `statistic`.
+pub const PLAN_VERSION: u32 = 7;
 
 /// Most trials one plan may hold.
 pub const MAX_TRIALS: u64 = 1_000_000;
@@ -63,8 +68,9 @@ pub struct Plan {
     pub repeat: Repeat,
     /// Sweep parameters in declaration order, each with its values. The sweep
     /// points are their cross product, numbered with the first parameter
-    /// outermost ([`Plan::point`]); trials are point-major,
-    /// repetition-minor ([`Plan::trial`]).
+    /// outermost ([`Plan::point`]); trials are numbered point-major,
+    /// repetition-minor ([`Plan::trial`]) and run in `repeat.order`
+    /// ([`Plan::run_order`]).
     pub parameters: Vec<Parameter>,
     /// The experiment's workloads in spec order, each lowered once per
     /// combination of the values of the parameters it names.
@@ -139,17 +145,43 @@ pub struct Repeat {
     /// Repetitions planned per sweep point (the maximum when `stop` is set).
     pub max: u32,
     pub stop: Option<StopRule>,
+    /// The order the trials run in ([`Plan::run_order`]).
+    #[serde(default)]
+    pub order: Order,
 }
 
 /// `repeat = until(...)`: the runtime stops repeating a sweep point once the
-/// confidence interval of `metric`'s mean is narrower than `width` × mean.
+/// confidence interval of `metric`'s `statistic` (over the point's
+/// repetitions) is narrower than `width` × that statistic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StopRule {
     pub metric: String,
+    /// Mean (Student's t interval) or median (order-statistic interval);
+    /// plans before version 7 knew only the mean.
+    #[serde(default)]
+    pub statistic: Statistic,
     pub confidence_ratio: f64,
     pub width_ratio: f64,
     pub min: u32,
+}
+
+/// What `repeat until` estimates over a point's repetitions.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Statistic {
+    #[default]
+    Mean,
+    Median,
+}
+
+impl Statistic {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Statistic::Mean => "mean",
+            Statistic::Median => "median",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -72,7 +72,11 @@ fn plan() -> Plan {
             duration_ns: None,
             pause_ns: 0,
         },
-        repeat: Repeat { max: 2, stop: None },
+        repeat: Repeat {
+            max: 2,
+            stop: None,
+            order: exp_plan::Order::Sequential,
+        },
         parameters: vec![parameter("a", &[1, 2, 3]), parameter("b", &[10, 20])],
         workloads: vec![
             Variants {
@@ -377,4 +381,40 @@ fn a_snapshot_reads_back_and_a_diff_says_what_changed_where() {
         .collect();
     let at = |a: i64| diff::Points::Some(vec![format!("a={a}, b=10"), format!("a={a}, b=20")]);
     assert_eq!(fixed, [(Some(0.3.into()), at(1)), (Some(0.4.into()), at(2))]);
+}
+
+#[test]
+fn trials_run_in_the_plans_order_and_keep_their_numbers_and_seeds() {
+    use exp_plan::Order;
+    let mut plan = plan();
+    let seeds: Vec<u64> = plan.trials().map(|t| t.seed).collect();
+    assert_eq!(plan.run_order(), (0..12).collect::<Vec<u32>>());
+    plan.repeat.order = Order::Interleaved;
+    // Round 0 runs repetition 0 of points 0..6 (trials 0, 2, …), round 1 repetition 1.
+    assert_eq!(plan.run_order(), vec![0, 2, 4, 6, 8, 10, 1, 3, 5, 7, 9, 11]);
+    plan.repeat.order = Order::Randomized;
+    let order = plan.run_order();
+    // Pinned: a change here reorders every randomized run.
+    assert_eq!(order, vec![2, 10, 4, 8, 6, 0, 1, 11, 3, 7, 9, 5]);
+    let (first, second) = order.split_at(6);
+    assert!(first.iter().all(|t| t % 2 == 0) && second.iter().all(|t| t % 2 == 1));
+    assert_ne!(
+        first.iter().map(|t| t / 2).collect::<Vec<_>>(),
+        second.iter().map(|t| t / 2).collect::<Vec<_>>()
+    );
+    assert_eq!(plan.run_order(), order, "seeded: the same plan, the same order");
+    assert_eq!(plan.trials().map(|t| t.seed).collect::<Vec<_>>(), seeds);
+    plan.experiment.seed += 1;
+    assert_ne!(plan.run_order(), order, "another seed, another order");
+    // The order is stated in the plan and read back.
+    let json = serde_json::to_value(&plan).unwrap();
+    assert_eq!(json["repeat"]["order"], "randomized");
+    let mut old = json.clone();
+    old["repeat"].as_object_mut().unwrap().remove("order");
+    let old: Plan = serde_json::from_value(old).unwrap();
+    assert_eq!(
+        old.repeat.order,
+        Order::Sequential,
+        "a plan without an order ran sequentially"
+    );
 }

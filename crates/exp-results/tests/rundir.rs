@@ -27,7 +27,11 @@ fn plan() -> exp_plan::Plan {
             duration_ns: Some(1_000_000_000),
             pause_ns: 0,
         },
-        repeat: exp_plan::Repeat { max: 2, stop: None },
+        repeat: exp_plan::Repeat {
+            max: 2,
+            stop: None,
+            order: exp_plan::Order::Sequential,
+        },
         parameters: vec![exp_plan::Parameter {
             name: "size".into(),
             ty: "size".into(),

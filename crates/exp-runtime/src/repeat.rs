@@ -2,24 +2,32 @@
 
 use std::collections::BTreeMap;
 
-use exp_plan::StopRule;
+use exp_plan::{Statistic, StopRule};
+use exp_stats::intervals::{mean_interval, quantile_interval, Bounds};
 
 use crate::executor::WorkloadSummary;
 
-/// `repeat until`: the confidence interval of the metric's mean, as a full
-/// width, no wider than `width` × |mean|, after at least `min` repetitions.
+/// `repeat until`: the confidence interval of the metric's mean (Student's
+/// t) or median (order statistics), as a full width, no wider than `width`
+/// × |statistic|, after at least `min` repetitions.
 pub(crate) fn stop_rule_met(rule: &StopRule, values: &[f64]) -> Option<String> {
     if values.len() < rule.min as usize {
         return None;
     }
-    let ci = exp_stats::mean_ci(values, rule.confidence_ratio)?;
-    let width = 2.0 * ci.half_width;
-    (ci.mean != 0.0 && width <= rule.width_ratio * ci.mean.abs()).then(|| {
+    let estimate = match rule.statistic {
+        Statistic::Mean => mean_interval(values, rule.confidence_ratio, Bounds::ANY)?,
+        Statistic::Median => quantile_interval(values, 0.5, rule.confidence_ratio)?,
+    };
+    let width = estimate.relative_width()?;
+    (width <= rule.width_ratio).then(|| {
         format!(
-            "{:.0}% CI of `{}` is {:.2}% of the mean (≤ {:.2}%) after {} repetitions",
+            "{:.0}% CI of `{}` ({}, {}) is {:.2}% of the {} (≤ {:.2}%) after {} repetitions",
             rule.confidence_ratio * 100.0,
             rule.metric,
-            width / ci.mean.abs() * 100.0,
+            rule.statistic.as_str(),
+            estimate.method.key(),
+            width * 100.0,
+            rule.statistic.as_str(),
             rule.width_ratio * 100.0,
             values.len()
         )
@@ -51,6 +59,7 @@ mod tests {
     fn rule(min: u32) -> StopRule {
         StopRule {
             metric: "m".into(),
+            statistic: Statistic::Mean,
             confidence_ratio: 0.95,
             width_ratio: 0.05,
             min,
@@ -62,6 +71,41 @@ mod tests {
         assert_eq!(stop_rule_met(&rule(3), &[10.0, 10.0]), None);
         assert!(stop_rule_met(&rule(3), &[10.0, 10.1, 9.9]).is_some());
         assert_eq!(stop_rule_met(&rule(3), &[1.0, 10.0, 20.0]), None);
+    }
+
+    #[test]
+    fn a_median_rule_needs_its_order_statistic_interval_narrow() {
+        let median = |min, width| StopRule {
+            statistic: Statistic::Median,
+            width_ratio: width,
+            ..rule(min)
+        };
+        let steady = [100.0, 101.0, 99.0, 100.5, 99.5];
+        // Five values give no 95% interval of the median: never met.
+        assert_eq!(stop_rule_met(&median(3, 0.05), &steady), None);
+        // Six do: x(1) to x(6), here 98..102, 4% of the median 100.
+        let six = [100.0, 101.0, 99.0, 102.0, 98.0, 100.0];
+        let reason = stop_rule_met(&median(3, 0.05), &six).unwrap();
+        assert!(
+            reason.contains("(median, order-statistics) is 4.00% of the median"),
+            "{reason}"
+        );
+        assert_eq!(stop_rule_met(&median(3, 0.03), &six), None);
+        // One outlier moves a median's interval less than a mean's.
+        let outlier = [
+            100.0, 101.0, 99.0, 102.0, 98.0, 100.0, 100.0, 101.0, 99.0, 100.0, 100.0, 250.0,
+        ];
+        assert!(stop_rule_met(&median(3, 0.05), &outlier).is_some());
+        assert_eq!(
+            stop_rule_met(
+                &StopRule {
+                    width_ratio: 0.05,
+                    ..rule(3)
+                },
+                &outlier
+            ),
+            None
+        );
     }
 
     #[test]

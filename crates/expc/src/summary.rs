@@ -44,7 +44,8 @@ pub fn print_schedule(plan: &Plan, options: &RunOptions) {
             max_note(plan)
         );
     }
-    // Selected trials grouped by point (trials are point-major).
+    print_order(plan, options);
+    // Selected trials grouped by point (trials are numbered point-major).
     let repetitions = plan.repeat.max.max(1);
     let mut points: Vec<(u32, Vec<u32>)> = Vec::new();
     let (mut hidden_points, mut hidden_trials, mut last_hidden) = (0u64, 0u64, None);
@@ -69,6 +70,25 @@ pub fn print_schedule(plan: &Plan, options: &RunOptions) {
     if hidden_points > 0 {
         outln!("… and {hidden_points} more points ({hidden_trials} trials)");
     }
+}
+
+/// Trials of the run order a dry run lists; the rest are counted.
+const SHOWN_ORDER: usize = 40;
+
+/// The order the selected trials will run in, as the runner will take them.
+fn print_order(plan: &Plan, options: &RunOptions) {
+    let selected = |t: &u32| options.trials.as_ref().is_none_or(|s| s.contains(*t));
+    let order: Vec<u32> = plan.run_order().into_iter().filter(selected).collect();
+    let how = match plan.repeat.order {
+        exp_plan::Order::Randomized => format!("randomized interleaved, seed {}", plan.experiment.seed),
+        exp_plan::Order::Interleaved => "interleaved, round by round".to_string(),
+        exp_plan::Order::Sequential => "sequential, point by point".to_string(),
+    };
+    let mut shown: Vec<String> = order.iter().take(SHOWN_ORDER).map(u32::to_string).collect();
+    if order.len() > SHOWN_ORDER {
+        shown.push(format!("… and {} more", order.len() - SHOWN_ORDER));
+    }
+    outln!("  run order ({how}): {}", shown.join(", "));
 }
 
 /// One point of the dry run: its values, trials and workload windows.

@@ -22,6 +22,11 @@ pub const EXPERIMENT: BlockSchema = BlockSchema {
         .range(1.0, 1_000_000.0),
         Prop::with_default("pause", Ty::Quantity(Duration), "0s", "Idle time between trials, so one trial's tail does not reach the next.")
             .at_least(0.0),
+        Prop::optional(
+            "order",
+            Ty::Enum(&exp_plan::Order::NAMES),
+            "Order the trials run in: `randomized` (rounds of one repetition of every point, the points shuffled with the seed), `interleaved` (the same rounds in point order) or `sequential` (every repetition of a point, then the next). Without it: randomized for a sweep with repetitions, else sequential.",
+        ),
     ],
     variants: &[],
     parts: &["sweep", "monitor"],

@@ -97,13 +97,19 @@ pub const FUNCTIONS: &[FnSchema] = &[
     FnSchema {
         name: "until",
         kind: FnKind::Constructor,
-        doc: "Repeat until the `ci` confidence interval of the mean of metric `of` is narrower than `width` × mean, between `min` and `max` repetitions.",
+        doc: "Repeat each point until the `ci` confidence interval of the `statistic` (mean or median over its repetitions) of metric `of` is narrower than `width` × that statistic, between `min` and `max` repetitions.",
         params: &[
             p("ci", Ty::Quantity(Percent), "Confidence level, e.g. 95%."),
-            p("width", Ty::Quantity(Percent), "Interval width relative to the mean, e.g. 5%."),
-            p("of", Ty::Str, "Metric name, e.g. \"ack_latency\"."),
+            p("width", Ty::Quantity(Percent), "Interval width relative to the statistic, e.g. 5%."),
+            p("of", Ty::Str, "Metric name, e.g. \"ack_latency_p99\"."),
             p("max", Ty::Int, "Most repetitions (planned)."),
             def("min", Ty::Int, "3", "Fewest repetitions."),
+            def(
+                "statistic",
+                Ty::Enum(&["mean", "median"]),
+                "mean",
+                "`mean` (Student's t interval) or `median` (distribution-free order-statistic interval; a 95% interval needs 6 repetitions).",
+            ),
         ],
     },
     FnSchema {

@@ -11,7 +11,20 @@ pub const TRAFFIC: BlockSchema = BlockSchema {
     role: Role::Workload {
         shard_unit: "connections",
         shard_count: None,
-        metrics: &["duration", "response_time", "active_connections", "throughput"],
+        metrics: &[
+            "duration",
+            "duration_p50",
+            "duration_p90",
+            "duration_p99",
+            "response_time",
+            "response_time_p50",
+            "response_time_p90",
+            "response_time_p99",
+            "active_connections",
+            "throughput",
+            "connections",
+            "failed_connections",
+        ],
         natural_end: NaturalEnd::Always,
     },
     props: &[

@@ -8,7 +8,14 @@ pub const XML: BlockSchema = BlockSchema {
     role: Role::Workload {
         shard_unit: "documents",
         shard_count: Some("documents"),
-        metrics: &["throughput", "document_size"],
+        metrics: &[
+            "throughput",
+            "document_size",
+            "skeleton_jsd",
+            "max_total_variation",
+            "max_ks",
+            "duplicate_rate",
+        ],
         natural_end: NaturalEnd::When(&["documents", "size"]),
     },
     props: &[

@@ -84,6 +84,10 @@ pub struct Totals {
     pub delivery_sum_ns: f64,
     pub delivery_count: u64,
     pub lateness_sum_ns: f64,
+    /// Every non-warmup acknowledgement and delivery latency, for the
+    /// percentiles `repeat until` may read (8 bytes a message, as `lateness`).
+    pub ack_ns: Vec<u64>,
+    pub delivery_ns: Vec<u64>,
     /// Lateness of every fire, warmup included: the pacer's own quality.
     pub lateness: Vec<u64>,
     /// Over every interval (summed, resp. the longest), for the summary.
@@ -337,10 +341,12 @@ impl Collector {
                 t.ack_sum_ns += a as f64;
                 t.ack_from_schedule_sum_ns += a.saturating_add(row.lateness_ns) as f64;
                 t.ack_count += 1;
+                t.ack_ns.push(a);
             }
             if let Some(d) = row.delivery_latency_ns {
                 t.delivery_sum_ns += d as f64;
                 t.delivery_count += 1;
+                t.delivery_ns.push(d);
             }
         }
         self.ready.push(row);

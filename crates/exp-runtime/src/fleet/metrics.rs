@@ -21,6 +21,8 @@ pub fn merge(into: &mut Totals, t: Totals) {
     into.delivery_count += t.delivery_count;
     into.lateness_sum_ns += t.lateness_sum_ns;
     into.lateness.extend(t.lateness);
+    into.ack_ns.extend(t.ack_ns);
+    into.delivery_ns.extend(t.delivery_ns);
     into.rss_per_device = match (into.rss_per_device, t.rss_per_device) {
         (Some(a), Some(b)) => Some(a.max(b)),
         (a, b) => a.or(b),
@@ -49,6 +51,16 @@ pub fn summary(fleet: &Fleet, t: &mut Totals, cpu: CpuUse, bounds: &Bounds) -> W
     }
     if t.delivery_count > 0 {
         put("delivery_latency", t.delivery_sum_ns / t.delivery_count as f64);
+    }
+    for (name, values) in [("ack_latency", &mut t.ack_ns), ("delivery_latency", &mut t.delivery_ns)] {
+        values.sort_unstable();
+        let values: Vec<f64> = values.iter().map(|&ns| ns as f64).collect();
+        // As the traffic percentiles: type 7, between the nearest ranks.
+        for (suffix, q) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)] {
+            if let Some(v) = exp_stats::percentile(&values, q) {
+                put(&format!("{name}_{suffix}"), v);
+            }
+        }
     }
     if t.messages > 0 {
         put("send_lateness", t.lateness_sum_ns / t.messages as f64);
