@@ -6,8 +6,9 @@ use std::fmt::Write;
 
 use exp_results::{Manifest, TrialStatus};
 
+use crate::aggregate::SweepTable;
 use crate::compare::RunComparison;
-use crate::figures::{point_label, Figure, PointMetric};
+use crate::figures::{point_label, Figure};
 use crate::text::units::value_text;
 use crate::ReportError;
 
@@ -19,8 +20,8 @@ figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}svg{max-width:100%;he
 
 /// The tables a page shows above its figures.
 pub enum Tables<'a> {
-    /// One run: its sweep points' metrics.
-    Sweep(&'a [PointMetric]),
+    /// One run: its sweep points' metrics, and the Methods paragraph the page ends with.
+    Sweep { table: &'a SweepTable, methods: &'a str },
     /// Several runs: each of the others against the first.
     Comparison(&'a [RunComparison]),
 }
@@ -53,7 +54,7 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
         crate::validity::html(&mut out, run);
     }
     match (tables, runs.first()) {
-        (Tables::Sweep(points), Some(run)) if !points.is_empty() => sweep_table(&mut out, run, points),
+        (Tables::Sweep { table, .. }, Some(run)) if !table.points.is_empty() => sweep_table(&mut out, run, table),
         (Tables::Comparison(comparisons), _) => crate::html_compare::tables(&mut out, comparisons),
         _ => {}
     }
@@ -68,6 +69,9 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
     }
     if figures.is_empty() {
         out.push_str("<p>No table of this run has a figure.</p>\n");
+    }
+    if let Tables::Sweep { methods, .. } = tables {
+        let _ = writeln!(out, "<h2>Methods</h2>\n<p id=\"methods\">{}</p>", escape(methods));
     }
     out.push_str("</body></html>\n");
     Ok(out)
@@ -126,32 +130,31 @@ fn header(out: &mut String, m: &Manifest) {
     }
 }
 
-/// Each point's metrics: mean ± half the confidence interval, and n.
-fn sweep_table(out: &mut String, m: &Manifest, sweep: &[PointMetric]) {
-    let _ = writeln!(
-        out,
-        "<h2>Sweep points</h2>\n<table><tr><th class=\"l\">point</th><th class=\"l\">metric</th><th>mean</th><th>± {}% CI</th><th>n</th></tr>",
-        crate::figures::CONFIDENCE * 100.0
-    );
-    for p in sweep {
+/// Each point's metrics: the statistic with its interval (or a count of
+/// yes), n, and the method; the trials left out said above it.
+fn sweep_table(out: &mut String, m: &Manifest, table: &SweepTable) {
+    out.push_str("<h2>Sweep points</h2>\n");
+    for method in crate::text::sweep::methods(table) {
+        let _ = writeln!(out, "<p class=\"method\">{}</p>", escape(&method));
+    }
+    if let Some(note) = table.exclusion_note() {
+        let _ = writeln!(out, "<p class=\"warn\">{}</p>", escape(&note));
+    }
+    out.push_str("<table><tr><th class=\"l\">point</th><th class=\"l\">metric</th><th class=\"l\">value</th></tr>\n");
+    for p in &table.points {
         let label = m
             .trials
             .iter()
             .find(|t| t.point == p.point)
             .map(point_label)
             .unwrap_or_default();
-        let metric = p.metric.split_once('.').map_or(p.metric.as_str(), |(_, m)| m);
-        let text = |v: f64| value_text(&p.kind, metric, v);
-        let ci = p.half_width.map_or("—".to_string(), &text);
         let _ = writeln!(
             out,
-            "<tr><td class=\"l\">{} {}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td class=\"l\">{} {}</td><td class=\"l\">{}</td><td class=\"l\">{}</td></tr>",
             p.point,
             escape(&label),
             escape(&p.metric),
-            escape(&text(p.mean)),
-            escape(&ci),
-            p.n
+            escape(&crate::text::sweep::cell(p))
         );
     }
     out.push_str("</table>\n");

@@ -12,6 +12,7 @@
 //! Nothing here prints: the renderers return the text, and errors are
 //! [`ResultsError`]s, or [`ReportError`]s where figures are drawn.
 
+pub mod aggregate;
 mod columns;
 pub mod compare;
 mod error;
@@ -21,6 +22,7 @@ pub mod html;
 mod html_compare;
 pub mod json;
 mod kinds;
+pub mod methods;
 pub mod mqtt;
 mod run_report;
 mod scan;

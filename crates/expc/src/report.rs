@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use exp_report::compare::{compare, mismatch, overlay, Options, RunComparison};
-use exp_report::figures::{figures, sweep_points, Figure};
+use exp_report::figures::{figures, sweep_table, Figure, SweepTable};
 use exp_report::html::{page, Tables};
+use exp_report::methods::methods_paragraph;
 use exp_report::{run_report, RunReport};
 use exp_results::{open_run, RunView, Warning};
 
@@ -37,7 +38,9 @@ pub struct Args {
     /// difference within it).
     #[arg(long, value_name = "PERCENT", default_value = "5%", value_parser = parse_margin)]
     margin: f64,
-    /// Runs compared: count trials an audit found invalid too.
+    /// Count trials an audit found invalid too: in the sweep table and
+    /// figures, and in runs compared (left out by default, and counted
+    /// with their reasons).
     #[arg(long)]
     include_invalid: bool,
 }
@@ -66,20 +69,30 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return write_figures(&args, &views);
     }
     match views.as_slice() {
-        [one] => print_report(one, args.json),
+        [one] => print_report(one, args.json, args.include_invalid),
         [baseline, others @ ..] => print_comparison(baseline, others, &args),
         [] => Ok(ExitCode::SUCCESS),
     }
 }
 
-fn print_report(view: &RunView, json: bool) -> Result<ExitCode, String> {
+fn print_report(view: &RunView, json: bool, include_invalid: bool) -> Result<ExitCode, String> {
     let RunReport { summary, mqtt, traffic } = run_report(view);
+    let plan = load_plan(&view.dir);
+    let sweep = sweep_table(&view.manifest, plan.as_ref(), include_invalid);
+    let methods = methods_paragraph(&view.manifest, plan.as_ref(), &sweep);
     let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
-        let value = exp_report::json::with_validity(value, &view.manifest);
+        let mut value = exp_report::json::with_validity(value, &view.manifest);
+        if let Some(fields) = value.as_object_mut() {
+            fields.insert("sweep".into(), sweep.to_json());
+            fields.insert("methods".into(), methods.into());
+        }
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
-        exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref())
+        let mut text = exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref());
+        text.push_str(&exp_report::text::sweep::render(&sweep, &view.manifest));
+        text.push_str(&format!("\n{methods}\n"));
+        text
     };
     // A closed pipe (`| head`) ends the output quietly.
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
@@ -140,7 +153,8 @@ fn comparisons(baseline: &RunView, others: &[RunView], args: &Args) -> Vec<RunCo
 fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     let mut per_run = Vec::new();
     for view in views {
-        let (figures, mut warnings) = figures(view, load_plan(&view.dir).as_ref()).map_err(|e| e.to_string())?;
+        let (figures, mut warnings) =
+            figures(view, load_plan(&view.dir).as_ref(), args.include_invalid).map_err(|e| e.to_string())?;
         warnings.extend(exp_report::expected::missing_tables(view));
         warn(&warnings);
         per_run.push((run_name(view), figures));
@@ -150,10 +164,12 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         .map(|(_, figures)| figures.iter().map(|f| f.id.clone()).collect())
         .collect();
     let (figures, tables_owned) = match views {
-        [one] => (
-            per_run.remove(0).1,
-            Owned::Sweep(sweep_points(&one.manifest, load_plan(&one.dir).as_ref())),
-        ),
+        [one] => {
+            let plan = load_plan(&one.dir);
+            let table = sweep_table(&one.manifest, plan.as_ref(), args.include_invalid);
+            let methods = methods_paragraph(&one.manifest, plan.as_ref(), &table);
+            (per_run.remove(0).1, Owned::Sweep(table, methods))
+        }
         [baseline, others @ ..] => (overlay(per_run), Owned::Diffs(comparisons(baseline, others, args))),
         [] => return Ok(ExitCode::SUCCESS),
     };
@@ -167,7 +183,7 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         let path = path.clone().unwrap_or_else(|| views[0].dir.join("report.html"));
         let manifests: Vec<_> = views.iter().map(|v| &v.manifest).collect();
         let tables = match &tables_owned {
-            Owned::Sweep(points) => Tables::Sweep(points),
+            Owned::Sweep(table, methods) => Tables::Sweep { table, methods },
             Owned::Diffs(diffs) => Tables::Comparison(diffs),
         };
         let html = page(&manifests, &figures, &tables).map_err(|e| e.to_string())?;
@@ -212,7 +228,7 @@ fn no_figures_why(views: &[RunView], ids: &[Vec<String>]) -> String {
 }
 
 enum Owned {
-    Sweep(Vec<exp_report::figures::PointMetric>),
+    Sweep(SweepTable, String),
     Diffs(Vec<RunComparison>),
 }
 

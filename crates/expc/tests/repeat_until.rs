@@ -103,7 +103,11 @@ fn assert_stops_where_the_rule_says(plan: &Plan, manifest: &Manifest) -> Vec<u32
                 .iter()
                 .filter(|t| t.point == point && t.status == TrialStatus::Skipped)
                 .count();
-            assert_eq!(skipped, rule_max(plan) - expected, "the point's later repetitions are skipped");
+            assert_eq!(
+                skipped,
+                rule_max(plan) - expected,
+                "the point's later repetitions are skipped"
+            );
         } else {
             assert!(reason.contains("maximum"), "{reason}");
         }
@@ -138,14 +142,21 @@ experiment "until-p99" {
     let counts = assert_stops_where_the_rule_says(&plan, &manifest);
     assert!(counts.iter().all(|&c| c >= 6), "{counts:?}");
     // The metric the rule read is the p99 of the trial's acknowledgements.
-    let trial = manifest.trials.iter().find(|t| t.status == TrialStatus::Complete).unwrap();
+    let trial = manifest
+        .trials
+        .iter()
+        .find(|t| t.status == TrialStatus::Complete)
+        .unwrap();
     let mut acks: Vec<f64> = u64_values(&trial_frames(&dir, "mqtt_messages", trial.trial), "ack_latency_ns")
         .into_iter()
         .map(|ns| ns as f64)
         .collect();
     acks.sort_by(f64::total_cmp);
     assert!(acks.len() > 50, "{}", acks.len());
-    assert_eq!(Some(trial.metrics["ack_latency_p99"]), exp_stats::percentile(&acks, 0.99));
+    assert_eq!(
+        Some(trial.metrics["ack_latency_p99"]),
+        exp_stats::percentile(&acks, 0.99)
+    );
 }
 
 #[test]
@@ -175,5 +186,8 @@ experiment "until-duration" {
     );
     let counts = assert_stops_where_the_rule_says(&plan, &manifest);
     assert!(counts[0] >= 3, "{counts:?}");
-    assert!(manifest.trials.iter().all(|t| t.status != TrialStatus::Complete || t.metrics.contains_key("duration_p99")));
+    assert!(manifest
+        .trials
+        .iter()
+        .all(|t| t.status != TrialStatus::Complete || t.metrics.contains_key("duration_p99")));
 }

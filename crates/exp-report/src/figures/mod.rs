@@ -26,11 +26,11 @@ use exp_plan::Plan;
 use exp_results::schemas::TIMELINE_TABLE;
 use exp_results::{PartFile, ResultsError, RunView, TrialRecord, Warning};
 
+pub(crate) use crate::aggregate::{metric_kind, shown_metric};
+pub use crate::aggregate::{sweep_table, PointMetric, SweepTable, CONFIDENCE};
 use crate::scan::{for_each_chunk, Chunk};
 use crate::ReportError;
 use chart::{Band, Chart};
-pub(crate) use sweep::{metric_kind, shown_metric};
-pub use sweep::{points as sweep_points, PointMetric, CONFIDENCE};
 
 /// Trials whose time series are drawn, per table.
 pub const MAX_TIMELINES: usize = 6;
@@ -62,12 +62,17 @@ impl Figure {
 
 /// Every figure the run's tables allow, in a fixed order: sweeps, fleets,
 /// traffic, system metrics, XML; and a warning for each file that could not
-/// be read, which the figures leave out from where it failed.
-pub fn figures(run: &RunView, plan: Option<&Plan>) -> Result<(Vec<Figure>, Vec<Warning>), ReportError> {
+/// be read, which the figures leave out from where it failed. Sweep figures
+/// leave invalid trials out unless `include_invalid`.
+pub fn figures(
+    run: &RunView,
+    plan: Option<&Plan>,
+    include_invalid: bool,
+) -> Result<(Vec<Figure>, Vec<Warning>), ReportError> {
     let ctx = Context::new(run)?;
     let mut out = Vec::new();
     if let Some(plan) = plan {
-        out.extend(sweep::figures(&run.manifest, plan));
+        out.extend(sweep::figures(&run.manifest, plan, include_invalid));
     }
     out.extend(fleet::figures(&ctx)?);
     out.extend(gaps::figures(&ctx)?);

@@ -1,8 +1,11 @@
-//! Sweeps and repetitions: every trial metric against each swept numeric
-//! parameter, the mean over a point's completed repetitions with its 95 %
-//! confidence interval (Student t), one series per combination of the
-//! other parameters. The `repeat until` metric comes first. The same
-//! numbers are the report's sweep table ([`points`]).
+//! Sweeps and repetitions, from the sweep table ([`crate::aggregate`]):
+//! every measured trial metric against each swept numeric parameter — each
+//! point's median with its order-statistic interval, or mean with its t
+//! interval cut to the metric's range, as the table chose — one series per
+//! combination of the other parameters, the `repeat until` metric first.
+//! A run without a swept parameter gets no sweep figure: its repetitions
+//! are drawn one by one, in the order they ran. Yes/no metrics
+//! (`contended`) are counted in the table, not drawn.
 
 use std::collections::BTreeMap;
 
@@ -11,78 +14,13 @@ use exp_results::{Manifest, TrialStatus};
 
 use super::chart::{Axis, Chart, Marks, Series};
 use super::Figure;
-
-/// Confidence of the intervals drawn and tabled.
-pub const CONFIDENCE: f64 = 0.95;
-
-/// One metric at one sweep point over its completed repetitions.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PointMetric {
-    pub point: u32,
-    /// `workload.metric`, or the bare name `repeat until` reads.
-    pub metric: String,
-    /// The workload's kind (`fleet`, …), which gives the metric its unit.
-    pub kind: String,
-    pub n: usize,
-    pub mean: f64,
-    /// Half the width of the confidence interval; `None` below 2 samples.
-    pub half_width: Option<f64>,
-}
-
-/// Mean and interval of every metric at every point, by point then
-/// metric; none for a run of one trial. Metrics are the workloads' own
-/// (`workload.metric`); of the bare names, which average over workloads of
-/// any kind, only the one `repeat until` reads.
-pub fn points(manifest: &Manifest, plan: Option<&Plan>) -> Vec<PointMetric> {
-    if manifest.trials.len() < 2 {
-        return Vec::new();
-    }
-    let mut samples: BTreeMap<(u32, &str), Vec<f64>> = BTreeMap::new();
-    for t in manifest.trials.iter().filter(|t| t.status == TrialStatus::Complete) {
-        for (metric, &v) in t.metrics.iter().filter(|(m, v)| v.is_finite() && shown_metric(plan, m)) {
-            samples.entry((t.point, metric.as_str())).or_default().push(v);
-        }
-    }
-    samples
-        .into_iter()
-        .map(|((point, metric), values)| {
-            let n = values.len();
-            let mean = values.iter().sum::<f64>() / n as f64;
-            PointMetric {
-                point,
-                metric: metric.to_string(),
-                kind: plan.map_or_else(String::new, |p| metric_kind(p, metric).to_string()),
-                n,
-                mean,
-                half_width: exp_stats::mean_ci(&values, CONFIDENCE).map(|ci| ci.half_width),
-            }
-        })
-        .collect()
-}
+use crate::aggregate::{is_invalid, method_text, metric_kind, shown_metric, sweep_table, PointMetric, SweepTable};
 
 /// How a trial metric (`workload.metric`) is drawn: the factor from its
 /// stored value and the unit that gives, from its workload's kind.
 fn metric_axis(plan: &Plan, key: &str) -> (f64, &'static str) {
     let metric = key.split_once('.').map_or(key, |(_, m)| m);
     crate::text::units::axis(metric_kind(plan, key), metric)
-}
-
-/// Whether a trial metric is reported: each workload's own
-/// (`workload.metric`); of the bare names, which average over workloads of
-/// any kind, only the one `repeat until` reads.
-pub(crate) fn shown_metric(plan: Option<&Plan>, metric: &str) -> bool {
-    let stop = plan.and_then(|p| p.repeat.stop.as_ref()).map(|s| s.metric.as_str());
-    metric.contains('.') || Some(metric) == stop
-}
-
-/// The kind of the workload of `workload.metric` (empty for a bare name).
-pub(crate) fn metric_kind<'p>(plan: &'p Plan, key: &str) -> &'p str {
-    let workload = key.split_once('.').map_or("", |(w, _)| w);
-    let variants = plan.workloads.iter().filter_map(|w| w.variants.first());
-    variants
-        .into_iter()
-        .find(|w| w.name == workload)
-        .map_or("", |w| w.config.kind())
 }
 
 /// A parameter's value as a number on its axis, with the axis unit: time
@@ -99,39 +37,37 @@ fn numeric(value: &Value) -> Option<(f64, &'static str)> {
     })
 }
 
-pub(super) fn figures(manifest: &Manifest, plan: &Plan) -> Vec<Figure> {
-    let table = points(manifest, Some(plan));
-    if plan.parameters.is_empty() && plan.repeat.max < 2 {
-        return Vec::new();
-    }
+pub(super) fn figures(manifest: &Manifest, plan: &Plan, include_invalid: bool) -> Vec<Figure> {
     let stop_metric = plan.repeat.stop.as_ref().map(|s| s.metric.as_str());
-    let mut metrics: Vec<&str> = table.iter().map(|p| p.metric.as_str()).collect();
+    if plan.parameters.is_empty() {
+        return repetitions(manifest, plan, include_invalid, stop_metric);
+    }
+    let table = sweep_table(manifest, Some(plan), include_invalid);
+    let mut metrics: Vec<&str> = table
+        .points
+        .iter()
+        .filter(|p| p.estimate().is_some())
+        .map(|p| p.metric.as_str())
+        .collect();
     metrics.sort_by_key(|m| (Some(*m) != stop_metric, *m));
     metrics.dedup();
-    // Without parameters, each metric's mean and interval at the one point.
-    let parameters: Vec<usize> = if plan.parameters.is_empty() {
-        vec![usize::MAX]
-    } else {
-        (0..plan.parameters.len()).collect()
-    };
-    parameters
-        .into_iter()
+    (0..plan.parameters.len())
         .flat_map(|k| metrics.iter().map(move |m| (k, *m)))
         .filter_map(|(k, m)| against(plan, &table, k, m, Some(m) == stop_metric))
         .collect()
 }
 
-/// `metric` against parameter `k` (`usize::MAX`: no parameter, x = 0).
-fn against(plan: &Plan, table: &[PointMetric], k: usize, metric: &str, stop: bool) -> Option<Figure> {
+/// `metric` against parameter `k`.
+fn against(plan: &Plan, table: &SweepTable, k: usize, metric: &str, stop: bool) -> Option<Figure> {
     let mut series: BTreeMap<String, Vec<(f64, f64, f64, f64)>> = BTreeMap::new();
     let mut unit = "";
     let (scale, y_unit) = metric_axis(plan, metric);
-    for p in table.iter().filter(|p| p.metric == metric) {
+    let rows: Vec<&PointMetric> = table.points.iter().filter(|p| p.metric == metric).collect();
+    let mut method = None;
+    for p in &rows {
+        let estimate = p.estimate()?;
         let values = plan.values_at(p.point)?;
-        let (x, u) = match values.get(k) {
-            Some((_, v)) => numeric(&v.value)?,
-            None => (0.0, ""),
-        };
+        let (x, u) = numeric(&values.get(k)?.1.value)?;
         unit = u;
         let others: Vec<String> = values
             .iter()
@@ -139,16 +75,17 @@ fn against(plan: &Plan, table: &[PointMetric], k: usize, metric: &str, stop: boo
             .filter(|(i, _)| *i != k)
             .map(|(_, (param, v))| format!("{}={}", param.name, v.label))
             .collect();
-        let (mean, h) = (p.mean * scale, p.half_width.unwrap_or(0.0) * scale);
-        series
-            .entry(others.join(", "))
-            .or_default()
-            .push((x, mean, mean - h, mean + h));
+        let y = estimate.value * scale;
+        // Without an end (one repetition, too few for a median's), no bar that way.
+        let low = estimate.low.map_or(y, |l| l * scale);
+        let high = estimate.high.map_or(y, |h| h * scale);
+        series.entry(others.join(", ")).or_default().push((x, y, low, high));
+        if let crate::aggregate::PointValue::Estimate { statistic, estimate } = &p.value {
+            method = Some(method_text(statistic, estimate));
+        }
     }
-    if series.is_empty() {
-        return None;
-    }
-    let name = plan.parameters.get(k).map_or("point", |p| p.name.as_str());
+    let method = method?;
+    let name = plan.parameters.get(k)?.name.as_str();
     let x_label = if unit.is_empty() {
         name.to_string()
     } else {
@@ -169,18 +106,92 @@ fn against(plan: &Plan, table: &[PointMetric], k: usize, metric: &str, stop: boo
     } else {
         metric.to_string()
     };
+    let left_out = table.exclusion_note().map(|n| format!(" {n}.")).unwrap_or_default();
     Some(Figure::new(
         format!("sweep-{metric}-by-{name}"),
         Chart {
             title,
             x: Axis::linear(x_label),
-            y: Axis::linear(if y_unit.is_empty() { metric.to_string() } else { format!("{metric} ({y_unit})") }),
+            y: Axis::linear(y_label(metric, y_unit)),
             series,
             bands: Vec::new(),
         },
         format!(
-            "Mean of {metric} over each point's completed repetitions with its {}% confidence interval (Student t; no bar with one repetition).",
-            CONFIDENCE * 100.0
+            "{} of {metric} over each point's completed repetitions (no bar where the repetitions give no interval).{left_out}",
+            capitalized(&method)
         ),
     ))
+}
+
+/// A run without a swept parameter: each measured metric of each completed
+/// repetition, in the order the repetitions ran.
+fn repetitions(manifest: &Manifest, plan: &Plan, include_invalid: bool, stop: Option<&str>) -> Vec<Figure> {
+    let mut ran: Vec<_> = manifest
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Complete && (include_invalid || !is_invalid(t)))
+        .collect();
+    if ran.len() < 2 {
+        return Vec::new();
+    }
+    ran.sort_by_key(|t| (t.started_at_unix_ns, t.trial));
+    let left_out = manifest
+        .trials
+        .iter()
+        .filter(|t| t.status == TrialStatus::Complete && !include_invalid && is_invalid(t))
+        .count();
+    let mut series: BTreeMap<&str, Vec<(f64, f64)>> = BTreeMap::new();
+    for (order, trial) in ran.iter().enumerate() {
+        for (metric, &v) in trial
+            .metrics
+            .iter()
+            .filter(|(m, v)| v.is_finite() && shown_metric(Some(plan), m))
+        {
+            series.entry(metric.as_str()).or_default().push(((order + 1) as f64, v));
+        }
+    }
+    let mut metrics: Vec<&str> = series.keys().copied().filter(|m| !m.ends_with("contended")).collect();
+    metrics.sort_by_key(|m| (Some(*m) != stop, *m));
+    let note = match left_out {
+        0 => String::new(),
+        n => format!(" {n} invalid repetition{} left out.", if n == 1 { "" } else { "s" }),
+    };
+    metrics
+        .into_iter()
+        .map(|metric| {
+            let (scale, y_unit) = metric_axis(plan, metric);
+            let points = series[metric].iter().map(|&(x, y)| (x, y * scale)).collect();
+            Figure::new(
+                format!("repetitions-{metric}"),
+                Chart {
+                    title: metric.to_string(),
+                    x: Axis::linear("repetition, in run order".to_string()),
+                    y: Axis::linear(y_label(metric, y_unit)),
+                    series: vec![Series {
+                        name: metric.to_string(),
+                        marks: Marks::Points(points),
+                    }],
+                    bands: Vec::new(),
+                },
+                format!(
+                    "{metric} of each completed repetition, in the order they ran: a drift or a step shows here, not in a summary.{note}"
+                ),
+            )
+        })
+        .collect()
+}
+
+fn y_label(metric: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        metric.to_string()
+    } else {
+        format!("{metric} ({unit})")
+    }
+}
+
+fn capitalized(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }

@@ -6,6 +6,7 @@
 pub mod compare;
 pub mod mqtt;
 mod summary;
+pub mod sweep;
 pub mod traffic;
 pub mod units;
 
