@@ -9,7 +9,6 @@ use exp_results::{Manifest, TrialStatus};
 use crate::aggregate::SweepTable;
 use crate::compare::RunComparison;
 use crate::figures::{point_label, Figure};
-use crate::text::units::value_text;
 use crate::ReportError;
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:800px;margin:2em auto;color:#222}\
