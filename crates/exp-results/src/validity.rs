@@ -225,6 +225,7 @@ impl LeftOut {
             .filter(|f| f.verdict == Verdict::Invalid)
             .map(|f| f.code.as_str())
             .collect();
+        codes.sort_unstable();
         codes.dedup();
         for code in codes {
             *self.by_code.entry(code.to_string()).or_default() += 1;
@@ -232,18 +233,15 @@ impl LeftOut {
         false
     }
 
-    /// `2 invalid trials left out (V0101 ×2, V0301 ×1)`, or `None` if none.
+    /// `2 invalid trials (V0101 ×2, V0301 ×1)`, or `None` if none: what
+    /// the caller says it left out, and where.
     pub fn describe(&self) -> Option<String> {
         if self.trials == 0 {
             return None;
         }
         let codes: Vec<String> = self.by_code.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
         let plural = if self.trials == 1 { "" } else { "s" };
-        Some(format!(
-            "{} invalid trial{plural} left out ({}; --include-invalid puts them back)",
-            self.trials,
-            codes.join(", ")
-        ))
+        Some(format!("{} invalid trial{plural} ({})", self.trials, codes.join(", ")))
     }
 }
 
@@ -333,7 +331,7 @@ mod tests {
         assert_eq!(left_out.trials, 2);
         assert_eq!(
             left_out.describe().as_deref(),
-            Some("2 invalid trials left out (V0101 ×2, V0301 ×2; --include-invalid puts them back)")
+            Some("2 invalid trials (V0101 ×2, V0301 ×2)")
         );
         assert_eq!(LeftOut::default().describe(), None);
     }

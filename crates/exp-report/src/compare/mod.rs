@@ -24,8 +24,8 @@ use exp_stats::two_sample;
 use crate::figures::metric_kind;
 
 pub use environment::{environment, EnvironmentDifference};
+pub use exp_results::validity::LeftOut;
 pub use overlay::overlay;
-pub use points::LeftOut;
 
 /// The equivalence margin unless `--margin` says otherwise: ± 5 % of the
 /// baseline's mean.

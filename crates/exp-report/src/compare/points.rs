@@ -7,7 +7,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 use exp_plan::{Plan, Value};
-use exp_results::validity::Verdict;
+use exp_results::validity::LeftOut;
 use exp_results::{Manifest, TrialRecord, TrialStatus};
 
 use crate::figures::{point_label, shown_metric};
@@ -18,50 +18,6 @@ pub(super) struct PointSamples {
     pub key: PointKey,
     /// `workload.metric` → its value in each completed, counted repetition.
     pub metrics: BTreeMap<String, Vec<f64>>,
-}
-
-/// Trials a comparison left out because an audit found them invalid, and
-/// which codes did (a trial with two codes counts under both).
-#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
-pub struct LeftOut {
-    pub trials: u32,
-    /// Code (`V0101`) → trials it made invalid.
-    pub by_code: BTreeMap<String, u32>,
-}
-
-impl LeftOut {
-    /// `2 invalid trials (V0101 ×2)`, `None` when nothing was left out.
-    pub fn describe(&self) -> Option<String> {
-        if self.trials == 0 {
-            return None;
-        }
-        let codes: Vec<String> = self.by_code.iter().map(|(c, n)| format!("{c} ×{n}")).collect();
-        let plural = if self.trials == 1 { "" } else { "s" };
-        Some(format!("{} invalid trial{plural} ({})", self.trials, codes.join(", ")))
-    }
-
-    /// Whether `trial` counts; notes it if it does not.
-    fn admit(&mut self, trial: &TrialRecord, include_invalid: bool) -> bool {
-        let Some(validity) = trial.validity.as_ref().filter(|v| v.verdict == Verdict::Invalid) else {
-            return true;
-        };
-        if include_invalid {
-            return true;
-        }
-        self.trials += 1;
-        let mut codes: Vec<&str> = validity
-            .findings
-            .iter()
-            .filter(|f| f.verdict == Verdict::Invalid)
-            .map(|f| f.code.as_str())
-            .collect();
-        codes.sort_unstable();
-        codes.dedup();
-        for code in codes {
-            *self.by_code.entry(code.to_string()).or_default() += 1;
-        }
-        false
-    }
 }
 
 /// Every point of the run that has a trial, by label (empty without a
@@ -79,7 +35,7 @@ pub(super) fn points(
             key: point_key(t, plan),
             metrics: BTreeMap::new(),
         });
-        if t.status != TrialStatus::Complete || !left_out.admit(t, include_invalid) {
+        if t.status != TrialStatus::Complete || !left_out.note(t, include_invalid) {
             continue;
         }
         for (metric, &v) in t.metrics.iter().filter(|(m, v)| v.is_finite() && shown_metric(plan, m)) {
