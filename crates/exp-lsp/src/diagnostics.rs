@@ -32,7 +32,22 @@ pub struct Converted {
 pub fn convert(compilation: &Compilation, root: &str, library: &Library) -> Vec<Converted> {
     let sources = &compilation.sources;
     let Some((root_id, root_file)) = sources.files().find(|(_, f)| f.name == root) else {
-        return Vec::new();
+        // The document itself could not be read (E0204): nothing to place
+        // its diagnostics in but its top.
+        return compilation
+            .diagnostics
+            .iter()
+            .map(|d| Converted {
+                diagnostic: lsp_diagnostic(
+                    d,
+                    lsp_types::Range::default(),
+                    with_notes(d, d.message.clone()),
+                    None,
+                    library,
+                ),
+                fixes: Vec::new(),
+            })
+            .collect();
     };
     let indexes: HashMap<FileId, LineIndex> = sources.files().map(|(id, f)| (id, LineIndex::new(&f.text))).collect();
     let index = &indexes[&root_id];
@@ -52,26 +67,8 @@ pub fn convert(compilation: &Compilation, root: &str, library: &Library) -> Vec<
             if let (false, Some(span)) = (located, primary) {
                 message = format!("in `{}`: {message}", sources.get(span.file).name);
             }
-            for note in &d.notes {
-                message.push_str(&format!("\nnote: {note}"));
-            }
-            if let Some(help) = &d.help {
-                message.push_str(&format!("\nhelp: {help}"));
-            }
-            let diagnostic = lsp_types::Diagnostic {
-                range: index.range(range),
-                severity: Some(match d.severity {
-                    Severity::Error => DiagnosticSeverity::ERROR,
-                    Severity::Warning => DiagnosticSeverity::WARNING,
-                }),
-                code: Some(NumberOrString::String(d.code.as_str().to_string())),
-                code_description: library.explanation_uri(d.code).map(|href| CodeDescription { href }),
-                source: Some("expc".to_string()),
-                message,
-                related_information: related(d, sources, &indexes, library, located),
-                tags: None,
-                data: None,
-            };
+            let related = related(d, sources, &indexes, library, located);
+            let diagnostic = lsp_diagnostic(d, index.range(range), with_notes(d, message), related, library);
             let fixes = match (located, primary) {
                 (true, Some(span)) => fixes(d, span.range(), &analysis, index)
                     .into_iter()
@@ -91,6 +88,40 @@ pub fn convert(compilation: &Compilation, root: &str, library: &Library) -> Vec<
             Converted { diagnostic, fixes }
         })
         .collect()
+}
+
+/// `message` followed by the diagnostic's notes and help, a line each.
+fn with_notes(d: &Diagnostic, mut message: String) -> String {
+    for note in &d.notes {
+        message.push_str(&format!("\nnote: {note}"));
+    }
+    if let Some(help) = &d.help {
+        message.push_str(&format!("\nhelp: {help}"));
+    }
+    message
+}
+
+fn lsp_diagnostic(
+    d: &Diagnostic,
+    range: lsp_types::Range,
+    message: String,
+    related_information: Option<Vec<DiagnosticRelatedInformation>>,
+    library: &Library,
+) -> lsp_types::Diagnostic {
+    lsp_types::Diagnostic {
+        range,
+        severity: Some(match d.severity {
+            Severity::Error => DiagnosticSeverity::ERROR,
+            Severity::Warning => DiagnosticSeverity::WARNING,
+        }),
+        code: Some(NumberOrString::String(d.code.as_str().to_string())),
+        code_description: library.explanation_uri(d.code).map(|href| CodeDescription { href }),
+        source: Some("expc".to_string()),
+        message,
+        related_information,
+        tags: None,
+        data: None,
+    }
 }
 
 /// What a document shows if the compiler itself fails (a bug: it must
