@@ -86,6 +86,9 @@ fn doctor(dir: &Path) {
     let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     for trial in manifest["trials"].as_array_mut().unwrap() {
         let (point, repetition) = (trial["point"].as_u64().unwrap(), trial["repetition"].as_u64().unwrap());
+        // Whatever this machine's audits found (a busy CI host flags real
+        // trials): every trial valid but the one made invalid below.
+        trial["validity"] = serde_json::json!({"verdict": "valid", "findings": []});
         let metrics = &mut trial["metrics"];
         if point == 0 {
             // 1 µs three times and 1 s once: the t interval reaches far below 0.
