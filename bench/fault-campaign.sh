@@ -67,6 +67,12 @@ case_ W14 "test --junit /dev/null" 'any' 'true' -- $EXPC test lib --junit /dev/n
 case_ W15 "report --html existing file keeps mode 640" 0 '[ "$(stat -c %a keep.html)" = 640 ]' -- sh -c "echo old > keep.html; chmod 640 keep.html; $EXPC report $RUN --html keep.html"
 ln -s nowhere/dangling.html dang.html
 case_ W16 "report --html symlink into a missing dir" 'any' '[ -L dang.html ]' -- $EXPC report "$RUN" --html dang.html
+case_ W17 "report --html into a missing directory (made)" 0 '[ -s newdir/sub/r.html ]' -- $EXPC report "$RUN" --html newdir/sub/r.html
+case_ W18 "report --svg into a new directory" 0 'ls svgs/*.svg' -- $EXPC report "$RUN" --svg svgs
+mkdir realdir; ln -s realdir linkdir
+case_ W19 "report --svg into a symlink to a directory" 0 '[ -L linkdir ] && ls realdir/*.svg' -- $EXPC report "$RUN" --svg linkdir
+case_ W20 "plan -o /dev/stdout" 0 'has plan_version' -- $EXPC plan spec.exp -o /dev/stdout
+case_ W21 "report --svg a FIFO" 1 '[ -p fifo ]' -- $EXPC report "$RUN" --svg fifo
 echo "== readers"
 case_ R01 "check /dev/zero" 1 'true' -- $EXPC check /dev/zero
 case_ R02 "check a FIFO" 1 'true' -- $EXPC check fifo
@@ -92,10 +98,28 @@ truncate -s 300M bigsecret; chmod 600 bigsecret
 case_ R14 "serve --secret-file 300 MB" 1 'true' -- $EXPC serve --secret-file bigsecret --for 2s
 case_ R15 "fmt /dev/zero" 1 'true' -- $EXPC fmt /dev/zero
 case_ R16 "fmt a FIFO" 1 'true' -- $EXPC fmt fifo
-case_ R17 "traffic convert /dev/zero" 'any' 'true' -- $EXPC traffic convert /dev/zero -o conv.cvec
+case_ R17 "traffic convert /dev/zero" 1 '[ ! -e conv.cvec ]' -- $EXPC traffic convert /dev/zero conv.cvec
 case_ R18 "report a FIFO as run" 1 'true' -- $EXPC report fifo
 case_ R19 "plan /dev/zero" 1 'true' -- $EXPC plan /dev/zero
 case_ R20 "check a spec with a NUL byte" 1 'true' -- sh -c "printf 'experiment \"a\" {\0}' > nul.exp; $EXPC check nul.exp"
+ln -s loop1.exp loop2.exp; ln -s loop2.exp loop1.exp
+case_ R21 "check a symlink loop" 1 'true' -- $EXPC check loop1.exp
+python3 -c "print('experiment \"p\" {\n  seed = ' + '('*5000 + '1' + ')'*5000 + '\n  duration = 1s\n}')" > parens.exp
+case_ R22 "check 5,000 nested parentheses" 1 'true' -- $EXPC check parens.exp
+head -c 65536 /dev/urandom > random.exp
+case_ R23 "check 64 KiB of random bytes" 1 'true' -- $EXPC check random.exp
+printf 'import "self.exp"\n' > self.exp; cat spec.exp >> self.exp
+case_ R24 "check a spec importing itself" 1 'true' -- $EXPC check self.exp
+printf 'import "adir"\n' > impdir.exp; cat spec.exp >> impdir.exp
+case_ R25 "check a spec importing a directory" 1 'true' -- $EXPC check impdir.exp
+case_ R26 "run --resume a FIFO" 1 '[ -p fifo ]' -- $EXPC run --resume fifo
+: > empty.xml
+case_ R27 "xml extract an empty file" 'any' 'true' -- $EXPC xml extract empty.xml -o xset4
+printf '<a><b>1</b></a>' | gzip | head -c 20 > trunc.xml.gz
+case_ R28 "xml extract a truncated .gz" 'any' 'true' -- $EXPC xml extract trunc.xml.gz -o xset5
+case_ R29 "traffic convert a FIFO" 1 '[ -p fifo ] && [ ! -e conv2.cvec ]' -- $EXPC traffic convert fifo conv2.cvec
+printf 'experiment "\xff\xfe" {\n  duration = 1s\n}\n' > badutf8.exp
+case_ R30 "check a spec that is not UTF-8" 1 'true' -- $EXPC check badutf8.exp
 echo "== report"
 cp -a "$RUN" nomsg; rm -rf nomsg/tables/mqtt_messages
 case_ P01 "report of a fleet run without mqtt_messages" 0 'has mqtt_messages' -- $EXPC report nomsg
@@ -108,6 +132,13 @@ case_ P04 "report a directory that is no run" 1 'true' -- $EXPC report adir
 case_ P05 "report --json of a run" 0 'python3 -c "import json,sys; json.load(open(\"$W/out\"))"' -- $EXPC report "$RUN" --json
 cp -a "$RUN" noplan; rm noplan/plan.json
 case_ P06 "report a run without plan.json" 'any' 'true' -- $EXPC report noplan
+cp -a "$RUN" corrupt; f=$(find corrupt/tables/mqtt_messages -name '*.parquet' | head -1); head -c 100 "$f" > "$f.cut" && mv "$f.cut" "$f"
+case_ P07 "report a run with a truncated Parquet file" 'any' 'true' -- $EXPC report corrupt
+cp -a "$RUN" badmanifest; echo garbage > badmanifest/manifest.json
+case_ P08 "report a run whose manifest.json is garbage" 1 'true' -- $EXPC report badmanifest
+cp -a "$RUN" notables; rm -rf notables/tables
+case_ P09 "report a run without its tables directory" 'any' 'true' -- $EXPC report notables
+case_ P10 "report the same run twice (A A)" 0 'true' -- $EXPC report "$RUN" "$RUN"
 echo "== compiler"
 printf '// a \xe2\x80\xae b\n' > bidi.exp; cat spec.exp >> bidi.exp
 case_ C01 "U+202E in a comment" 1 'has E0108' -- $EXPC check bidi.exp
@@ -122,6 +153,13 @@ case_ C03 "200 cpuoccupy at 1 % on core 0" 1 'has E0602' -- $EXPC check over.exp
 case_ C04 "slurm --partition with a newline" 1 '! ls runs/camp/*.slurm/job.sbatch' -- $EXPC slurm spec.exp --shards 1 --partition $'a\nb' --out runs
 case_ C05 "run --shard 0/4294967296" 2 'true' -- $EXPC run spec.exp --shard 0/4294967296 --out runs
 case_ C06 "run --out a dangling symlink" 1 '! has "File exists"' -- sh -c "ln -sf /nonexistent/x dangout; $EXPC run spec.exp --out dangout"
+printf 'experiment "\xe2\x80\xae" {\n  duration = 1s\n}\n' > bidilabel.exp
+case_ C07 "U+202E in a label" 1 'has E0108' -- $EXPC check bidilabel.exp
+python3 -c "print('experiment \"l\" {\n  duration = 1s\n' + ''.join(f'  let v{i} = {i}\n' for i in range(100000)) + '}')" > manylets.exp
+case_ C08 "100,000 let bindings" 'any' 'true' -- $EXPC check manylets.exp
+cat spec.exp spec.exp > twice.exp
+case_ C09 "two experiments in one file" 1 'true' -- $EXPC check twice.exp
+case_ C10 "run --shard 2/2" 2 'true' -- $EXPC run spec.exp --shard 2/2 --out runs
 echo "== resume"
 case_ S01 "resume a complete run by bare name" 0 '[ -d run2 ] && [ ! -e .run2.partial ] && [ ! -e run2/runner.lock ]' -- $EXPC run --resume run2
 case_ S02 "resume ./NAME/" 0 '[ -d run2 ]' -- $EXPC run --resume ./run2/
@@ -129,6 +167,9 @@ ln -s run2 run2link
 case_ S03 "resume a symlink to a run" 0 '[ -L run2link ] && [ -d run2 ]' -- $EXPC run --resume run2link
 case_ S04 "resume a missing run" 1 'true' -- $EXPC run --resume nope
 case_ S05 "resume a directory that is no run" 1 'true' -- $EXPC run --resume adir
+case_ S06 "resume a whole run as --shard 0/2" 1 'true' -- $EXPC run --resume run2 --shard 0/2
+cp -a run2 nomanifest; rm nomanifest/manifest.json
+case_ S07 "resume a run without manifest.json" 1 'true' -- $EXPC run --resume nomanifest
 rm -rf "$W"
 echo "total: $ok OK, $bad not OK"
 [ "$bad" = 0 ]
