@@ -84,16 +84,21 @@ fn count(n: usize) -> String {
     }
 }
 
-/// `devices=10; devices=20 and 4 more`.
 fn labels(list: &[String]) -> String {
-    let shown: Vec<&str> = list
+    point_labels(list, LABELS_SHOWN)
+}
+
+/// Sweep point labels, at most `shown` of them: `devices=10; devices=20
+/// and 4 more` (an empty label is the run without a sweep).
+pub fn point_labels(list: &[String], shown: usize) -> String {
+    let first: Vec<&str> = list
         .iter()
-        .take(LABELS_SHOWN)
+        .take(shown)
         .map(|l| if l.is_empty() { "(no sweep)" } else { l })
         .collect();
-    let mut text = shown.join("; ");
-    if list.len() > LABELS_SHOWN {
-        let _ = write!(text, " and {} more", list.len() - LABELS_SHOWN);
+    let mut text = first.join("; ");
+    if list.len() > shown {
+        let _ = write!(text, " and {} more", list.len() - shown);
     }
     text
 }

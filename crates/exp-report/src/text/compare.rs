@@ -93,16 +93,7 @@ pub fn context(c: &RunComparison) -> Vec<String> {
 }
 
 fn labels(list: &[String]) -> String {
-    let shown: Vec<&str> = list
-        .iter()
-        .take(LABELS_SHOWN)
-        .map(|l| if l.is_empty() { "(no sweep)" } else { l })
-        .collect();
-    let mut text = shown.join("; ");
-    if list.len() > LABELS_SHOWN {
-        let _ = write!(text, " and {} more", list.len() - LABELS_SHOWN);
-    }
-    text
+    exp_plan::diff_text::point_labels(list, LABELS_SHOWN)
 }
 
 /// `5%`, `2.5%`.
