@@ -84,6 +84,7 @@ impl Checker<'_> {
             parameters: self.plan_parameters(&params)?,
             workloads,
             monitor,
+            claims: Vec::new(),
         };
         plan.repeat.order = crate::repeat::order(&settings, &plan);
         Some(plan)

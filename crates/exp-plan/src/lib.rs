@@ -17,6 +17,7 @@
 //! This crate holds the types, the derivation of points and trials, and
 //! reading a plan back with its version and consistency checked.
 
+pub mod claims;
 pub mod diff;
 pub mod diff_text;
 mod dist;
@@ -78,6 +79,10 @@ pub struct Plan {
     /// The system monitor, lowered like a workload; `None` without a
     /// `monitor` block.
     pub monitor: Option<Variants<Monitor>>,
+    /// The claims of the experiment's `expect` blocks, in spec order
+    /// ([`claims`]); absent from plans without any.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<claims::Claim>,
 }
 
 /// A block lowered once per combination of the values of the sweep

@@ -101,6 +101,7 @@ fn plan() -> Plan {
                 .to_vec(),
             fields: Vec::new(),
         }),
+        claims: Vec::new(),
     }
 }
 

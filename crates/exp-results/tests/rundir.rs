@@ -46,6 +46,7 @@ fn plan() -> exp_plan::Plan {
         }],
         workloads: Vec::new(),
         monitor: None,
+        claims: Vec::new(),
     }
 }
 
