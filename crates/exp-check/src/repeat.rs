@@ -20,6 +20,7 @@ impl Checker<'_> {
                 max: 1,
                 stop: None,
                 order: Order::Sequential,
+                until_decided: None,
             });
         };
         let value = self.eval(
@@ -40,6 +41,7 @@ impl Checker<'_> {
                 max: count as u32,
                 stop: None,
                 order: Order::Sequential,
+                until_decided: None,
             });
         }
         let args = json.get("until")?;
@@ -90,6 +92,7 @@ impl Checker<'_> {
                 min: min as u32,
             }),
             order: Order::Sequential,
+            until_decided: None,
         })
     }
 }

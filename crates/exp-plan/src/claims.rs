@@ -173,3 +173,11 @@ pub enum PhaseRelation {
 pub struct Abort {
     pub grace_ns: u64,
 }
+
+/// `repeat = until_decided(max = …, min = …)`: the least repetitions per
+/// point before the claims may stop the repeating (`max` is `Repeat::max`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DecideRule {
+    pub min: u32,
+}

@@ -153,6 +153,10 @@ pub struct Repeat {
     /// The order the trials run in ([`Plan::run_order`]).
     #[serde(default)]
     pub order: Order,
+    /// `repeat = until_decided(...)`: repeat each point until every claim
+    /// ([`Plan::claims`]) is supported or refuted, at most `max` times.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub until_decided: Option<claims::DecideRule>,
 }
 
 /// `repeat = until(...)`: the runtime stops repeating a sweep point once the

@@ -76,6 +76,7 @@ fn plan() -> Plan {
             max: 2,
             stop: None,
             order: exp_plan::Order::Sequential,
+            until_decided: None,
         },
         parameters: vec![parameter("a", &[1, 2, 3]), parameter("b", &[10, 20])],
         workloads: vec![

@@ -31,6 +31,7 @@ fn plan() -> exp_plan::Plan {
             max: 2,
             stop: None,
             order: exp_plan::Order::Sequential,
+            until_decided: None,
         },
         parameters: vec![exp_plan::Parameter {
             name: "size".into(),
