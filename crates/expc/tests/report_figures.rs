@@ -377,6 +377,12 @@ fn the_page_renders_in_a_browser_without_a_network() {
             && dom.contains(&format!("<td class=\"l\">{verdict}</td>")),
         "the validity section with the trial's verdict ({verdict})"
     );
+    // The Methods paragraph a paper can cite, generated from this run.
+    assert!(
+        dom.contains("<h2>Methods</h2>")
+            && dom.contains(&format!("Methods. Experiment \"{}\"", manifest.experiment)),
+        "the Methods paragraph naming the experiment"
+    );
 
     let screenshot = scratch.0.join("page.png");
     chromium(&scratch, &page, &format!("--screenshot={}", screenshot.display()));
