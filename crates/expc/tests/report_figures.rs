@@ -379,8 +379,7 @@ fn the_page_renders_in_a_browser_without_a_network() {
     );
     // The Methods paragraph a paper can cite, generated from this run.
     assert!(
-        dom.contains("<h2>Methods</h2>")
-            && dom.contains(&format!("Methods. Experiment \"{}\"", manifest.experiment)),
+        dom.contains("<h2>Methods</h2>") && dom.contains(&format!("Methods. Experiment \"{}\"", manifest.experiment)),
         "the Methods paragraph naming the experiment"
     );
 
