@@ -5,6 +5,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use exp_plan::bounds::{
+    ANOMALY_MIN_BYTES, ANOMALY_TASKS, CACHECOPY_MULTIPLIER, IOMETADATA_MIN_RATE_PER_S, MEMEATER_MIN_INTERVAL_NS,
+    MEMLEAK_RATE_PER_S,
+};
 use exp_plan::{Anomaly, AnomalyParams};
 use serde::{Deserialize, Serialize};
 
@@ -35,8 +39,8 @@ pub struct InstanceConfig {
     pub run_for: Duration,
 }
 
-/// Most worker threads an I/O or network anomaly may ask for (the registry's bound).
-pub(crate) const MAX_TASKS: u32 = 1024;
+/// Most worker threads an I/O or network anomaly may ask for (the language's bound).
+pub(crate) const MAX_TASKS: u32 = ANOMALY_TASKS.1 as u32;
 
 /// Period of cpuoccupy's control loop.
 pub(crate) const CPU_PERIOD_NS: u64 = 10_000_000;
@@ -59,9 +63,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
         } => {
             per_core(&anomaly.cores)?;
             cache_level(cache)?;
-            if !(multiplier.is_finite() && *multiplier > 0.0) {
-                return invalid(format!("multiplier must be positive, not {multiplier}"));
-            }
+            within("multiplier", *multiplier, CACHECOPY_MULTIPLIER)?;
             ratio("rate", *rate_ratio)
         }
         AnomalyParams::Membw {
@@ -82,20 +84,18 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             interval_ns,
             limit_bytes,
         } => {
-            positive("buffer", *buffer_bytes)?;
-            positive("interval", *interval_ns)?;
-            positive("limit", *limit_bytes)
+            at_least_bytes("buffer", *buffer_bytes)?;
+            within("interval", *interval_ns as f64, (MEMEATER_MIN_INTERVAL_NS, f64::MAX))?;
+            at_least_bytes("limit", *limit_bytes)
         }
         AnomalyParams::Memleak {
             size_bytes,
             rate_per_s,
             limit_bytes,
         } => {
-            if *size_bytes < 8 {
-                return invalid(format!("size must be at least 8 bytes, not {size_bytes}"));
-            }
-            positive_rate(*rate_per_s)?;
-            positive("limit", *limit_bytes)
+            at_least_bytes("size", *size_bytes)?;
+            within("rate", *rate_per_s, MEMLEAK_RATE_PER_S)?;
+            at_least_bytes("limit", *limit_bytes)
         }
         AnomalyParams::Netoccupy {
             ntasks,
@@ -120,7 +120,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
         } => {
             tasks(*ntasks)?;
             if let Some(rate) = rate_per_s {
-                positive_rate(*rate)?;
+                within("rate", *rate, (IOMETADATA_MIN_RATE_PER_S, f64::MAX))?;
             }
             check_dir(dir.as_deref())
         }
@@ -131,7 +131,7 @@ pub fn validate(anomaly: &Anomaly) -> Result<(), AnomalyError> {
             dir,
         } => {
             tasks(*ntasks)?;
-            positive("file_size", *file_size_bytes)?;
+            at_least_bytes("file_size", *file_size_bytes)?;
             if let Some(bandwidth) = bandwidth_bit_per_s {
                 positive("bandwidth", *bandwidth)?;
             }
@@ -168,11 +168,24 @@ fn positive(name: &str, value: u64) -> Result<(), AnomalyError> {
     }
 }
 
-fn positive_rate(rate: f64) -> Result<(), AnomalyError> {
-    if rate.is_finite() && rate > 0.0 {
+/// `value` within the language's inclusive bounds (NaN is not).
+fn within(name: &str, value: f64, (min, max): (f64, f64)) -> Result<(), AnomalyError> {
+    if value >= min && value <= max && value.is_finite() {
+        Ok(())
+    } else if max == f64::MAX {
+        invalid(format!("{name} must be at least {min}, not {value}"))
+    } else {
+        invalid(format!("{name} must be between {min} and {max}, not {value}"))
+    }
+}
+
+fn at_least_bytes(name: &str, bytes: u64) -> Result<(), AnomalyError> {
+    if bytes as f64 >= ANOMALY_MIN_BYTES {
         Ok(())
     } else {
-        invalid(format!("rate must be positive, not {rate}"))
+        invalid(format!(
+            "{name} must be at least {ANOMALY_MIN_BYTES} bytes, not {bytes}"
+        ))
     }
 }
 

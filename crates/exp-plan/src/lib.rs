@@ -17,6 +17,7 @@
 //! This crate holds the types, the derivation of points and trials, and
 //! reading a plan back with its version and consistency checked.
 
+pub mod bounds;
 pub mod claims;
 pub mod diff;
 pub mod diff_text;

@@ -165,9 +165,9 @@ const COMPILED_ONLY: &str = "a compiled plan never has this: compile the spec ag
 /// A fleet's numbers with the bounds the language gives their properties
 /// (exp-check's `registry/fleet.rs`): outside them the runtime would divide
 /// by zero, overflow a duration or size a broker for nothing.
-fn fleet_numbers(fleet: &Fleet) -> [(&'static str, f64, (f64, f64)); 7] {
+fn fleet_numbers(fleet: &Fleet) -> Vec<(&'static str, f64, (f64, f64))> {
     let ns = |n: u64| n as f64;
-    [
+    let mut numbers = vec![
         ("devices", f64::from(fleet.devices), (1.0, 1e6)),
         ("connect_rate_per_s", fleet.connect_rate_per_s, (0.001, f64::MAX)),
         match fleet.warmup {
@@ -182,7 +182,14 @@ fn fleet_numbers(fleet: &Fleet) -> [(&'static str, f64, (f64, f64)); 7] {
             ns(fleet.broker.max_packet_bytes),
             (1024.0, 268_435_455.0),
         ),
-    ]
+    ];
+    if let Some(messages) = fleet.messages {
+        numbers.push(("messages", ns(messages), (1.0, MAX_PLAN_INTEGER)));
+    }
+    if let Some(port) = fleet.broker.port {
+        numbers.push(("port", f64::from(port), exp_plan::bounds::PORT));
+    }
+    numbers
 }
 
 /// A traffic workload's numbers with the bounds the language gives them

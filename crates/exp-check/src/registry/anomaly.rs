@@ -1,3 +1,4 @@
+use exp_plan::bounds::*;
 use exp_syntax::units::Dimension::*;
 
 use super::types::*;
@@ -31,7 +32,7 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             doc: "Two arrays of half the chosen cache's size × `multiplier`, copied into each other.",
             props: &[
                 Prop::with_default("cache", Ty::Enum(&["L1", "L2", "L3"]), "L1", "Cache level whose size sets the arrays."),
-                Prop::with_default("multiplier", Ty::Float, "1", "Array size relative to the cache.").range(0.01, 64.0),
+                Prop::with_default("multiplier", Ty::Float, "1", "Array size relative to the cache.").range(CACHECOPY_MULTIPLIER.0, CACHECOPY_MULTIPLIER.1),
                 Prop::with_default("rate", Ty::Quantity(Percent), "100%", "Duty cycle.").range(0.0, 1.0),
             ],
         },
@@ -39,7 +40,7 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             name: "membw",
             doc: "Memory-bandwidth contention: non-temporal stores writing the transpose of a large matrix.",
             props: &[
-                Prop::with_default("buffer", Ty::Quantity(Bytes), "256MiB", "Matrix size.").at_least(4096.0),
+                Prop::with_default("buffer", Ty::Quantity(Bytes), "256MiB", "Matrix size.").at_least(ANOMALY_MIN_BYTES),
                 Prop::with_default("rate", Ty::Quantity(Percent), "100%", "Duty cycle.").range(0.0, 1.0),
             ],
         },
@@ -47,25 +48,25 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             name: "memeater",
             doc: "Allocates `buffer`, fills it, grows by the same amount with realloc every `interval`, up to `limit`.",
             props: &[
-                Prop::with_default("buffer", Ty::Quantity(Bytes), "35MB", "Growth step.").at_least(4096.0),
-                Prop::with_default("interval", Ty::Quantity(Duration), "1s", "Time between growth steps.").at_least(1e6),
-                Prop::with_default("limit", Ty::Quantity(Bytes), "1GiB", "Largest size; preflight checks it against available memory.").at_least(4096.0),
+                Prop::with_default("buffer", Ty::Quantity(Bytes), "35MB", "Growth step.").at_least(ANOMALY_MIN_BYTES),
+                Prop::with_default("interval", Ty::Quantity(Duration), "1s", "Time between growth steps.").at_least(MEMEATER_MIN_INTERVAL_NS),
+                Prop::with_default("limit", Ty::Quantity(Bytes), "1GiB", "Largest size; preflight checks it against available memory.").at_least(ANOMALY_MIN_BYTES),
             ],
         },
         Variant {
             name: "memleak",
             doc: "Allocates `size` per step at `rate`, fills it and never frees it, up to `limit`.",
             props: &[
-                Prop::with_default("size", Ty::Quantity(Bytes), "20MB", "Leak per step.").at_least(4096.0),
-                Prop::with_default("rate", Ty::Quantity(Rate), "1/s", "Steps per second.").range(0.001, 10_000.0),
-                Prop::with_default("limit", Ty::Quantity(Bytes), "1GiB", "Hard limit; preflight checks it against available memory.").at_least(4096.0),
+                Prop::with_default("size", Ty::Quantity(Bytes), "20MB", "Leak per step.").at_least(ANOMALY_MIN_BYTES),
+                Prop::with_default("rate", Ty::Quantity(Rate), "1/s", "Steps per second.").range(MEMLEAK_RATE_PER_S.0, MEMLEAK_RATE_PER_S.1),
+                Prop::with_default("limit", Ty::Quantity(Bytes), "1GiB", "Hard limit; preflight checks it against available memory.").at_least(ANOMALY_MIN_BYTES),
             ],
         },
         Variant {
             name: "netoccupy",
             doc: "`ntasks` endpoint pairs sending `message`-sized messages over TCP to a sink.",
             props: &[
-                Prop::with_default("ntasks", Ty::Int, "1", "Sender/sink pairs.").range(1.0, 1024.0),
+                Prop::with_default("ntasks", Ty::Int, "1", "Sender/sink pairs.").range(ANOMALY_TASKS.0, ANOMALY_TASKS.1),
                 Prop::with_default("message", Ty::Quantity(Bytes), "100MB", "Message size.").at_least(1.0),
                 Prop::optional("bandwidth", Ty::Quantity(Bandwidth), "Send rate per task; unlimited when absent.").at_least(1.0),
                 Prop::optional("peer", Ty::Str, "`host:port` of an `expc serve` sink; an in-process loopback sink when absent."),
@@ -75,8 +76,8 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             name: "iometadata",
             doc: "`ntasks` workers creating, writing one byte to, closing and (every 10th) deleting files.",
             props: &[
-                Prop::with_default("ntasks", Ty::Int, "1", "Workers.").range(1.0, 1024.0),
-                Prop::optional("rate", Ty::Quantity(Rate), "File operations per second per worker; as fast as possible when absent.").at_least(0.001),
+                Prop::with_default("ntasks", Ty::Int, "1", "Workers.").range(ANOMALY_TASKS.0, ANOMALY_TASKS.1),
+                Prop::optional("rate", Ty::Quantity(Rate), "File operations per second per worker; as fast as possible when absent.").at_least(IOMETADATA_MIN_RATE_PER_S),
                 Prop::optional("dir", Ty::Path, "Directory to work in; a scratch directory in the run directory when absent."),
             ],
         },
@@ -84,8 +85,8 @@ pub const ANOMALY: BlockSchema = BlockSchema {
             name: "iobandwidth",
             doc: "`ntasks` workers writing a random file of `file_size`, copying it, with fsync.",
             props: &[
-                Prop::with_default("ntasks", Ty::Int, "1", "Workers.").range(1.0, 1024.0),
-                Prop::with_default("file_size", Ty::Quantity(Bytes), "64MiB", "File size.").at_least(4096.0),
+                Prop::with_default("ntasks", Ty::Int, "1", "Workers.").range(ANOMALY_TASKS.0, ANOMALY_TASKS.1),
+                Prop::with_default("file_size", Ty::Quantity(Bytes), "64MiB", "File size.").at_least(ANOMALY_MIN_BYTES),
                 Prop::optional("bandwidth", Ty::Quantity(Bandwidth), "Write rate per worker; unlimited when absent.").at_least(1.0),
                 Prop::optional("dir", Ty::Path, "Directory to work in; a scratch directory in the run directory when absent."),
             ],

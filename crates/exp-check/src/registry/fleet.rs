@@ -103,7 +103,7 @@ pub const BROKER: BlockSchema = BlockSchema {
             Ty::Int,
             "Port of the embedded broker; by default a free port is chosen.",
         )
-        .range(1.0, 65535.0),
+        .range(exp_plan::bounds::PORT.0, exp_plan::bounds::PORT.1),
         Prop::optional(
             "ca_file",
             Ty::Path,

@@ -1,0 +1,218 @@
+//! A plan file is held to the language's bounds: for every property the
+//! registry bounds (exp-check `registry/`), a compiled plan with that
+//! property set just outside its range is refused — by the plan's types
+//! when it is read, or by preflight (exp-runtime `plan_limits.rs`) — so a
+//! hand-edited plan cannot run what no spec could ask for. The registry is
+//! walked, not listed: a new bound is checked the day it is declared.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+use std::path::Path;
+
+use exp_check::registry::{self, BlockSchema, Prop, Ty};
+use exp_plan::Plan;
+use exp_syntax::units::Dimension;
+use serde_json::Value;
+
+/// Serves one spec.
+struct OneFile(String);
+
+impl exp_check::Loader for OneFile {
+    fn read(&self, _: &Path) -> std::io::Result<String> {
+        Ok(self.0.clone())
+    }
+}
+
+/// `value` in the spec's syntax for a property of type `ty`.
+fn literal(ty: &Ty, value: f64) -> Option<String> {
+    let quantity = |d: &Dimension| match d {
+        Dimension::Duration => Some(format!("{value}ns")),
+        Dimension::Bytes => Some(format!("{value}B")),
+        Dimension::Bandwidth => Some(format!("{value}bit/s")),
+        Dimension::Rate => Some(format!("{value}/s")),
+        Dimension::Percent => Some(format!("{}%", value * 100.0)),
+    };
+    match ty {
+        Ty::Int => Some(format!("{value}")),
+        Ty::Float => Some(format!("{value:?}")),
+        Ty::Quantity(d) => quantity(d),
+        Ty::List(inner) => literal(inner, value).map(|v| format!("[{v}]")),
+        Ty::OneOf([first, ..]) => literal(first, value),
+        _ => None,
+    }
+}
+
+/// A spec with one workload (or part) whose property `prop` is `value`.
+fn spec(block: &str, variant: Option<&str>, prop: &str, value: &str) -> String {
+    let setting = format!("{prop} = {value}");
+    let kind = variant.map(|v| format!("kind = {v}\n")).unwrap_or_default();
+    // The properties every block of its kind needs, unless `prop` is one.
+    let base = |props: &[(&str, &str)]| -> String {
+        props
+            .iter()
+            .filter(|(name, _)| *name != prop)
+            .map(|(name, value)| format!("{name} = {value}\n "))
+            .collect()
+    };
+    let fleet = base(&[("devices", "2"), ("gap", "1s")]);
+    let body = match block {
+        "fleet" => format!("fleet \"f\" {{\n {fleet}{setting}\n }}"),
+        "broker" => format!("fleet \"f\" {{\n {fleet}broker {{\n {setting}\n }}\n }}"),
+        "traffic" => format!(
+            "traffic \"t\" {{\n vectors = synthetic(connections = 2, arrival = constant(1ms), epochs = 0, request = 10B, response = 10B)\n {setting}\n }}"
+        ),
+        "xml" => format!(
+            "xml \"x\" {{\n corpus = \"specs/xml/corpus\"\n {}{setting}\n }}",
+            base(&[("documents", "2")])
+        ),
+        "anomaly" => format!("anomaly \"a\" {{\n {kind} {setting}\n }}"),
+        "monitor" => format!("monitor {{\n {setting}\n }}"),
+        _ => return String::new(),
+    };
+    format!("experiment \"bounds\" {{\n seed = 1\n duration = 2s\n {body}\n}}\n")
+}
+
+/// The first object key under `json` naming `prop` in a plan's units.
+fn find_key<'a>(json: &'a mut Value, prop: &str) -> Option<&'a mut Value> {
+    let names = ["", "_ns", "_bytes", "_ratio", "_per_s", "_bit_per_s"].map(|s| format!("{prop}{s}"));
+    match json {
+        Value::Object(map) => {
+            if let Some(key) = map.keys().find(|k| names.contains(k)).cloned() {
+                return map.get_mut(&key);
+            }
+            map.values_mut().find_map(|v| find_key(v, prop))
+        }
+        Value::Array(items) => items.iter_mut().find_map(|v| find_key(v, prop)),
+        _ => None,
+    }
+}
+
+/// Just outside `[min, max]` on one side, as a JSON number like `like`.
+fn outside(bound: f64, above: bool, like: &Value) -> Value {
+    let integer = like.is_u64() || like.is_i64();
+    let step = if integer { 1.0 } else { (bound.abs() * 1e-3).max(1e-3) };
+    let x = if above { bound + step } else { bound - step };
+    if integer {
+        Value::from(x as i64)
+    } else {
+        Value::from(x)
+    }
+}
+
+/// Preflight's errors for `plan`.
+fn preflight_errors(plan: &Plan) -> Vec<String> {
+    let root = repo();
+    let issues = exp_runtime::preflight(&exp_runtime::PreflightInput {
+        plan,
+        out_root: &std::env::temp_dir(),
+        force: true,
+        spec_dir: &root,
+    });
+    issues.into_iter().map(|i| i.diagnostic.message).collect()
+}
+
+/// How a plan whose `prop` is `bad` is refused: by its types when read, or
+/// by a preflight error the plan at the bound does not have.
+fn refused(plan: &Plan, prop: &str, bad: Value) -> Result<String, String> {
+    let mut json = serde_json::to_value(plan).unwrap();
+    let slot = find_key(&mut json, prop).ok_or_else(|| format!("no plan key for `{prop}`"))?;
+    *match slot {
+        Value::Array(items) => items.first_mut().unwrap(),
+        other => other,
+    } = bad.clone();
+    let changed = match Plan::from_json(&serde_json::to_vec(&json).unwrap()) {
+        Err(e) => return Ok(format!("read: {e}")),
+        Ok(changed) => changed,
+    };
+    let before = preflight_errors(plan);
+    let after = preflight_errors(&changed);
+    after
+        .iter()
+        .find(|e| !before.contains(e))
+        .map(|e| format!("preflight: {e}"))
+        .ok_or_else(|| format!("`{prop}` = {bad} passes preflight (errors: {after:?})"))
+}
+
+fn repo() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Every bounded property of every workload kind, its variants and parts.
+fn bounded() -> Vec<(&'static str, Option<&'static str>, &'static Prop)> {
+    let mut out = Vec::new();
+    let mut add = |schema: &'static BlockSchema| {
+        for prop in schema.props {
+            out.push((schema.kind, None, prop));
+        }
+        for variant in schema.variants {
+            for prop in variant.props {
+                out.push((schema.kind, Some(variant.name), prop));
+            }
+        }
+    };
+    for kind in ["fleet", "broker", "traffic", "xml", "anomaly", "monitor"] {
+        add(registry::block(kind).unwrap());
+    }
+    out.retain(|(_, _, p)| p.min.is_some() || p.max.is_some());
+    out
+}
+
+#[test]
+fn every_registry_bound_is_enforced_on_a_plan_file() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for (block, variant, prop) in bounded() {
+        let variant = variant.or((block == "anomaly").then_some("cpuoccupy"));
+        for (bound, above) in [(prop.max, true), (prop.min, false)] {
+            let Some(bound) = bound else { continue };
+            let case = format!(
+                "{block}{} `{}` {} {bound}",
+                variant.map(|v| format!(" {v}")).unwrap_or_default(),
+                prop.name,
+                if above { ">" } else { "<" }
+            );
+            let Some(value) = literal(&prop.ty, bound) else {
+                failures.push(format!("{case}: no literal for its type"));
+                continue;
+            };
+            let compiled = exp_check::compile(
+                "bounds.exp",
+                &OneFile(spec(block, variant, prop.name, &value)),
+                &exp_check::Options {
+                    seed: None,
+                    require_experiment: true,
+                },
+            );
+            let Some(plan) = compiled.plan else {
+                failures.push(format!(
+                    "{case}: the bound itself does not compile: {:?}",
+                    compiled.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+                ));
+                continue;
+            };
+            let mut json = serde_json::to_value(&plan).unwrap();
+            let like = find_key(&mut json, prop.name).map(|v| match v {
+                Value::Array(items) => items[0].clone(),
+                v => v.clone(),
+            });
+            let Some(like) = like else {
+                failures.push(format!("{case}: no plan key"));
+                continue;
+            };
+            match refused(&plan, prop.name, outside(bound, above, &like)) {
+                Ok(_) => checked += 1,
+                Err(why) => failures.push(format!("{case}: {why}")),
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} bounds checked; not enforced on a plan file:\n{}",
+        checked,
+        failures.join("\n")
+    );
+    assert!(checked > 40, "only {checked} bounds checked");
+}
