@@ -1,0 +1,172 @@
+//! Builds the AST of `expect` blocks and their claims from pest's tree.
+
+use pest::iterators::Pair;
+
+use crate::ast::*;
+use crate::builder::Builder;
+use crate::parser::Rule;
+
+impl Builder<'_> {
+    pub fn expect(&mut self, pair: Pair<Rule>) -> Expect {
+        let span = self.span(&pair);
+        let (keyword, label) = self.expect_header(pair.clone());
+        let claims = pair
+            .into_inner()
+            .filter(|p| p.as_rule() == Rule::claim)
+            .map(|p| self.claim(p))
+            .collect();
+        Expect {
+            keyword,
+            label,
+            claims,
+            span,
+            recovered: false,
+        }
+    }
+
+    /// The `expect` keyword and label of an `expect` or `expect_open` pair.
+    pub fn expect_header(&mut self, pair: Pair<Rule>) -> (Ident, Option<StringLit>) {
+        let mut keyword = None;
+        let mut label = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::kw_expect => keyword = Some(self.ident(p)),
+                Rule::string => label = Some(self.string(p)),
+                _ => {}
+            }
+        }
+        (keyword.expect("grammar: expect starts with `expect`"), label)
+    }
+
+    pub fn claim(&mut self, pair: Pair<Rule>) -> Claim {
+        let span = self.span(&pair);
+        let mut inner = pair.into_inner();
+        let form_pair = inner.next().expect("grammar: claim has a form");
+        let abort = inner.next().map(|p| {
+            let span = self.span(&p);
+            let args = p
+                .into_inner()
+                .filter(|a| a.as_rule() == Rule::arg)
+                .map(|a| self.arg(a))
+                .collect();
+            Abort { args, span }
+        });
+        let form = match form_pair.as_rule() {
+            Rule::comparison => {
+                let mut parts = form_pair.into_inner();
+                let left = self.term(parts.next().expect("grammar: left term"));
+                let op = self.op(parts.next().expect("grammar: operator"));
+                let right = self.term(parts.next().expect("grammar: right term"));
+                ClaimForm::Compare { left, op, right }
+            }
+            Rule::within => {
+                let mut parts = form_pair
+                    .into_inner()
+                    .filter(|p| !matches!(p.as_rule(), Rule::kw_within | Rule::kw_of));
+                let left = self.term(parts.next().expect("grammar: left term"));
+                let tolerance = self.constant(parts.next().expect("grammar: tolerance"));
+                let right = self.term(parts.next().expect("grammar: right term"));
+                ClaimForm::Within { left, tolerance, right }
+            }
+            Rule::trend => {
+                let mut parts = form_pair.into_inner().filter(|p| p.as_rule() != Rule::kw_with);
+                let stat = self.stat(parts.next().expect("grammar: trend statistic"));
+                let direction = self.ident(parts.next().expect("grammar: direction"));
+                let parameter = self.ident(parts.next().expect("grammar: parameter"));
+                ClaimForm::Trend {
+                    stat,
+                    direction,
+                    parameter,
+                }
+            }
+            rule => unreachable!("grammar: {rule:?} is not a claim"),
+        };
+        Claim { form, abort, span }
+    }
+
+    fn term(&mut self, pair: Pair<Rule>) -> Term {
+        let span = self.span(&pair);
+        let mut factor = None;
+        let mut stat = None;
+        let mut constant = None;
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::number if stat.is_none() => factor = Some(p),
+                Rule::stat => stat = Some(self.stat(p)),
+                Rule::star => {}
+                _ => constant = Some(p),
+            }
+        }
+        match (stat, factor, constant) {
+            (Some(stat), factor, _) => Term::Stat {
+                factor: factor.map(|f| self.constant(f)),
+                stat,
+                span,
+            },
+            (None, Some(only), _) | (None, None, Some(only)) => Term::Constant(self.constant(only)),
+            (None, None, None) => unreachable!("grammar: a term is a statistic or a constant"),
+        }
+    }
+
+    /// A number or quantity, as the expression it is elsewhere.
+    fn constant(&mut self, pair: Pair<Rule>) -> Expr {
+        self.primary(pair)
+    }
+
+    fn op(&self, pair: Pair<Rule>) -> Op {
+        Op {
+            text: pair.as_str().to_string(),
+            span: self.span(&pair),
+        }
+    }
+
+    fn stat(&mut self, pair: Pair<Rule>) -> Stat {
+        let span = self.span(&pair);
+        let mut function = None;
+        let mut metric = None;
+        let mut condition_op = None;
+        let mut condition = None;
+        let mut phase = None;
+        let mut points = Vec::new();
+        for p in pair.into_inner() {
+            match p.as_rule() {
+                Rule::stat_fn => function = Some(self.ident(p)),
+                Rule::path => metric = Some(self.path(p)),
+                Rule::cmp_op => condition_op = Some(self.op(p)),
+                Rule::number | Rule::quantity => condition = Some(self.constant(p)),
+                Rule::phase => {
+                    let mut words = p.into_inner();
+                    let relation = self.ident(words.next().expect("grammar: phase word"));
+                    let anomaly = words.next().expect("grammar: phase anomaly");
+                    // A label that is not a name is written as a string.
+                    let anomaly = match anomaly.as_rule() {
+                        Rule::string => {
+                            let label = self.string(anomaly);
+                            Ident {
+                                name: label.value,
+                                span: label.span,
+                            }
+                        }
+                        _ => self.ident(anomaly),
+                    };
+                    phase = Some((relation, anomaly));
+                }
+                Rule::point => {
+                    let mut parts = p.into_inner().filter(|q| q.as_rule() != Rule::eq);
+                    let name = self.ident(parts.next().expect("grammar: point parameter"));
+                    let value = self.expr(parts.next().expect("grammar: point value"));
+                    points.push((name, value));
+                }
+                _ => {}
+            }
+        }
+        Stat {
+            function: function.expect("grammar: statistic has a function"),
+            metric: metric.expect("grammar: statistic has a metric"),
+            condition: condition_op.zip(condition),
+            phase,
+            points,
+            span,
+        }
+    }
+}
