@@ -86,25 +86,23 @@ impl Builder<'_> {
 
     fn term(&mut self, pair: Pair<Rule>) -> Term {
         let span = self.span(&pair);
-        let mut factor = None;
-        let mut stat = None;
         let mut constant = None;
+        let mut stat = None;
         for p in pair.into_inner() {
             match p.as_rule() {
-                Rule::number if stat.is_none() => factor = Some(p),
                 Rule::stat => stat = Some(self.stat(p)),
                 Rule::star => {}
-                _ => constant = Some(p),
+                _ => constant = Some(self.constant(p)),
             }
         }
-        match (stat, factor, constant) {
-            (Some(stat), factor, _) => Term::Stat {
-                factor: factor.map(|f| self.constant(f)),
+        match stat {
+            // A constant before a statistic is its factor.
+            Some(stat) => Term::Stat {
+                factor: constant,
                 stat,
                 span,
             },
-            (None, Some(only), _) | (None, None, Some(only)) => Term::Constant(self.constant(only)),
-            (None, None, None) => unreachable!("grammar: a term is a statistic or a constant"),
+            None => Term::Constant(constant.expect("grammar: a term is a statistic or a constant")),
         }
     }
 

@@ -23,11 +23,19 @@ impl Checker<'_> {
     /// The statistic resolved, or `None` after reporting every problem.
     pub(super) fn claim_stat(&mut self, stat: &ast::Stat, ctx: &Context) -> Option<Stat> {
         let Some((schema, q)) = catalogue::statistic(&stat.function.name) else {
+            let name = stat.function.name.as_str();
             let names = STATISTICS.iter().map(|s| s.name);
+            let help = match name {
+                "avg" | "average" => Some("did you mean `mean`?".to_string()),
+                _ if name.starts_with('p') && name[1..].bytes().all(|b| b.is_ascii_digit()) => {
+                    Some("percentiles are `p` and two digits (`p05`, `p99`), or `p999`, `p9999`".to_string())
+                }
+                _ => closest(name, names).map(|s| format!("did you mean `{s}`?")),
+            };
             self.report(
-                Diagnostic::error(Code::E1109, format!("unknown statistic `{}`", stat.function.name))
+                Diagnostic::error(Code::E1109, format!("unknown statistic `{name}`"))
                     .primary(stat.function.span, "not a statistic")
-                    .with_help(closest(&stat.function.name, names).map(|s| format!("did you mean `{s}`?")))
+                    .with_help(help)
                     .note(format!(
                         "statistics: {}",
                         STATISTICS.iter().map(|s| s.name).collect::<Vec<_>>().join(", ")
@@ -171,6 +179,14 @@ impl Checker<'_> {
                 unit: metric_unit(schema, &name, trial)?,
             }),
             [] => {
+                let other_sort = ctx
+                    .workloads
+                    .iter()
+                    .find(|(_, s)| metric_unit(s, &name, !trial).is_some());
+                if let Some((_, schema)) = other_sort {
+                    self.unmeasured(&name, path.span, schema, trial);
+                    return None;
+                }
                 let known: Vec<&str> = ctx
                     .workloads
                     .iter()
