@@ -139,6 +139,18 @@ pub fn describe_unit(unit: Unit) -> &'static str {
     }
 }
 
+/// The unit as a word: "a duration", "a ratio", ….
+pub fn unit_word(unit: Unit) -> &'static str {
+    match unit {
+        Unit::Ns => "a duration",
+        Unit::Bytes => "a size",
+        Unit::BitPerS => "a bandwidth",
+        Unit::PerS => "a rate",
+        Unit::Ratio => "a ratio",
+        Unit::Count => "a number",
+    }
+}
+
 /// Whether values of the two units compare: the same dimension, plain
 /// numbers and ratios being one.
 pub fn compatible(a: Unit, b: Unit) -> bool {
