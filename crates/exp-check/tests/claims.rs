@@ -231,3 +231,19 @@ fn a_claim_with_an_unknown_field_is_refused() {
     let read = serde_json::from_value::<Plan>(json);
     assert!(read.is_err(), "{read:?}");
 }
+
+#[test]
+fn a_label_that_is_not_a_name_is_quoted() {
+    let text = spec(
+        "repeat = 2",
+        "expect {\n    p99(\"f\".ack_latency during \"hog\") < 1s\n  }",
+    )
+    .replace("fleet \"f\"", "fleet \"f-1\"")
+    .replace("\"f\".", "fleet.\"f-1\".");
+    let plan = plan_of(&text);
+    assert_eq!(plan.claims[0].text, "p99(fleet.\"f-1\".ack_latency during hog) < 1s");
+    let ClaimKind::Compare { left, .. } = &plan.claims[0].kind else {
+        panic!()
+    };
+    assert_eq!(stat_of(left).workload, "f-1");
+}

@@ -279,7 +279,9 @@ mod tests {
         let offset = text.find(needle).unwrap() + 1;
         let (overlay, library) = (Overlay::default(), Library::none());
         let context = Context::new(&text, Some(Path::new("/x/a.exp")), &overlay, &library);
-        crate::hover::hover(&context, offset, &[]).map(|(h, _)| h).unwrap_or_default()
+        crate::hover::hover(&context, offset, &[])
+            .map(|(h, _)| h)
+            .unwrap_or_default()
     }
 
     #[test]
@@ -294,7 +296,14 @@ mod tests {
     #[test]
     fn a_statistic_offers_the_metrics_of_the_workloads() {
         let all = labels("p99(|)");
-        for expected in ["ack_latency", "send_lateness", "duration", "response_time", "sensors", "web"] {
+        for expected in [
+            "ack_latency",
+            "send_lateness",
+            "duration",
+            "response_time",
+            "sensors",
+            "web",
+        ] {
             assert!(all.contains(&expected.to_string()), "{expected}: {all:?}");
         }
         assert!(!all.contains(&"document_size".to_string()), "no xml here: {all:?}");

@@ -120,7 +120,7 @@ pub enum Term {
     /// `stat` or `factor * stat`.
     Stat {
         factor: Option<Expr>,
-        stat: Stat,
+        stat: Box<Stat>,
         span: Span,
     },
     /// A number or quantity: `25ms`, `75%`, `0`.

@@ -40,7 +40,8 @@ fn term(t: &Term) -> String {
 
 /// `share(traffic.conc.duration < 500ms during cpu at rtt = 10ms)`
 pub fn stat(s: &Stat) -> String {
-    let mut inner = s.metric.dotted();
+    let segments: Vec<String> = s.metric.segments.iter().map(|i| label(&i.name)).collect();
+    let mut inner = segments.join(".");
     if let Some((op, value)) = &s.condition {
         inner.push_str(&format!(" {} {}", op.text, flat(value)));
     }

@@ -99,7 +99,7 @@ impl Builder<'_> {
             // A constant before a statistic is its factor.
             Some(stat) => Term::Stat {
                 factor: constant,
-                stat,
+                stat: Box::new(stat),
                 span,
             },
             None => Term::Constant(constant.expect("grammar: a term is a statistic or a constant")),
@@ -118,6 +118,27 @@ impl Builder<'_> {
         }
     }
 
+    /// A name, or a label written as a string (`"rtt-mean"`), as an
+    /// identifier whose span includes the quotes.
+    fn name_or_label(&mut self, pair: Pair<Rule>) -> Ident {
+        match pair.as_rule() {
+            Rule::string => {
+                let label = self.string(pair);
+                Ident {
+                    name: label.value,
+                    span: label.span,
+                }
+            }
+            _ => self.ident(pair),
+        }
+    }
+
+    fn metric(&mut self, pair: Pair<Rule>) -> Path {
+        let span = self.span(&pair);
+        let segments = pair.into_inner().map(|p| self.name_or_label(p)).collect();
+        Path { segments, span }
+    }
+
     fn stat(&mut self, pair: Pair<Rule>) -> Stat {
         let span = self.span(&pair);
         let mut function = None;
@@ -129,24 +150,13 @@ impl Builder<'_> {
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::stat_fn => function = Some(self.ident(p)),
-                Rule::path => metric = Some(self.path(p)),
+                Rule::metric => metric = Some(self.metric(p)),
                 Rule::cmp_op => condition_op = Some(self.op(p)),
                 Rule::number | Rule::quantity => condition = Some(self.constant(p)),
                 Rule::phase => {
                     let mut words = p.into_inner();
                     let relation = self.ident(words.next().expect("grammar: phase word"));
-                    let anomaly = words.next().expect("grammar: phase anomaly");
-                    // A label that is not a name is written as a string.
-                    let anomaly = match anomaly.as_rule() {
-                        Rule::string => {
-                            let label = self.string(anomaly);
-                            Ident {
-                                name: label.value,
-                                span: label.span,
-                            }
-                        }
-                        _ => self.ident(anomaly),
-                    };
+                    let anomaly = self.name_or_label(words.next().expect("grammar: phase anomaly"));
                     phase = Some((relation, anomaly));
                 }
                 Rule::point => {

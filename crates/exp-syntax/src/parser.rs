@@ -28,6 +28,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::kw_as => "`as`",
         Rule::kw_step => "`step`",
         Rule::string => "a string",
+        Rule::metric | Rule::metric_name => "a metric",
         Rule::ident => "a name",
         Rule::unit => "a unit",
         Rule::attribute | Rule::field => "a property",

@@ -212,7 +212,11 @@ impl Checker<'_> {
     fn stat(&self, stat: &Stat) {
         assert!(self.span(stat.span).ends_with(')'));
         self.ident(&stat.function);
-        self.path(&stat.metric);
+        self.span(stat.metric.span);
+        for segment in &stat.metric.segments {
+            let text = self.span(segment.span);
+            assert!(text == segment.name || text.starts_with('"'), "metric part {text:?}");
+        }
         if let Some((op, value)) = &stat.condition {
             assert_eq!(self.span(op.span), op.text);
             self.expr(value);
