@@ -109,7 +109,7 @@ impl Checker<'_> {
         let (max, min) = (get("max"), get("min"));
         let at = |name: &str| argument_span(&attr.value, name).unwrap_or(attr.value.span);
         let mut ok = true;
-        if max < 1 || max > MAX_TRIALS {
+        if !(1..=MAX_TRIALS).contains(&max) {
             self.report(
                 Diagnostic::error(
                     Code::E0703,

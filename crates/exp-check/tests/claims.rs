@@ -67,9 +67,9 @@ fn stat_of(term: &Term) -> &exp_plan::claims::Stat {
     }
 }
 
-#[test]
-fn every_claim_form_is_lowered_in_base_units() {
-    let plan = plan_of(&spec(
+/// A plan with a claim of every form.
+fn every_form() -> Plan {
+    plan_of(&spec(
         "repeat = until_decided(max = 12)",
         r#"expect "all" {
     p999(f.ack_latency)<25ms abort
@@ -81,30 +81,36 @@ fn every_claim_form_is_lowered_in_base_units() {
     max_ks(xml.set) < 0.1
     value(f.throughput) >= 50/s
   }"#,
-    ));
+    ))
+}
+
+fn compare(claim: &exp_plan::claims::Claim) -> (&Term, CmpOp, &Term) {
+    match &claim.kind {
+        ClaimKind::Compare { left, op, right } => (left, *op, right),
+        other => panic!("not a comparison: {other:?}"),
+    }
+}
+
+#[test]
+fn thresholds_are_lowered_in_base_units() {
+    let plan = every_form();
     assert_eq!(plan.repeat.max, 12);
     assert_eq!(plan.repeat.until_decided.as_ref().map(|d| d.min), Some(3));
     let claims = &plan.claims;
     assert_eq!(claims.len(), 8);
     assert!(claims.iter().all(|c| c.group.as_deref() == Some("all")));
     assert_eq!(claims[0].text, "p999(f.ack_latency) < 25ms abort");
-    assert_eq!(
-        claims[2].text,
-        "mean(ack_latency during hog) > 1.5 * mean(ack_latency after hog)"
-    );
     assert_eq!((claims[0].origin.line, claims[0].origin.column), (22, 5));
     assert_eq!(claims[0].abort.as_ref().map(|a| a.grace_ns), Some(1_000_000_000));
 
-    let ClaimKind::Compare { left, op, right } = &claims[0].kind else {
-        panic!()
-    };
+    let (left, op, right) = compare(&claims[0]);
     let stat = stat_of(left);
     assert_eq!(stat.function, StatFn::Quantile { q: 0.999 });
     assert_eq!(
         (stat.workload.as_str(), stat.kind.as_str(), stat.unit),
         ("f", "fleet", Unit::Ns)
     );
-    assert_eq!(*op, CmpOp::Lt);
+    assert_eq!(op, CmpOp::Lt);
     assert_eq!(
         *right,
         Term::Constant {
@@ -113,9 +119,7 @@ fn every_claim_form_is_lowered_in_base_units() {
         }
     );
 
-    let ClaimKind::Compare { left, right, .. } = &claims[1].kind else {
-        panic!()
-    };
+    let (left, _, right) = compare(&claims[1]);
     assert_eq!(
         stat_of(left).function,
         StatFn::Share {
@@ -132,22 +136,47 @@ fn every_claim_form_is_lowered_in_base_units() {
         }
     );
 
-    let ClaimKind::Compare { left, right, .. } = &claims[2].kind else {
-        panic!()
-    };
+    let (left, _, _) = compare(&claims[6]);
+    assert_eq!(
+        (stat_of(left).function.clone(), stat_of(left).metric.as_str()),
+        (StatFn::MaxKs, "")
+    );
+
+    let (left, _, right) = compare(&claims[7]);
+    assert_eq!(
+        (stat_of(left).function.clone(), stat_of(left).unit),
+        (StatFn::Value, Unit::PerS)
+    );
+    assert_eq!(
+        *right,
+        Term::Constant {
+            value: 50.0,
+            unit: Unit::PerS
+        }
+    );
+}
+
+#[test]
+fn comparisons_trends_and_within_are_lowered() {
+    let claims = every_form().claims;
+    assert_eq!(
+        claims[2].text,
+        "mean(ack_latency during hog) > 1.5 * mean(ack_latency after hog)"
+    );
+    let (left, _, right) = compare(&claims[2]);
     assert_eq!(
         stat_of(left).phase.as_ref().map(|p| p.relation),
         Some(PhaseRelation::During)
     );
-    let Term::Scaled { factor, stat } = right else { panic!() };
+    let Term::Scaled { factor, stat } = right else {
+        panic!("{right:?}")
+    };
     assert_eq!(
         (*factor, stat.phase.as_ref().map(|p| p.anomaly.as_str())),
         (1.5, Some("hog"))
     );
 
-    let ClaimKind::Compare { left, .. } = &claims[3].kind else {
-        panic!()
-    };
+    let (left, _, _) = compare(&claims[3]);
     let (parameter, point) = &stat_of(left).points[0];
     assert_eq!(
         (parameter.as_str(), &point.value),
@@ -177,29 +206,6 @@ fn every_claim_form_is_lowered_in_base_units() {
                 unit: Unit::Ns
             }
         )
-    );
-
-    let ClaimKind::Compare { left, .. } = &claims[6].kind else {
-        panic!()
-    };
-    assert_eq!(
-        (stat_of(left).function.clone(), stat_of(left).metric.as_str()),
-        (StatFn::MaxKs, "")
-    );
-
-    let ClaimKind::Compare { left, right, .. } = &claims[7].kind else {
-        panic!()
-    };
-    assert_eq!(
-        (stat_of(left).function.clone(), stat_of(left).unit),
-        (StatFn::Value, Unit::PerS)
-    );
-    assert_eq!(
-        *right,
-        Term::Constant {
-            value: 50.0,
-            unit: Unit::PerS
-        }
     );
 }
 

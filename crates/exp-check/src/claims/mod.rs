@@ -117,10 +117,7 @@ impl Checker<'_> {
                 Some(Term::Constant { value, unit })
             }
             ast::Term::Stat { factor, stat, .. } => {
-                let factor = match factor {
-                    Some(expr) => Some(self.factor(expr)),
-                    None => None,
-                };
+                let factor = factor.as_ref().map(|expr| self.factor(expr));
                 let stat = self.claim_stat(stat, ctx)?;
                 Some(Term::Scaled {
                     factor: factor.unwrap_or(Some(1.0))?,

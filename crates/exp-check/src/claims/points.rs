@@ -35,9 +35,7 @@ impl Checker<'_> {
 
     fn claim_point(&mut self, name: &Ident, value: &Expr, ctx: &Context) -> Option<(String, PointValue)> {
         let parameters = ctx.parameters?;
-        let Some(parameter) = self.swept(name, parameters, "in `at`") else {
-            return None;
-        };
+        let parameter = self.swept(name, parameters, "in `at`")?;
         let values = &parameter.values;
         let count = values.len().min(SEARCHED);
         // A labelled value may be named by its label (`at rtt = paths`).
