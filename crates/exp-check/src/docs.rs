@@ -36,13 +36,21 @@ fn block_section(out: &mut String, block: &BlockSchema) {
     let label = if block.labelled { " \"NAME\"" } else { "" };
     let _ = writeln!(out, "### `{}{label} {{ … }}`\n\n{}\n", block.kind, cell(block.doc));
     if let Role::Workload {
-        shard_unit, metrics, ..
+        shard_unit,
+        metrics,
+        row_metrics,
+        ..
     } = block.role
     {
+        let rows: Vec<String> = row_metrics
+            .iter()
+            .map(|m| format!("{} ({})", m.name, m.dimension.map_or("number", |d| d.name())))
+            .collect();
         let _ = writeln!(
             out,
-            "Shards by {shard_unit}. Metrics: {}. Accepts the timing properties.\n",
-            metrics.join(", ")
+            "Shards by {shard_unit}. Metrics: {}. Row metrics (claims): {}. Accepts the timing properties.\n",
+            metrics.join(", "),
+            rows.join(", ")
         );
     }
     if !block.children().is_empty() {

@@ -31,7 +31,7 @@ pub(crate) fn field_attributes<'b>(
         .iter()
         .filter_map(|m| match m {
             Member::Attribute(a) => seen.insert(a.key.name.as_str()).then_some(a),
-            Member::Block(_) => None,
+            Member::Block(_) | Member::Expect(_) => None,
         })
         .filter(|a| registry::independent(schema.kind, &a.key.name))
         .filter(|a| mentions(&a.value, &|name| is_param.contains(name)))

@@ -6,6 +6,7 @@
 //! only when there are no errors.
 
 mod checker;
+mod claims;
 mod ctor;
 mod density;
 mod dist;
@@ -15,6 +16,7 @@ mod field;
 mod modules;
 mod overlap;
 mod plan;
+mod point_value;
 mod query;
 mod ramp;
 pub mod registry;

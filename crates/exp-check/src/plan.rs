@@ -34,7 +34,12 @@ impl Checker<'_> {
         let settings: Vec<_> = schema.props.iter().filter(|p| p.name != "repeat").copied().collect();
         let settings = self.lower_props(experiment, &settings, scope);
         let workloads = workload_blocks(experiment);
-        let repeat = self.repeat(attribute(experiment, "repeat"), &workload_metrics(&workloads));
+        let has_claims = crate::claims::has_claims(experiment);
+        let repeat = self.repeat(
+            attribute(experiment, "repeat"),
+            &workload_metrics(&workloads),
+            has_claims,
+        );
         let repetitions = repeat.as_ref().map_or(1, |r| r.max);
         let params = match self.sweep_params(first_child(experiment, "sweep"), repetitions) {
             Ok(params) => params,
@@ -67,6 +72,16 @@ impl Checker<'_> {
         let mut blocks: Vec<&Block> = workloads.iter().map(|(b, _)| *b).collect();
         blocks.extend(monitor);
         self.report_unused_sweep(&params, &blocks);
+        let parameters = self.plan_parameters(&params);
+        let labelled = workloads
+            .iter()
+            .filter_map(|(b, s)| Some((b.label.as_ref()?.value.as_str(), *s)))
+            .collect();
+        let context = crate::claims::Context {
+            workloads: labelled,
+            parameters: parameters.as_deref(),
+        };
+        let claims = self.claims(experiment, &context);
         if self.error_count() > 0 {
             return None;
         }
@@ -81,10 +96,10 @@ impl Checker<'_> {
             source: self.source_info(),
             experiment: experiment_settings(experiment, &settings, options, trial_ns),
             repeat,
-            parameters: self.plan_parameters(&params)?,
+            parameters: parameters?,
             workloads,
             monitor,
-            claims: Vec::new(),
+            claims: claims?,
         };
         plan.repeat.order = crate::repeat::order(&settings, &plan);
         Some(plan)
@@ -283,40 +298,6 @@ impl Checker<'_> {
             .collect()
     }
 
-    /// A sweep value lowered without a target type: its own natural form.
-    fn point_value(&mut self, value: &Value) -> Option<exp_plan::Value> {
-        use crate::value::ValueKind;
-        use exp_plan::Value as PlanValue;
-        use exp_syntax::units::Dimension;
-        Some(match &value.kind {
-            ValueKind::Int(i) => PlanValue::Int(*i),
-            ValueKind::Float(f) => PlanValue::Float(*f),
-            ValueKind::Bool(b) => PlanValue::Bool(*b),
-            ValueKind::Str(s) => PlanValue::String(s.clone()),
-            ValueKind::Symbol(s) => PlanValue::Symbol(s.clone()),
-            ValueKind::Quantity(Dimension::Duration, x) => PlanValue::DurationNs(x.round() as u64),
-            ValueKind::Quantity(Dimension::Bytes, x) => PlanValue::Bytes(x.round() as u64),
-            ValueKind::Quantity(Dimension::Bandwidth, x) => PlanValue::BitPerS(x.round() as u64),
-            ValueKind::Quantity(Dimension::Rate, x) => PlanValue::PerS(*x),
-            ValueKind::Quantity(Dimension::Percent, x) => PlanValue::Ratio(*x),
-            ValueKind::Dist(d, _) => PlanValue::Dist(d.clone()),
-            ValueKind::List(items) => {
-                PlanValue::List(items.iter().map(|i| self.point_value(i)).collect::<Option<_>>()?)
-            }
-            ValueKind::Record(fields) => PlanValue::Record(
-                fields
-                    .iter()
-                    .map(|(k, v)| Some((k.clone(), self.point_value(v)?)))
-                    .collect::<Option<_>>()?,
-            ),
-            ValueKind::Ctor(name, args) => PlanValue::Object(BTreeMap::from([(
-                (*name).to_string(),
-                json_value(&Json::Object(args.clone())),
-            )])),
-            ValueKind::Range(..) | ValueKind::Error => return None,
-        })
-    }
-
     fn report_unused_sweep(&mut self, params: &[SweepParam], blocks: &[&Block]) {
         let mut used = FixedSet::default();
         for block in blocks {
@@ -430,19 +411,4 @@ fn complete<T>(variants: Variants<Option<T>>) -> Option<Variants<T>> {
         variants: variants.variants.into_iter().collect::<Option<_>>()?,
         fields: variants.fields,
     })
-}
-
-/// A constructor's lowered arguments as a typed point value.
-fn json_value(json: &Json) -> exp_plan::Value {
-    use exp_plan::Value as PlanValue;
-    match json {
-        Json::Null => PlanValue::List(Vec::new()),
-        Json::Bool(b) => PlanValue::Bool(*b),
-        Json::Number(n) => n
-            .as_i64()
-            .map_or_else(|| PlanValue::Float(n.as_f64().unwrap_or(f64::NAN)), PlanValue::Int),
-        Json::String(s) => PlanValue::String(s.clone()),
-        Json::Array(items) => PlanValue::List(items.iter().map(json_value).collect()),
-        Json::Object(map) => PlanValue::Record(map.iter().map(|(k, v)| (k.clone(), json_value(v))).collect()),
-    }
 }

@@ -56,7 +56,9 @@ pub(crate) fn block_names<'b>(block: &'b Block, except: &[&Attribute], out: &mut
     for member in &block.members {
         match member {
             Member::Attribute(a) if !except.iter().any(|e| std::ptr::eq(*e, a)) => names(&a.value, out),
-            Member::Attribute(_) => {}
+            // A claim's `at` and `with` select among a parameter's values:
+            // they do not make it vary anything.
+            Member::Attribute(_) | Member::Expect(_) => {}
             Member::Block(b) => block_names(b, &[], out),
         }
     }

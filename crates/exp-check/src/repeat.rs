@@ -3,6 +3,7 @@
 //! its argument in one pass.
 
 use exp_diagnostics::{Code, Diagnostic, Span};
+use exp_plan::claims::DecideRule;
 use exp_plan::{Order, Repeat, Statistic, StopRule, MAX_TRIALS};
 use exp_syntax::ast::Attribute;
 use exp_syntax::units::Dimension;
@@ -14,7 +15,7 @@ use crate::typing::Bounds;
 use crate::value::display_quantity;
 
 impl Checker<'_> {
-    pub(crate) fn repeat(&mut self, attr: Option<&Attribute>, metrics: &[&str]) -> Option<Repeat> {
+    pub(crate) fn repeat(&mut self, attr: Option<&Attribute>, metrics: &[&str], has_claims: bool) -> Option<Repeat> {
         let Some(attr) = attr else {
             return Some(Repeat {
                 max: 1,
@@ -30,7 +31,7 @@ impl Checker<'_> {
                 sweep: None,
             },
         );
-        let ty = Ty::OneOf(&[Ty::Int, Ty::Ctor("until")]);
+        let ty = Ty::OneOf(&[Ty::Int, Ty::Ctor("until"), Ty::Ctor("until_decided")]);
         let bounds = Bounds {
             min: Some(1.0),
             max: Some(MAX_TRIALS as f64),
@@ -43,6 +44,9 @@ impl Checker<'_> {
                 order: Order::Sequential,
                 until_decided: None,
             });
+        }
+        if let Some(args) = json.get("until_decided") {
+            return self.until_decided(attr, args, has_claims);
         }
         let args = json.get("until")?;
         let get = |key: &str| args.get(key).and_then(Json::as_f64).unwrap_or(f64::NAN);
@@ -93,6 +97,50 @@ impl Checker<'_> {
             }),
             order: Order::Sequential,
             until_decided: None,
+        })
+    }
+}
+
+impl Checker<'_> {
+    /// `until_decided(max = N, min = M)`: `1 <= min <= max <= MAX_TRIALS`
+    /// (E0703), and claims to decide (E1112).
+    fn until_decided(&mut self, attr: &Attribute, args: &Json, has_claims: bool) -> Option<Repeat> {
+        let get = |key: &str| args.get(key).and_then(Json::as_u64).unwrap_or(0);
+        let (max, min) = (get("max"), get("min"));
+        let at = |name: &str| argument_span(&attr.value, name).unwrap_or(attr.value.span);
+        let mut ok = true;
+        if !(1..=MAX_TRIALS).contains(&max) {
+            self.report(
+                Diagnostic::error(
+                    Code::E0703,
+                    format!("invalid repeat rule: `max` must lie between 1 and {MAX_TRIALS}"),
+                )
+                .primary(at("max"), "in this rule"),
+            );
+            ok = false;
+        } else if min < 1 || min > max {
+            self.report(
+                Diagnostic::error(
+                    Code::E0703,
+                    format!("invalid repeat rule: `min` must lie between 1 and `max` ({max})"),
+                )
+                .primary(at("min"), "in this rule"),
+            );
+            ok = false;
+        }
+        if !has_claims {
+            self.report(
+                Diagnostic::error(Code::E1112, "`until_decided` has no claims to decide")
+                    .primary(attr.value.span, "the experiment has no `expect` block")
+                    .help("add an `expect` block with claims, or repeat a fixed number of times"),
+            );
+            ok = false;
+        }
+        ok.then_some(Repeat {
+            max: max as u32,
+            stop: None,
+            order: Order::Sequential,
+            until_decided: Some(DecideRule { min: min as u32 }),
         })
     }
 }

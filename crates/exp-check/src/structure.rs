@@ -135,6 +135,14 @@ impl Checker<'_> {
                     }
                     self.check_structure(child, child_schema);
                 }
+                Member::Expect(expect) if schema.role != Role::Experiment => {
+                    self.report(
+                        Diagnostic::error(Code::E1112, format!("`expect` is not allowed in `{}`", schema.kind))
+                            .primary(expect.keyword.span, "not allowed here")
+                            .help("claims belong directly in the `experiment` block"),
+                    );
+                }
+                Member::Expect(_) => {}
             }
         }
         if !block.recovered && schema.role != Role::Sweep {

@@ -132,3 +132,43 @@ fn collect(dir: &Path, out: &mut Vec<(String, String)>) {
         }
     }
 }
+
+/// The listing of language.md §6.1 is a block of claims `expc fmt` leaves
+/// as it is, and its tables name every statistic and row metric of the
+/// registry.
+#[test]
+fn the_claims_section_matches_the_language() {
+    let doc = read("docs/language.md");
+    let section = &doc[doc.find("### 6.1 Claims").expect("language.md has §6.1 Claims")..];
+    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
+    let start = section.find("```exp\n").expect("§6.1 has an exp listing") + "```exp\n".len();
+    let listing = &section[start..start + section[start..].find("```").unwrap_or(0)];
+    let indented: String = listing.lines().map(|l| format!("  {l}\n")).collect();
+    let spec = format!("experiment \"x\" {{\n{indented}}}\n");
+    let (module, diagnostics) = exp_syntax::parse(exp_diagnostics::FileId(0), &spec);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
+    assert_eq!(
+        exp_syntax::format(&module, &spec),
+        spec,
+        "§6.1's listing is not as `expc fmt` writes it"
+    );
+    for statistic in exp_check::registry::claims::STATISTICS {
+        assert!(
+            section.contains(&format!("`{}", statistic.name)),
+            "§6.1 does not name `{}`",
+            statistic.name
+        );
+    }
+    for block in exp_check::registry::BLOCKS {
+        if let exp_check::registry::Role::Workload { row_metrics, .. } = block.role {
+            for metric in row_metrics {
+                assert!(
+                    section.contains(&format!("`{}`", metric.name)),
+                    "§6.1 does not list {}'s row metric `{}`",
+                    block.kind,
+                    metric.name
+                );
+            }
+        }
+    }
+}

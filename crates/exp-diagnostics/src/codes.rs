@@ -3,7 +3,7 @@
 //! Codes are grouped by stage: E01 syntax, E02 names and imports, E03 blocks
 //! and properties, E04 types and units, E05 values, E06 timing, E07 sweeps and
 //! repetitions, W08 warnings, E09 compiler bugs, E10 run preflight (checks of the
-//! machine before anything starts); then the validity findings of a trial
+//! machine before anything starts), E11 claims; then the validity findings of a trial
 //! that ran (`exp_results::validity`, never diagnostics of a spec): V01
 //! fleets, V02 traffic, V03 anomalies, V04 xml, V05 the monitor, V06 the host. A code, once
 //! published, keeps its meaning.
@@ -704,6 +704,303 @@ Example:
 
 Fix: `payload = json(size = 256B, fields = [temperature, humidity])`, or give
 `first_send` a distribution of its own.
+";
+    E1101 => "unknown metric",
+"A claim names a metric no workload of its kind measures. Row metrics
+(computed per trial from each row: `ack_latency`, `duration`, …) take a
+statistic such as `p99(…)`; trial metrics (one value per trial, the names
+`repeat = until(of = …)` accepts) take `value(…)`. `docs/language.md`,
+\"Claims\", lists the metrics of each workload kind.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(fleet.sensors.ack_latncy) < 25ms   // error: no such metric
+      }
+    }
+
+Fix: `p99(fleet.sensors.ack_latency) < 25ms`.
+";
+    E1102 => "unit mismatch in a claim",
+"The two sides of a claim must have the same dimension: a latency against a
+duration (`25ms`), a share or ratio against a percentage or plain number,
+a size against bytes. A factor (`2 * p99(…)`) keeps the statistic's
+dimension; the tolerance of `within` is a percentage.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(fleet.sensors.ack_latency) < 25%   // error: a latency against a share
+      }
+    }
+
+Fix: `p99(fleet.sensors.ack_latency) < 25ms`.
+";
+    E1103 => "unknown sweep point in a claim",
+"`at P = V` selects the sweep points where parameter `P` has value `V`: `P`
+must be a parameter of the experiment's `sweep`, and `V` one of its values.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(ack_latency at devices = 50) < 25ms   // error: 50 is not swept
+      }
+    }
+
+Fix: `p99(ack_latency at devices = 100)`, a value the sweep lists.
+";
+    E1104 => "unknown anomaly in a claim's phase",
+"`during`, `before` and `after` select rows by their time relative to an
+anomaly's activations, so they name an `anomaly` block of the experiment by
+its label.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(ack_latency during cpuhog) < 25ms   // error: no anomaly `cpuhog`
+      }
+    }
+
+Fix: `p99(ack_latency during cpu)`.
+";
+    E1105 => "metric not measured by this workload",
+"The workload a claim names exists, but its kind does not measure that
+metric (a traffic workload has no `ack_latency`; `loss` is a fleet's,
+`failures` a traffic workload's, `max_ks` and `max_tv` an xml set's).
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(cpu.ack_latency) < 25ms   // error: anomalies have no ack latency
+      }
+    }
+
+Fix: name a workload of a kind that measures it, or a metric of its own kind.
+";
+    E1106 => "ambiguous metric",
+"A metric written without its workload (`ack_latency`) must be measured by
+exactly one workload of the experiment; when several measure it, say which
+with `label.metric` or `kind.label.metric`.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      fleet \"a\" {
+        devices = 10
+        gap     = 100ms
+      }
+      fleet \"b\" {
+        devices = 10
+        gap     = 100ms
+      }
+      expect {
+        p99(ack_latency) < 25ms   // error: `a` or `b`?
+      }
+    }
+
+Fix: `p99(a.ack_latency) < 25ms`.
+";
+    E1107 => "trend over a parameter that is not swept",
+"`increases with P` and `decreases with P` test a trend across the values
+of sweep parameter `P`; the experiment's `sweep` must list `P` with at
+least two values.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(ack_latency) increases with qos   // error: `qos` is not swept
+      }
+    }
+
+Fix: `p99(ack_latency) increases with devices`.
+";
+    E1108 => "`abort` where it cannot apply",
+"`abort` stops a run once a claim is violated beyond doubt, which a running
+trial can only know of a threshold (a statistic against a constant) on a
+fleet's or traffic workload's rows, or of `loss` and `share`. Comparisons
+between statistics, `within`, trends, and trial or xml metrics are only
+decided after the run. Its one argument is `grace`, a duration.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(ack_latency) increases with devices abort   // error
+      }
+    }
+
+Fix: remove `abort`, or write the claim as a threshold.
+";
+    E1109 => "unknown statistic",
+"A claim applies a statistic to a metric: `mean`, `median`, `min`, `max`,
+`p50`, `p90`, `p95`, `p99`, `p999` and `share(metric op value)` to row
+metrics; `value` to trial metrics; `loss` (fleets), `failures` (traffic),
+`max_ks` and `max_tv` (xml) to a workload.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        average(ack_latency) < 25ms   // error: no statistic `average`
+      }
+    }
+
+Fix: `p99(ack_latency) < 25ms`.
+";
+    E1110 => "unknown workload in a claim",
+"A claim's metric names a workload (`fleet.sensors.ack_latency`,
+`sensors.ack_latency`) that the experiment does not have.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        p99(fleet.sensor.ack_latency) < 25ms   // error: no fleet `sensor`
+      }
+    }
+
+Fix: `p99(sensors.ack_latency) < 25ms`, the label of a workload.
+";
+    E1111 => "statistic used on the wrong metric",
+"Each statistic takes a metric of its own sort: `share` needs a condition
+(`share(duration < 500ms)`), which no other statistic takes; quantiles and
+means apply to row metrics, `value` to trial metrics, and `loss`,
+`failures`, `max_ks`, `max_tv` to a workload itself.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      sweep { devices = [10, 100] }
+      fleet \"sensors\" {
+        devices = devices
+        gap     = 100ms
+      }
+      anomaly \"cpu\" {
+        kind = cpuoccupy
+        at   = 5s
+      }
+      expect {
+        share(ack_latency) >= 99%   // error: share of what?
+      }
+    }
+
+Fix: `share(ack_latency < 25ms) >= 99%`, or `p99(ack_latency) < 25ms`.
+";
+    E1112 => "claims in the wrong place",
+"`expect` blocks belong directly in the `experiment`; and `repeat =
+until_decided(…)` repeats points until every claim is decided, so it needs
+at least one claim.
+
+Example:
+
+    experiment \"x\" {
+      duration = 10s
+      repeat   = until_decided(max = 10)   // error: no claims to decide
+      fleet \"sensors\" {
+        devices = 10
+        gap     = 100ms
+      }
+    }
+
+Fix: add an `expect` block, or repeat a fixed number of times.
 ";
     V0101 => "fleet sends late (contended)",
 "Validity, invalid: the 99th percentile of a fleet's send lateness (how long

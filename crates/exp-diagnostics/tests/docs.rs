@@ -50,6 +50,7 @@ const STAGES: &[(&str, &str)] = &[
     ("W08", "warnings"),
     ("E09", "compiler"),
     ("E10", "run preflight"),
+    ("E11", "claims"),
     ("V01", "validity of fleets"),
     ("V02", "validity of traffic"),
     ("V03", "validity of anomalies"),

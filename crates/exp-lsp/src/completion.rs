@@ -33,6 +33,12 @@ pub fn complete(context: &Context, offset: usize, options: &Options) -> Vec<Comp
         snippets: options.snippets,
         index: LineIndex::new(context.text()),
     };
+    if let Some(entries) = crate::claims::completions(&context.analysis, offset, &cursor.spot) {
+        entries
+            .into_iter()
+            .for_each(|e| items.push(&e.label, e.kind, e.detail, e.docs, e.insert));
+        return items.list;
+    }
     match cursor.spot {
         Spot::TopLevel => top_level(&mut items),
         Spot::Member { frame } => members(&mut items, &context.analysis, frame),
@@ -97,7 +103,7 @@ impl Items<'_> {
     }
 }
 
-enum Insert {
+pub(crate) enum Insert {
     Plain(String),
     Snippet { snippet: String, plain: String },
 }

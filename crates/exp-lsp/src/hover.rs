@@ -33,6 +33,9 @@ fn describe(context: &Context, i: usize, offset: usize) -> Option<String> {
     let analysis = &context.analysis;
     let text = analysis.text_of(i);
     let frame = analysis.parents[i];
+    if let Some(claim) = crate::claims::hover(analysis, i) {
+        return Some(claim);
+    }
     match analysis.roles[i] {
         Role::PropertyKey => {
             let frame = frame?;

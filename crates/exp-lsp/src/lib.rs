@@ -11,6 +11,7 @@
 //! `library.rs`); it prints nothing else.
 
 mod analysis;
+mod claims;
 mod completion;
 mod context;
 mod cursor;

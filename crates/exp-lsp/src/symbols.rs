@@ -71,6 +71,41 @@ fn block_symbol(index: &LineIndex, text: &str, block: &Block) -> DocumentSymbol 
                 Vec::new(),
             )),
             Member::Attribute(_) => None,
+            // An `expect` block in the outline, its claims as children.
+            Member::Expect(expect) => {
+                let claims = expect
+                    .claims
+                    .iter()
+                    .map(|claim| {
+                        symbol(
+                            index,
+                            exp_syntax::claim_text(claim),
+                            None,
+                            SymbolKind::BOOLEAN,
+                            claim.span.range(),
+                            claim.span.range(),
+                            Vec::new(),
+                        )
+                    })
+                    .collect();
+                let name = match &expect.label {
+                    Some(label) => format!("expect \"{}\"", label.value),
+                    None => "expect".to_string(),
+                };
+                let selection = expect
+                    .label
+                    .as_ref()
+                    .map_or(expect.keyword.span, |l| expect.keyword.span.to(l.span));
+                Some(symbol(
+                    index,
+                    name,
+                    None,
+                    SymbolKind::PROPERTY,
+                    expect.span.range(),
+                    selection.range(),
+                    claims,
+                ))
+            }
         })
         .collect();
     let selection = block

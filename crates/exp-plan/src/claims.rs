@@ -11,8 +11,11 @@ use serde::{Deserialize, Serialize};
 use crate::{Origin, PointValue, Unit};
 
 /// One claim of an `expect` block.
+///
+/// No `deny_unknown_fields` here: serde does not support it beside
+/// `flatten` (every plan with a claim failed to read back, "unknown field
+/// `claim`"); the flattened [`ClaimKind`] denies unknown fields instead.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct Claim {
     /// The claim as `expc fmt` writes it, shown in reports.
     pub text: String,

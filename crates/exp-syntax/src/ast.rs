@@ -60,6 +60,7 @@ pub struct Block {
 pub enum Member {
     Attribute(Attribute),
     Block(Block),
+    Expect(Expect),
 }
 
 impl Member {
@@ -67,8 +68,94 @@ impl Member {
         match self {
             Member::Attribute(a) => a.span,
             Member::Block(b) => b.span,
+            Member::Expect(e) => e.span,
         }
     }
+}
+
+/// `expect "label" { claims }`: what the run's measurements must show.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expect {
+    /// The word `expect`.
+    pub keyword: Ident,
+    pub label: Option<StringLit>,
+    pub claims: Vec<Claim>,
+    pub span: Span,
+    /// Some claims had syntax errors and were left out.
+    pub recovered: bool,
+}
+
+/// One claim: a comparison, `within`, or a trend; maybe `abort`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub form: ClaimForm,
+    pub abort: Option<Abort>,
+    pub span: Span,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClaimForm {
+    /// `left op right`
+    Compare { left: Term, op: Op, right: Term },
+    /// `left within tolerance of right`
+    Within { left: Term, tolerance: Expr, right: Term },
+    /// `stat increases with parameter`; `direction` is `increases` or `decreases`.
+    Trend {
+        stat: Stat,
+        direction: Ident,
+        parameter: Ident,
+    },
+}
+
+/// A comparison operator as written: `<`, `<=`, `>`, `>=`, `==`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Op {
+    pub text: String,
+    pub span: Span,
+}
+
+/// One side of a claim.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Term {
+    /// `stat` or `factor * stat`.
+    Stat {
+        factor: Option<Expr>,
+        stat: Box<Stat>,
+        span: Span,
+    },
+    /// A number or quantity: `25ms`, `75%`, `0`.
+    Constant(Expr),
+}
+
+impl Term {
+    pub fn span(&self) -> Span {
+        match self {
+            Term::Stat { span, .. } => *span,
+            Term::Constant(e) => e.span,
+        }
+    }
+}
+
+/// `function(metric condition? phase? at?)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stat {
+    pub function: Ident,
+    /// `kind.label.metric`, `label.metric` or `metric` (a workload for `loss` etc.).
+    pub metric: Path,
+    /// `share(metric < 500ms)`: the condition on each row.
+    pub condition: Option<(Op, Expr)>,
+    /// `during cpu`: the relation (`during`, `before`, `after`) and the anomaly.
+    pub phase: Option<(Ident, Ident)>,
+    /// `at devices = 10, qos = 1`
+    pub points: Vec<(Ident, Expr)>,
+    pub span: Span,
+}
+
+/// `abort` or `abort(grace = 2s)`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Abort {
+    pub args: Vec<Arg>,
+    pub span: Span,
 }
 
 /// `key = expr`

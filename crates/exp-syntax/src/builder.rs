@@ -17,7 +17,7 @@ pub(crate) struct Builder<'d> {
 impl Builder<'_> {
     /// The pair's span without trailing whitespace and comments, which pest
     /// includes when a rule ends in an optional part that did not match.
-    fn span(&self, pair: &Pair<Rule>) -> Span {
+    pub(crate) fn span(&self, pair: &Pair<Rule>) -> Span {
         let start = pair.as_span().start();
         Span::new(self.file, self.offset + start..self.offset + exact_end(pair))
     }
@@ -74,6 +74,7 @@ impl Builder<'_> {
                 Member::Attribute(Attribute { key, value, span })
             }
             Rule::block => Member::Block(self.block(pair)),
+            Rule::expect => Member::Expect(self.expect(pair)),
             rule => unreachable!("grammar: {rule:?} is not a member"),
         }
     }
@@ -98,14 +99,14 @@ impl Builder<'_> {
         (kind.expect("grammar: block has a kind"), label)
     }
 
-    fn ident(&self, pair: Pair<Rule>) -> Ident {
+    pub(crate) fn ident(&self, pair: Pair<Rule>) -> Ident {
         Ident {
             name: pair.as_str().to_string(),
             span: self.span(&pair),
         }
     }
 
-    fn string(&mut self, pair: Pair<Rule>) -> StringLit {
+    pub(crate) fn string(&mut self, pair: Pair<Rule>) -> StringLit {
         let span = self.span(&pair);
         let raw = pair.into_inner().next().map_or("", |p| p.as_str());
         let value = unescape(raw).unwrap_or_else(|(at, len)| {
@@ -129,7 +130,7 @@ impl Builder<'_> {
         self.expr(pair)
     }
 
-    fn expr(&mut self, pair: Pair<Rule>) -> Expr {
+    pub(crate) fn expr(&mut self, pair: Pair<Rule>) -> Expr {
         debug_assert_eq!(pair.as_rule(), Rule::expr);
         let span = self.span(&pair);
         let mut parts = pair
@@ -153,7 +154,7 @@ impl Builder<'_> {
         }
     }
 
-    fn primary(&mut self, pair: Pair<Rule>) -> Expr {
+    pub(crate) fn primary(&mut self, pair: Pair<Rule>) -> Expr {
         let span = self.span(&pair);
         let kind = match pair.as_rule() {
             Rule::number => ExprKind::Number(pair.as_str().to_string()),
@@ -207,7 +208,7 @@ impl Builder<'_> {
         Expr { kind, span }
     }
 
-    fn arg(&mut self, pair: Pair<Rule>) -> Arg {
+    pub(crate) fn arg(&mut self, pair: Pair<Rule>) -> Arg {
         let mut name = None;
         let mut value = None;
         for p in pair.into_inner() {
@@ -224,7 +225,7 @@ impl Builder<'_> {
     }
 
     /// Paths are atomic in the grammar; split them into their segments here.
-    fn path(&self, pair: Pair<Rule>) -> Path {
+    pub(crate) fn path(&self, pair: Pair<Rule>) -> Path {
         let span = self.span(&pair);
         let mut segments = Vec::new();
         let mut at = span.start as usize;

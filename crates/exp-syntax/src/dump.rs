@@ -43,6 +43,14 @@ fn block(out: &mut String, b: &Block, depth: usize) {
                 let _ = writeln!(out, "{pad}  ({} {})", a.key.name, expr(&a.value));
             }
             Member::Block(inner) => block(out, inner, depth + 1),
+            Member::Expect(e) => {
+                let label = e.label.as_ref().map(|l| format!(" \"{}\"", escape(&l.value)));
+                let _ = writeln!(out, "{pad}  (expect{}", label.unwrap_or_default());
+                for claim in &e.claims {
+                    let _ = writeln!(out, "{pad}    (claim {})", crate::claim_text(claim));
+                }
+                let _ = writeln!(out, "{pad}  )");
+            }
         }
     }
     let _ = writeln!(out, "{pad})");

@@ -140,6 +140,12 @@ impl Printer<'_> {
                 self.block(block, depth);
                 continue;
             }
+            if let Statement::Member(Member::Expect(expect)) = statement {
+                self.comments_before(span.start as usize, depth);
+                self.blank_line_before(span.start as usize);
+                self.expect(expect, depth);
+                continue;
+            }
             // Comments inside a one-statement expression move before it.
             self.comments_hoisted_before(span.end as usize, span.start as usize, depth);
             self.blank_line_before(span.start as usize);
@@ -234,6 +240,45 @@ impl Printer<'_> {
     }
 }
 
+impl Printer<'_> {
+    /// `expect "label" {` and one claim per line; comments inside a claim
+    /// move before it.
+    fn expect(&mut self, expect: &Expect, depth: usize) {
+        self.indent(depth);
+        self.out.push_str("expect");
+        if let Some(label) = &expect.label {
+            self.out.push_str(&format!(" \"{}\"", escape(&label.value)));
+        }
+        let end = expect.span.end as usize;
+        let has_comments = self
+            .comments
+            .get(self.next_comment)
+            .is_some_and(|c| (c.span.start as usize) < end);
+        if expect.claims.is_empty() && !has_comments {
+            self.out.push_str(" {}");
+        } else {
+            self.out.push_str(" {\n");
+            self.last_end = expect.label.as_ref().map_or(expect.keyword.span.end, |l| l.span.end) as usize;
+            for claim in &expect.claims {
+                let (start, claim_end) = (claim.span.start as usize, claim.span.end as usize);
+                self.comments_hoisted_before(claim_end, start, depth + 1);
+                self.blank_line_before(start);
+                self.indent(depth + 1);
+                self.out.push_str(&crate::claim_text(claim));
+                self.last_end = claim_end;
+                self.trailing_comment(claim_end);
+                self.out.push('\n');
+            }
+            self.comments_before(end, depth + 1);
+            self.indent(depth);
+            self.out.push('}');
+        }
+        self.last_end = end;
+        self.trailing_comment(end);
+        self.out.push('\n');
+    }
+}
+
 /// Renders an expression flat when it fits in the line, else broken.
 /// `column` is where the expression starts after the indent.
 fn expr(e: &Expr, depth: usize, column: usize) -> String {
@@ -290,7 +335,7 @@ fn arg(a: &Arg, depth: usize) -> String {
     }
 }
 
-fn flat(e: &Expr) -> String {
+pub(crate) fn flat(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Number(n) => n.clone(),
         ExprKind::Quantity { number, unit } => format!("{number}{unit}"),

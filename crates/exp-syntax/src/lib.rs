@@ -8,6 +8,8 @@
 pub mod ast;
 mod bidi;
 mod builder;
+mod claim_text;
+mod claims;
 mod dump;
 mod format;
 mod parser;
@@ -15,12 +17,13 @@ mod scan;
 pub mod units;
 
 pub use builder::escape;
+pub use claim_text::{claim_text, stat as stat_text};
 pub use dump::dump;
 pub use format::format;
 
 use std::ops::Range;
 
-use ast::{Block, Comment, Item, Member, Module};
+use ast::{Block, Comment, Expect, Item, Member, Module};
 use exp_diagnostics::limits::{MAX_DIAGNOSTICS, MAX_NESTING};
 use exp_diagnostics::{Code, Diagnostic, FileId, Span};
 use pest::Parser as _;
@@ -265,10 +268,15 @@ impl Recovery<'_> {
                         .expect("grammar: member_only holds a member");
                     members.push(self.builder(chunk.start).member(pair));
                 }
-                Err(error) => match self.block(chunk.clone(), false, depth) {
-                    Some(block) => members.push(Member::Block(block)),
-                    None => self.report(&error, chunk.clone()),
-                },
+                Err(error) => {
+                    if let Some(expect) = self.expect(chunk.clone()) {
+                        members.push(Member::Expect(expect));
+                    } else if let Some(block) = self.block(chunk.clone(), false, depth) {
+                        members.push(Member::Block(block));
+                    } else {
+                        self.report(&error, chunk.clone());
+                    }
+                }
             }
         }
         members
@@ -293,6 +301,19 @@ impl Recovery<'_> {
         let body_end = close.unwrap_or(chunk.end);
         let before = self.diagnostics.len();
         let members = self.members(header_end..body_end, depth + 1);
+        let end = self.close_block(chunk.clone(), open, close, top_level);
+        Some(Block {
+            kind,
+            label,
+            members,
+            span: Span::new(self.file, chunk.start..end),
+            recovered: self.diagnostics.len() > before,
+        })
+    }
+
+    /// Reports a block never closed, or text after its `}` on the same
+    /// line; returns where the block ends.
+    fn close_block(&mut self, chunk: Range<usize>, open: usize, close: Option<usize>, top_level: bool) -> usize {
         match close {
             None => {
                 let span = Span::new(self.file, open..open + 1);
@@ -310,11 +331,47 @@ impl Recovery<'_> {
         }
         // An unclosed block ends with its last token, not with the blank
         // lines and comments before the next statement.
-        let end = close.map_or_else(|| scan::content_end(self.source, chunk.clone()), |close| close + 1);
-        Some(Block {
-            kind,
+        close.map_or_else(|| scan::content_end(self.source, chunk), |close| close + 1)
+    }
+
+    /// Recovers an `expect` block whose header parses: its claims one by
+    /// one, so one bad claim does not hide the others. `None` when the
+    /// chunk is not an `expect` block.
+    fn expect(&mut self, chunk: Range<usize>) -> Option<Expect> {
+        let text = &self.source[chunk.clone()];
+        let header = ExpParser::parse(Rule::expect_open, text).ok()?.next()?;
+        let header_end = chunk.start + header.as_span().end();
+        let (keyword, label) = self.builder(chunk.start).expect_header(header);
+        let scan = scan::scan(self.source, chunk.clone());
+        let (open, close) = *scan.brace_pairs.first()?;
+        if open + 1 != header_end {
+            return None;
+        }
+        let before = self.diagnostics.len();
+        let mut claims = Vec::new();
+        for claim in self.chunks(header_end..close.unwrap_or(chunk.end)) {
+            if self.stop_at(claim.start) {
+                break;
+            }
+            let Some(claim) = self.skip_invisible(claim, "a claim") else {
+                continue;
+            };
+            match ExpParser::parse(Rule::claim_only, &self.source[claim.clone()]) {
+                Ok(mut pairs) => {
+                    let pair = pairs
+                        .next()
+                        .and_then(|p| p.into_inner().next())
+                        .expect("grammar: claim_only holds a claim");
+                    claims.push(self.builder(claim.start).claim(pair));
+                }
+                Err(error) => self.report(&error, claim),
+            }
+        }
+        let end = self.close_block(chunk.clone(), open, close, false);
+        Some(Expect {
+            keyword,
             label,
-            members,
+            claims,
             span: Span::new(self.file, chunk.start..end),
             recovered: self.diagnostics.len() > before,
         })

@@ -28,6 +28,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::kw_as => "`as`",
         Rule::kw_step => "`step`",
         Rule::string => "a string",
+        Rule::metric | Rule::metric_name => "a metric",
         Rule::ident => "a name",
         Rule::unit => "a unit",
         Rule::attribute | Rule::field => "a property",
@@ -37,6 +38,18 @@ fn describe(rule: Rule) -> &'static str {
             "`import`, `let` or a block"
         }
         Rule::arg => "an argument",
+        Rule::cmp_op => "a comparison (`<`, `<=`, `>`, `>=`, `==`)",
+        Rule::kw_within => "`within`",
+        Rule::kw_of => "`of`",
+        Rule::kw_with => "`with`",
+        Rule::kw_at => "`at`",
+        Rule::kw_abort => "`abort`",
+        Rule::direction => "`increases with`, `decreases with`",
+        Rule::phase_word => "`during`, `before` or `after`",
+        Rule::star => "`*`",
+        Rule::stat | Rule::stat_fn => "a statistic such as `p99(…)`",
+        Rule::term => "a statistic or a number",
+        Rule::claim | Rule::claim_only | Rule::comparison | Rule::within | Rule::trend => "a claim",
         // Recovery parses statements one by one, so "end of input" is the end
         // of the statement.
         Rule::EOI => "the end of the statement",
@@ -273,6 +286,7 @@ fn hint_for(source: &str, position: usize, found: &str, expected: &str) -> Optio
         return dash_hint(previous_word, separated, rest);
     }
     match found {
+        "=" if expected.contains("comparison") => Some("equality is written `==`".into()),
         ":" => Some("properties are set with `=`, not `:`".into()),
         ";" => Some("no `;` is needed: put each property on its own line".into()),
         "'" => Some("strings use double quotes: \"text\"".into()),

@@ -95,7 +95,8 @@ fn scan_with(source: &str, range: Range<usize>, infer_closers: bool) -> Scan {
             let column = i - line_offset;
             line_indent = column;
             let outdented = statement_column.is_some_and(|first| column <= first);
-            let continues_expression = matches!(last_significant, b'=' | b',' | b'(' | b'[' | b'.');
+            let continues_expression =
+                matches!(last_significant, b'=' | b',' | b'(' | b'[' | b'.' | b'<' | b'>' | b'*');
             let role = line_role(source, i, range.end);
             if infer_closers && !continues_expression && matches!(role, Role::Name | Role::Declaration) {
                 while open_indents.last().is_some_and(|&indent| indent >= column) {
@@ -288,13 +289,19 @@ fn line_role(source: &str, at: usize, end: usize) -> Role {
     match word {
         "" => match rest.as_bytes().first() {
             Some(b'}' | b']' | b')') => Role::Closer,
-            Some(b'"' | b'{' | b'.') => Role::Continuation,
+            // `<`, `>` and `*` continue a claim broken over lines.
+            Some(b'"' | b'{' | b'.' | b'<' | b'>' | b'*') => Role::Continuation,
             _ => Role::Other,
         },
         _ if word.as_bytes()[0].is_ascii_digit() => Role::Other,
         "let" | "import" => Role::Declaration,
         _ if after.starts_with(['"', '{']) => Role::Declaration,
-        "as" | "step" if !after.starts_with('=') => Role::Continuation,
+        "as" | "step" | "within" | "of" | "with" | "increases" | "decreases" | "abort" | "during" | "before"
+        | "after"
+            if !after.starts_with('=') =>
+        {
+            Role::Continuation
+        }
         _ => Role::Name,
     }
 }

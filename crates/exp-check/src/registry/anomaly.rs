@@ -13,6 +13,11 @@ pub const ANOMALY: BlockSchema = BlockSchema {
         shard_unit: "instances",
         shard_count: None,
         metrics: &["achieved_utilization", "bytes_touched", "operations"],
+        row_metrics: &[
+            RowMetric::new("achieved_utilization", Some(Percent), ("anomaly_timeline", "achieved_utilization_pct"), "The CPU utilization an activation achieved."),
+            RowMetric::new("cpu_time", Some(Duration), ("anomaly_timeline", "cpu_time_ns"), "CPU time an activation used."),
+            RowMetric::new("peak_rss", Some(Bytes), ("anomaly_timeline", "peak_rss_bytes"), "The largest resident memory of an activation."),
+        ],
         natural_end: NaturalEnd::Never,
     },
     props: &[

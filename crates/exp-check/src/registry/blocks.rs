@@ -15,9 +15,9 @@ pub const EXPERIMENT: BlockSchema = BlockSchema {
             .at_least(1.0),
         Prop::with_default(
             "repeat",
-            Ty::OneOf(&[Ty::Int, Ty::Ctor("until")]),
+            Ty::OneOf(&[Ty::Int, Ty::Ctor("until"), Ty::Ctor("until_decided")]),
             "1",
-            "Repetitions per sweep point: a count, or `until(...)` a confidence-interval width is reached.",
+            "Repetitions per sweep point: a count, `until(...)` a confidence-interval width is reached, or `until_decided(...)` every claim is decided.",
         )
         .range(1.0, 1_000_000.0),
         Prop::with_default("pause", Ty::Quantity(Duration), "0s", "Idle time between trials, so one trial's tail does not reach the next.")

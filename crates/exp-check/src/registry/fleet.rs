@@ -28,6 +28,11 @@ pub const FLEET: BlockSchema = BlockSchema {
             "runner_cpu_per_message",
             "runner_rss_per_device",
         ],
+        row_metrics: &[
+            RowMetric::new("ack_latency", Some(Duration), ("mqtt_messages", "ack_latency_ns"), "Time from a message's send to its acknowledgement by the broker (QoS 1) or to its write (QoS 0)."),
+            RowMetric::new("delivery_latency", Some(Duration), ("mqtt_messages", "delivery_latency_ns"), "Time from a message's send to its delivery to the subscriber (`subscribe = true`)."),
+            RowMetric::new("send_lateness", Some(Duration), ("mqtt_messages", "lateness_ns"), "How long after its scheduled time a message went out."),
+        ],
         natural_end: NaturalEnd::When(&["messages"]),
     },
     props: &[

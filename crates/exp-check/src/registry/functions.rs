@@ -113,6 +113,15 @@ pub const FUNCTIONS: &[FnSchema] = &[
         ],
     },
     FnSchema {
+        name: "until_decided",
+        kind: FnKind::Constructor,
+        doc: "Repeat each point until every claim of the experiment's `expect` blocks is decided (supported or refuted, not inconclusive), between `min` and `max` repetitions.",
+        params: &[
+            p("max", Ty::Int, "Most repetitions (planned)."),
+            def("min", Ty::Int, "3", "Fewest repetitions before the claims may stop a point."),
+        ],
+    },
+    FnSchema {
         name: "json",
         kind: FnKind::Constructor,
         doc: "A JSON sensor record (device id, sequence number, send time and the named fields) padded to exactly `size`.",

@@ -4,6 +4,7 @@
 
 mod anomaly;
 mod blocks;
+pub mod claims;
 mod fleet;
 mod functions;
 mod traffic;
@@ -11,7 +12,7 @@ mod types;
 mod xml;
 
 pub use functions::{function, DistParam, FnKind, FnSchema, FUNCTIONS, VALUE};
-pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, Ty, Variant};
+pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, RowMetric, Ty, Variant};
 
 use exp_syntax::units::Dimension;
 

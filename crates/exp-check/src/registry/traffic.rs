@@ -25,6 +25,11 @@ pub const TRAFFIC: BlockSchema = BlockSchema {
             "connections",
             "failed_connections",
         ],
+        row_metrics: &[
+            RowMetric::new("duration", Some(Duration), ("traffic_connections", "duration_ns"), "A connection's duration, from its start to its end."),
+            RowMetric::new("response_time", Some(Duration), ("traffic_epochs", "response_time_ns"), "An epoch's response time: request's first byte sent to response's last byte received."),
+            RowMetric::new("rtt_achieved", Some(Duration), ("traffic_connections", "tcp_rtt_ns"), "The kernel's smoothed round-trip time of a connection at its end."),
+        ],
         natural_end: NaturalEnd::Always,
     },
     props: &[

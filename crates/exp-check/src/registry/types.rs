@@ -148,10 +148,44 @@ pub enum Role {
         /// What `--shard` splits it by, and the property counting them.
         shard_unit: &'static str,
         shard_count: Option<&'static str>,
-        /// Metric names `repeat = until(of = ...)` can refer to.
+        /// Metric names `repeat = until(of = ...)` can refer to: one
+        /// value per trial (`value(…)` in claims).
         metrics: &'static [&'static str],
+        /// Metrics with one value per row of a table, which claims'
+        /// statistics (`p99(…)`, `share(…)`) summarise per trial.
+        row_metrics: &'static [RowMetric],
         natural_end: NaturalEnd,
     },
+}
+
+/// A metric measured once per row of a workload's table (a message, a
+/// connection, an activation), for the statistics of claims.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RowMetric {
+    pub name: &'static str,
+    /// `None`: a plain number.
+    pub dimension: Option<Dimension>,
+    /// Where the rows are: table and column (exp-results' schemas).
+    pub table: &'static str,
+    pub column: &'static str,
+    pub doc: &'static str,
+}
+
+impl RowMetric {
+    pub const fn new(
+        name: &'static str,
+        dimension: Option<Dimension>,
+        (table, column): (&'static str, &'static str),
+        doc: &'static str,
+    ) -> RowMetric {
+        RowMetric {
+            name,
+            dimension,
+            table,
+            column,
+            doc,
+        }
+    }
 }
 
 /// Whether a workload ends by itself when it has no `for`/`until`.

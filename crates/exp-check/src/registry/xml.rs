@@ -16,6 +16,12 @@ pub const XML: BlockSchema = BlockSchema {
             "max_ks",
             "duplicate_rate",
         ],
+        row_metrics: &[RowMetric::new(
+            "document_size",
+            Some(Bytes),
+            ("xml_structure", "synthetic"),
+            "Generated documents' sizes (the histogram rows of measure `document_size`).",
+        )],
         natural_end: NaturalEnd::When(&["documents", "size"]),
     },
     props: &[

@@ -155,7 +155,80 @@ impl Checker<'_> {
                     self.expr(&attribute.value);
                 }
                 Member::Block(inner) => self.block(inner),
+                Member::Expect(expect) => self.expect(expect),
             }
+        }
+    }
+
+    fn expect(&self, expect: &Expect) {
+        let text = self.span(expect.span);
+        assert!(text.starts_with("expect"), "expect span {text:?}");
+        self.ident(&expect.keyword);
+        if let Some(label) = &expect.label {
+            self.string(label);
+        }
+        for claim in &expect.claims {
+            self.span(claim.span);
+            match &claim.form {
+                ClaimForm::Compare { left, op, right } => {
+                    self.term(left);
+                    assert_eq!(self.span(op.span), op.text);
+                    self.term(right);
+                }
+                ClaimForm::Within { left, tolerance, right } => {
+                    self.term(left);
+                    self.expr(tolerance);
+                    self.term(right);
+                }
+                ClaimForm::Trend {
+                    stat,
+                    direction,
+                    parameter,
+                } => {
+                    self.stat(stat);
+                    self.ident(direction);
+                    self.ident(parameter);
+                }
+            }
+            if let Some(abort) = &claim.abort {
+                assert!(self.span(abort.span).starts_with("abort"));
+            }
+        }
+    }
+
+    fn term(&self, term: &Term) {
+        self.span(term.span());
+        match term {
+            Term::Stat { factor, stat, .. } => {
+                if let Some(factor) = factor {
+                    self.expr(factor);
+                }
+                self.stat(stat);
+            }
+            Term::Constant(expr) => self.expr(expr),
+        }
+    }
+
+    fn stat(&self, stat: &Stat) {
+        assert!(self.span(stat.span).ends_with(')'));
+        self.ident(&stat.function);
+        self.span(stat.metric.span);
+        for segment in &stat.metric.segments {
+            let text = self.span(segment.span);
+            assert!(text == segment.name || text.starts_with('"'), "metric part {text:?}");
+        }
+        if let Some((op, value)) = &stat.condition {
+            assert_eq!(self.span(op.span), op.text);
+            self.expr(value);
+        }
+        if let Some((relation, anomaly)) = &stat.phase {
+            self.ident(relation);
+            let text = self.span(anomaly.span);
+            assert!(text == anomaly.name || text.starts_with('"'), "phase {text:?}");
+        }
+        for (name, value) in &stat.points {
+            self.ident(name);
+            self.expr(value);
         }
     }
 

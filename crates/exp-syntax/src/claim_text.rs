@@ -1,0 +1,85 @@
+//! A claim's canonical text, as `expc fmt` writes it and reports show it.
+
+use crate::ast::{Abort, Claim, ClaimForm, Stat, Term};
+use crate::format::flat;
+
+/// `p99(fleet.sensors.ack_latency) < 25ms abort(grace = 2s)`: one space
+/// around operators and words, none inside parentheses.
+pub fn claim_text(claim: &Claim) -> String {
+    let mut text = match &claim.form {
+        ClaimForm::Compare { left, op, right } => format!("{} {} {}", term(left), op.text, term(right)),
+        ClaimForm::Within { left, tolerance, right } => {
+            format!("{} within {} of {}", term(left), flat(tolerance), term(right))
+        }
+        ClaimForm::Trend {
+            stat: s,
+            direction,
+            parameter,
+        } => format!("{} {} with {}", stat(s), direction.name, parameter.name),
+    };
+    if let Some(a) = &claim.abort {
+        text.push(' ');
+        text.push_str(&abort(a));
+    }
+    text
+}
+
+fn term(t: &Term) -> String {
+    match t {
+        Term::Stat {
+            factor: Some(factor),
+            stat: s,
+            ..
+        } => format!("{} * {}", flat(factor), stat(s)),
+        Term::Stat {
+            factor: None, stat: s, ..
+        } => stat(s),
+        Term::Constant(e) => flat(e),
+    }
+}
+
+/// `share(traffic.conc.duration < 500ms during cpu at rtt = 10ms)`
+pub fn stat(s: &Stat) -> String {
+    let segments: Vec<String> = s.metric.segments.iter().map(|i| label(&i.name)).collect();
+    let mut inner = segments.join(".");
+    if let Some((op, value)) = &s.condition {
+        inner.push_str(&format!(" {} {}", op.text, flat(value)));
+    }
+    if let Some((relation, anomaly)) = &s.phase {
+        inner.push_str(&format!(" {} {}", relation.name, label(&anomaly.name)));
+    }
+    if !s.points.is_empty() {
+        let points: Vec<String> = s
+            .points
+            .iter()
+            .map(|(name, value)| format!("{} = {}", name.name, flat(value)))
+            .collect();
+        inner.push_str(&format!(" at {}", points.join(", ")));
+    }
+    format!("{}({inner})", s.function.name)
+}
+
+/// An anomaly's label as a name, or quoted when it is not one (`"cpu-bursts"`).
+fn label(name: &str) -> String {
+    let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    match is_name {
+        true => name.to_string(),
+        false => format!("\"{}\"", crate::escape(name)),
+    }
+}
+
+fn abort(a: &Abort) -> String {
+    if a.args.is_empty() {
+        return "abort".into();
+    }
+    let args: Vec<String> = a
+        .args
+        .iter()
+        .map(|arg| match &arg.name {
+            Some(name) => format!("{} = {}", name.name, flat(&arg.value)),
+            None => flat(&arg.value),
+        })
+        .collect();
+    format!("abort({})", args.join(", "))
+}
