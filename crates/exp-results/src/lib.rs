@@ -15,6 +15,7 @@
 //! the writers and the readers alike. Nothing here prints; everything
 //! fallible returns [`ResultsError`].
 
+pub mod claims;
 mod columns;
 mod error;
 mod json_lines;
@@ -30,6 +31,7 @@ pub mod schemas;
 mod shards;
 mod store;
 pub mod table;
+pub mod timeline;
 mod times;
 pub mod validity;
 
