@@ -1,0 +1,98 @@
+//! Claims' verdicts: each claim of a plan (`expect` blocks,
+//! [`exp_plan::claims`]) evaluated over a run directory's stored tables and
+//! manifest, never over a runner's memory, so a finished, crashed, split or
+//! sharded run evaluates over all of its parts, and `expc report --check`
+//! gives the verdicts the run gave.
+//!
+//! A statistic is computed per trial from that trial's rows (`rows.rs`:
+//! which table, column and rows, counted as the reports count them;
+//! `values.rs`), giving one value per repetition of a point; invalid
+//! trials are left out unless asked for, and said so. Across repetitions a
+//! threshold is decided by the point's interval, a comparison of two
+//! statistics by a seeded bootstrap (`compare.rs`), a trend by Kendall's τ
+//! (`evaluate.rs`); `decide.rs` turns an interval into `supported`,
+//! `refuted` or `inconclusive`. Nothing here prints.
+
+mod compare;
+mod decide;
+mod error;
+mod evaluate;
+mod points;
+mod rows;
+mod values;
+
+use std::path::Path;
+
+use exp_plan::Plan;
+use exp_results::claims::ClaimRecord;
+use exp_results::{RunView, Warning};
+
+pub use error::ClaimsError;
+
+/// The confidence of every interval.
+pub const CONFIDENCE: f64 = 0.95;
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Count trials their audit found invalid (`--include-invalid`).
+    pub include_invalid: bool,
+}
+
+/// The verdicts, and what could not be read (its trials left out).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evaluation {
+    pub claims: Vec<ClaimRecord>,
+    pub warnings: Vec<Warning>,
+}
+
+/// Every claim of `plan` over the run `run`, from its complete table files.
+pub fn evaluate(run: &RunView, plan: &Plan, options: Options) -> Evaluation {
+    evaluate_claims(run, plan, options, false, |_| true)
+}
+
+/// The claims of `plan` that `keep` keeps (by index), also reading the
+/// unfinished segments of running trials when `unfinished`.
+pub(crate) fn evaluate_claims(
+    run: &RunView,
+    plan: &Plan,
+    options: Options,
+    unfinished: bool,
+    keep: impl Fn(usize) -> bool,
+) -> Evaluation {
+    let mut ctx = evaluate::Context {
+        plan,
+        values: values::Values::new(run, unfinished),
+        counted: values::Counted::of(run, options.include_invalid),
+        seed: plan.experiment.seed,
+    };
+    let claims = plan
+        .claims
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| keep(*i))
+        .map(|(i, c)| evaluate::claim(&mut ctx, i, c))
+        .collect();
+    Evaluation {
+        claims,
+        warnings: ctx.values.warnings,
+    }
+}
+
+/// The plan a run directory ran (`plan.json`).
+pub fn read_plan(dir: &Path) -> Result<Plan, ClaimsError> {
+    let path = dir.join("plan.json");
+    let bytes = std::fs::read(&path).map_err(|source| ClaimsError::ReadPlan {
+        path: path.clone(),
+        source,
+    })?;
+    Plan::from_json(&bytes).map_err(|source| ClaimsError::Plan { path, source })
+}
+
+/// Opens the run at `dir` and evaluates the claims of its plan.
+pub fn evaluate_dir(dir: &Path, options: Options) -> Result<Evaluation, ClaimsError> {
+    let run = exp_results::open_run(dir)?;
+    let plan = read_plan(dir)?;
+    let mut evaluation = evaluate(&run, &plan, options);
+    evaluation.warnings.splice(0..0, run.warnings);
+    Ok(evaluation)
+}
