@@ -106,7 +106,10 @@ pub(crate) fn contrast(
             .filter_map(|(t, va)| sb.iter().find(|(u, _)| u == t).map(|(_, vb)| (va * fa, vb * fb)))
             .unzip()
     } else {
-        (sa.iter().map(|(_, v)| v * fa).collect(), sb.iter().map(|(_, v)| v * fb).collect())
+        (
+            sa.iter().map(|(_, v)| v * fa).collect(),
+            sb.iter().map(|(_, v)| v * fb).collect(),
+        )
     };
     if xa.is_empty() || xb.is_empty() {
         return None;

@@ -98,7 +98,12 @@ fn within(ctx: &mut Context, index: usize, left: &Term, tolerance: f64, right: &
     }
 }
 
-fn one_stat(ctx: &mut Context, stat: &Stat, factor: f64, verdict: impl Fn((f64, f64)) -> ClaimVerdict) -> Vec<ClaimPoint> {
+fn one_stat(
+    ctx: &mut Context,
+    stat: &Stat,
+    factor: f64,
+    verdict: impl Fn((f64, f64)) -> ClaimVerdict,
+) -> Vec<ClaimPoint> {
     let frames = points::frames(ctx.plan, &[stat]);
     let mut out = Vec::with_capacity(frames.len());
     for frame in frames {

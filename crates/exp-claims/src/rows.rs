@@ -13,11 +13,11 @@
 use std::path::PathBuf;
 
 use exp_plan::claims::{Phase, PhaseRelation};
-use exp_results::schemas::{
-    CONNECTIONS_TABLE, EPOCHS_TABLE, MESSAGES_TABLE, MESSAGE_OK, STATUS_COMPLETE, STATUS_FAILED,
-    STATUS_SHORT, TIMELINE_TABLE,
-};
 use exp_results::scan::{for_each_chunk, Chunk};
+use exp_results::schemas::{
+    CONNECTIONS_TABLE, EPOCHS_TABLE, MESSAGES_TABLE, MESSAGE_OK, STATUS_COMPLETE, STATUS_FAILED, STATUS_SHORT,
+    TIMELINE_TABLE,
+};
 use exp_results::timeline::{self, Activation};
 use exp_results::{ResultsError, RunView};
 
@@ -219,7 +219,12 @@ fn filter_columns(taken: Taken) -> &'static [&'static str] {
 }
 
 /// Whether each row of `chunk` counts for `workload`.
-fn kept(chunk: &Chunk, metric: &RowMetric, workload: &str, phase: Option<&PhaseWindows>) -> Result<Vec<bool>, ResultsError> {
+fn kept(
+    chunk: &Chunk,
+    metric: &RowMetric,
+    workload: &str,
+    phase: Option<&PhaseWindows>,
+) -> Result<Vec<bool>, ResultsError> {
     let mut keep: Vec<bool> = chunk.str(metric.owner)?.iter().map(|o| o == Some(workload)).collect();
     let mut and = |other: Vec<bool>| keep.iter_mut().zip(other).for_each(|(k, o)| *k &= o);
     match metric.taken {
@@ -241,7 +246,11 @@ fn kept(chunk: &Chunk, metric: &RowMetric, workload: &str, phase: Option<&PhaseW
         Taken::All => {}
     }
     if let Some(phase) = phase {
-        and(chunk.u64(metric.time)?.iter().map(|t| t.is_some_and(|t| phase.holds(t))).collect());
+        and(chunk
+            .u64(metric.time)?
+            .iter()
+            .map(|t| t.is_some_and(|t| phase.holds(t)))
+            .collect());
     }
     Ok(keep)
 }

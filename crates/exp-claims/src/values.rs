@@ -98,7 +98,10 @@ impl<'r> Values<'r> {
             StatFn::Value => {
                 let record = self.run.manifest.trials.iter().find(|t| t.trial == trial);
                 let key = format!("{}.{}", stat.workload, stat.metric);
-                Ok(record.and_then(|r| r.metrics.get(&key)).copied().filter(|v| v.is_finite()))
+                Ok(record
+                    .and_then(|r| r.metrics.get(&key))
+                    .copied()
+                    .filter(|v| v.is_finite()))
             }
             StatFn::Loss => Ok(ratio(rows::failures(
                 &self.files(MESSAGES_TABLE, trial),
@@ -122,7 +125,12 @@ impl<'r> Values<'r> {
                 let Some(metric) = rows::row_metric(&stat.kind, &stat.metric) else {
                     return Ok(None);
                 };
-                let values = rows::values(&self.files(metric.table, trial), &metric, &stat.workload, phase.as_ref())?;
+                let values = rows::values(
+                    &self.files(metric.table, trial),
+                    &metric,
+                    &stat.workload,
+                    phase.as_ref(),
+                )?;
                 Ok(of_rows(function, values))
             }
         }
@@ -156,7 +164,13 @@ pub(crate) fn stat_name(stat: &Stat) -> String {
         StatFn::Min => "min".to_string(),
         StatFn::Max => "max".to_string(),
         StatFn::Share { op, threshold } => {
-            return format!("share({}.{}.{} {} {threshold})", stat.kind, stat.workload, stat.metric, op.as_str())
+            return format!(
+                "share({}.{}.{} {} {threshold})",
+                stat.kind,
+                stat.workload,
+                stat.metric,
+                op.as_str()
+            )
         }
         StatFn::Value => "value".to_string(),
         StatFn::Loss => return format!("loss({}.{})", stat.kind, stat.workload),

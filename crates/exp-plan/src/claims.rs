@@ -215,7 +215,9 @@ mod tests {
                     unit: Unit::Ns,
                 },
             },
-            abort: Some(Abort { grace_ns: 1_000_000_000 }),
+            abort: Some(Abort {
+                grace_ns: 1_000_000_000,
+            }),
         };
         let json = serde_json::to_value(&claim).unwrap();
         assert_eq!(serde_json::from_value::<Claim>(json.clone()).unwrap(), claim);

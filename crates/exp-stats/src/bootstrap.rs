@@ -98,7 +98,7 @@ fn interval(
     mut resample: impl FnMut(&mut Vec<f64>),
 ) -> Option<BootInterval> {
     let usable = |x: &[f64]| x.len() >= 2 && x.iter().all(|v| v.is_finite());
-    if !usable(a) || !usable(b) || !(confidence > 0.0 && confidence < 1.0) || resamples < 2 {
+    if !(usable(a) && usable(b) && confidence > 0.0 && confidence < 1.0 && resamples >= 2) {
         return None;
     }
     let mean = |x: &[f64]| x.iter().sum::<f64>() / x.len() as f64;

@@ -53,7 +53,6 @@ pub(crate) struct PhaseCount {
     pub delivered: u64,
 }
 
-
 /// One phase: the anomalies active in it, sorted; with none active, whether
 /// one had run before (recovery) or not (baseline).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -202,7 +201,6 @@ pub(crate) fn read(
     }
     Phases::new(&activations)
 }
-
 
 /// A value pass: its column, rows, the counts bounding a fleet's and a
 /// phase's values, and where its quantiles go.
