@@ -13,6 +13,7 @@
 //! [`ResultsError`]s, or [`ReportError`]s where figures are drawn.
 
 pub mod aggregate;
+pub mod claims;
 pub mod compare;
 mod error;
 pub mod expected;
