@@ -19,6 +19,9 @@ pub(crate) struct Context<'a, 'r> {
     pub values: Values<'r>,
     pub counted: Counted,
     pub seed: u64,
+    /// Only the frames reading this point (`until_decided`); trends, which
+    /// need every point, are then left out.
+    pub only: Option<u32>,
 }
 
 impl Context<'_, '_> {
@@ -45,7 +48,8 @@ pub(crate) fn claim(ctx: &mut Context, index: usize, claim: &Claim) -> ClaimReco
             stat,
             direction,
             parameter,
-        } => vec![trend(ctx, stat, *direction, parameter)],
+        } if ctx.only.is_none() => vec![trend(ctx, stat, *direction, parameter)],
+        ClaimKind::Trend { .. } => Vec::new(),
     };
     ClaimRecord {
         text: claim.text.clone(),
@@ -106,7 +110,8 @@ fn one_stat(
 ) -> Vec<ClaimPoint> {
     let frames = points::frames(ctx.plan, &[stat]);
     let mut out = Vec::with_capacity(frames.len());
-    for frame in frames {
+    let only = ctx.only;
+    for frame in frames.into_iter().filter(|f| only.is_none_or(|p| f.contains(&p))) {
         let p = frame[0];
         let label = points::label(ctx.plan, p);
         out.push(match across_repetitions(ctx, stat, factor, p) {
@@ -127,7 +132,8 @@ fn two_stats(
 ) -> Vec<ClaimPoint> {
     let frames = points::frames(ctx.plan, &[a, b]);
     let mut out = Vec::with_capacity(frames.len());
-    for (f, frame) in frames.iter().enumerate() {
+    let only = ctx.only;
+    for (f, frame) in frames.iter().enumerate().filter(|(_, f)| only.is_none_or(|p| f.contains(&p))) {
         let (pa, pb) = (frame[0], frame[1]);
         let label = if pa == pb {
             points::label(ctx.plan, pa)

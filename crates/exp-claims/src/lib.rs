@@ -47,29 +47,32 @@ pub struct Evaluation {
 
 /// Every claim of `plan` over the run `run`, from its complete table files.
 pub fn evaluate(run: &RunView, plan: &Plan, options: Options) -> Evaluation {
-    evaluate_claims(run, plan, options, false, |_| true)
+    evaluate_at(run, plan, options, None)
 }
 
-/// The claims of `plan` that `keep` keeps (by index), also reading the
-/// unfinished segments of running trials when `unfinished`.
-pub(crate) fn evaluate_claims(
-    run: &RunView,
-    plan: &Plan,
-    options: Options,
-    unfinished: bool,
-    keep: impl Fn(usize) -> bool,
-) -> Evaluation {
+/// Whether every claim is decided (supported or refuted) at `point`, its
+/// comparisons with other points included; trends are not asked (they
+/// need every point). What `repeat = until_decided(…)` stops on.
+pub fn decided_at(run: &RunView, plan: &Plan, options: Options, point: u32) -> bool {
+    evaluate_at(run, plan, options, Some(point))
+        .claims
+        .iter()
+        .flat_map(|c| &c.points)
+        .all(|p| p.verdict != exp_results::claims::ClaimVerdict::Inconclusive)
+}
+
+fn evaluate_at(run: &RunView, plan: &Plan, options: Options, only: Option<u32>) -> Evaluation {
     let mut ctx = evaluate::Context {
         plan,
-        values: values::Values::new(run, unfinished),
+        values: values::Values::new(run, false),
         counted: values::Counted::of(run, options.include_invalid),
         seed: plan.experiment.seed,
+        only,
     };
     let claims = plan
         .claims
         .iter()
         .enumerate()
-        .filter(|(i, _)| keep(*i))
         .map(|(i, c)| evaluate::claim(&mut ctx, i, c))
         .collect();
     Evaluation {

@@ -6,6 +6,7 @@
 
 mod anomaly;
 mod audit;
+mod claims;
 pub mod cancel;
 pub mod clock;
 pub mod events;

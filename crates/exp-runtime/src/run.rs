@@ -362,6 +362,7 @@ async fn drive(
         }
         Err(_) => Ok(()),
     };
+    manifest.claims = crate::claims::verdicts(plan, run_dir.path(), &manifest, options.include_invalid);
     manifest.status = if let Some(error) = failure
         .as_ref()
         .map(ToString::to_string)
