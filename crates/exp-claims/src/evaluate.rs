@@ -133,7 +133,11 @@ fn two_stats(
     let frames = points::frames(ctx.plan, &[a, b]);
     let mut out = Vec::with_capacity(frames.len());
     let only = ctx.only;
-    for (f, frame) in frames.iter().enumerate().filter(|(_, f)| only.is_none_or(|p| f.contains(&p))) {
+    for (f, frame) in frames
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| only.is_none_or(|p| f.contains(&p)))
+    {
         let (pa, pb) = (frame[0], frame[1]);
         let label = if pa == pb {
             points::label(ctx.plan, pa)

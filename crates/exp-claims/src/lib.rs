@@ -50,15 +50,16 @@ pub fn evaluate(run: &RunView, plan: &Plan, options: Options) -> Evaluation {
     evaluate_at(run, plan, options, None)
 }
 
-/// Whether every claim is decided (supported or refuted) at `point`, its
-/// comparisons with other points included; trends are not asked (they
-/// need every point). What `repeat = until_decided(…)` stops on.
+/// Whether every claim is decided at `point` (supported or refuted on an
+/// interval: a single repetition's value does not decide), its comparisons
+/// with other points included; trends are not asked (they need every
+/// point). What `repeat = until_decided(…)` stops on.
 pub fn decided_at(run: &RunView, plan: &Plan, options: Options, point: u32) -> bool {
     evaluate_at(run, plan, options, Some(point))
         .claims
         .iter()
         .flat_map(|c| &c.points)
-        .all(|p| p.verdict != exp_results::claims::ClaimVerdict::Inconclusive)
+        .all(|p| p.verdict != exp_results::claims::ClaimVerdict::Inconclusive && (!p.no_interval || p.repetitions == 0))
 }
 
 fn evaluate_at(run: &RunView, plan: &Plan, options: Options, only: Option<u32>) -> Evaluation {

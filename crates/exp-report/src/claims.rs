@@ -42,7 +42,11 @@ pub fn text(claims: &[ClaimRecord]) -> String {
         let group = claim.group.as_ref().map(|g| format!("[{g}] ")).unwrap_or_default();
         let _ = writeln!(out, "  {:<12} {group}{}", claim.verdict.as_str(), claim.text);
         for p in &claim.points {
-            let at = if p.label.is_empty() { String::new() } else { format!("{}: ", p.label) };
+            let at = if p.label.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", p.label)
+            };
             let _ = writeln!(
                 out,
                 "      {at}{} {} = {} ({}; n = {})",
@@ -134,12 +138,21 @@ mod tests {
     #[test]
     fn text_and_html_show_verdict_estimate_interval_and_method() {
         let text = text(&[record()]);
-        assert!(text.starts_with("Claims\n  supported    [latency] p99(fleet.s.ack_latency) < 25ms\n"), "{text}");
-        assert!(text.contains("devices=10: supported p99(fleet.s.ack_latency) = 14.78ms [14.58ms, 14.99ms] (mean of 5"), "{text}");
+        assert!(
+            text.starts_with("Claims\n  supported    [latency] p99(fleet.s.ack_latency) < 25ms\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("devices=10: supported p99(fleet.s.ack_latency) = 14.78ms [14.58ms, 14.99ms] (mean of 5"),
+            "{text}"
+        );
         assert!(text.contains("left out: 1 invalid trial (V0101 ×1)"), "{text}");
         let mut html = String::new();
         super::html(&mut html, &[record()]);
-        assert!(html.contains("<td class=\"l\" rowspan=\"1\">p99(fleet.s.ack_latency) &lt; 25ms</td>"), "{html}");
+        assert!(
+            html.contains("<td class=\"l\" rowspan=\"1\">p99(fleet.s.ack_latency) &lt; 25ms</td>"),
+            "{html}"
+        );
         assert!(html.contains("14.78ms [14.58ms, 14.99ms]"), "{html}");
         assert_eq!(super::text(&[]), "");
     }

@@ -19,7 +19,12 @@ fn view(dir: &std::path::Path, manifest: &Manifest) -> Option<RunView> {
 /// Every claim's verdict over the run's tables; none for a plan without
 /// claims, or for one part of a sharded or split run (a part alone cannot
 /// judge: `expc report --check` evaluates the merged run over all parts).
-pub(crate) fn verdicts(plan: &Plan, dir: &std::path::Path, manifest: &Manifest, include_invalid: bool) -> Vec<ClaimRecord> {
+pub(crate) fn verdicts(
+    plan: &Plan,
+    dir: &std::path::Path,
+    manifest: &Manifest,
+    include_invalid: bool,
+) -> Vec<ClaimRecord> {
     if plan.claims.is_empty() || manifest.shard.is_some() || manifest.split.is_some() {
         return Vec::new();
     }

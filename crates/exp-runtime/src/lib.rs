@@ -6,8 +6,8 @@
 
 mod anomaly;
 mod audit;
-mod claims;
 pub mod cancel;
+mod claims;
 pub mod clock;
 pub mod events;
 mod executor;

@@ -245,7 +245,8 @@ async fn run_one(
 fn until_decided(ctx: &RunContext<'_>, manifest: &Manifest, point: u32, ran: &mut PointRun) {
     if ran.stop_reason.is_none() {
         let dir = ctx.run_dir.path();
-        ran.stop_reason = crate::claims::until_decided(ctx.plan, dir, manifest, ctx.options.include_invalid, point, ran.count);
+        ran.stop_reason =
+            crate::claims::until_decided(ctx.plan, dir, manifest, ctx.options.include_invalid, point, ran.count);
     }
 }
 /// Adds a finished trial's stop-rule metric and says whether the rule is met.

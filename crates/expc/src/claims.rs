@@ -31,7 +31,11 @@ pub fn exit_code(claims: &[ClaimRecord]) -> ExitCode {
 
 /// The claims of the run's plan evaluated from its tables now (nothing
 /// without a plan or claims), with what could not be read.
-pub fn evaluate(view: &RunView, plan: Option<&exp_plan::Plan>, include_invalid: bool) -> (Vec<ClaimRecord>, Vec<Warning>) {
+pub fn evaluate(
+    view: &RunView,
+    plan: Option<&exp_plan::Plan>,
+    include_invalid: bool,
+) -> (Vec<ClaimRecord>, Vec<Warning>) {
     let Some(plan) = plan.filter(|p| !p.claims.is_empty()) else {
         return (Vec::new(), Vec::new());
     };
@@ -58,7 +62,12 @@ fn junit(suite: &str, claims: &[ClaimRecord]) -> String {
     );
     for claim in claims {
         let class = claim.group.as_deref().unwrap_or(suite);
-        let _ = write!(out, "  <testcase classname=\"{}\" name=\"{}\"", xml(class), xml(&claim.text));
+        let _ = write!(
+            out,
+            "  <testcase classname=\"{}\" name=\"{}\"",
+            xml(class),
+            xml(&claim.text)
+        );
         let detail = details(claim);
         match claim.verdict {
             ClaimVerdict::Supported => {
@@ -85,7 +94,11 @@ fn details(claim: &ClaimRecord) -> String {
         let _ = writeln!(
             out,
             "{}{} {} = {} ({}; n = {})",
-            if p.label.is_empty() { String::new() } else { format!("{}: ", p.label) },
+            if p.label.is_empty() {
+                String::new()
+            } else {
+                format!("{}: ", p.label)
+            },
             p.verdict.as_str(),
             p.quantity,
             exp_report::claims::estimate(p),
@@ -142,15 +155,24 @@ mod tests {
         let xml = junit("exp", &claims);
         assert!(xml.contains("tests=\"3\" failures=\"2\""), "{xml}");
         assert_eq!(xml.matches("<testcase ").count(), 3);
-        assert!(xml.contains("name=\"p99(x) &lt; 25ms \"><failure type=\"refuted\""), "{xml}");
-        assert!(xml.contains("name=\"a &amp; b\"><failure type=\"inconclusive\""), "{xml}");
+        assert!(
+            xml.contains("name=\"p99(x) &lt; 25ms \"><failure type=\"refuted\""),
+            "{xml}"
+        );
+        assert!(
+            xml.contains("name=\"a &amp; b\"><failure type=\"inconclusive\""),
+            "{xml}"
+        );
     }
 
     #[test]
     fn exit_codes_do_not_clash() {
         assert_eq!(exit_code(&[]), ExitCode::SUCCESS);
         assert_eq!(exit_code(&[claim("a", ClaimVerdict::Supported)]), ExitCode::SUCCESS);
-        let mixed = [claim("a", ClaimVerdict::Inconclusive), claim("b", ClaimVerdict::Refuted)];
+        let mixed = [
+            claim("a", ClaimVerdict::Inconclusive),
+            claim("b", ClaimVerdict::Refuted),
+        ];
         assert_eq!(exit_code(&mixed), ExitCode::from(REFUTED));
         assert_eq!(exit_code(&mixed[..1]), ExitCode::from(INCONCLUSIVE));
         assert!(![0, 1, 2, 130].contains(&REFUTED) && ![0, 1, 2, 130].contains(&INCONCLUSIVE));

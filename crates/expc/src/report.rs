@@ -128,7 +128,10 @@ fn print_report(view: &RunView, args: &Args) -> Result<ExitCode, String> {
         let mut value = exp_report::json::with_validity(value, &view.manifest);
         if let Some(fields) = value.as_object_mut() {
             if !claims.is_empty() {
-                fields.insert("claims".into(), serde_json::to_value(&claims).map_err(|e| e.to_string())?);
+                fields.insert(
+                    "claims".into(),
+                    serde_json::to_value(&claims).map_err(|e| e.to_string())?,
+                );
             }
             fields.insert("sweep".into(), sweep.to_json());
             fields.insert("methods".into(), methods.into());
@@ -136,7 +139,12 @@ fn print_report(view: &RunView, args: &Args) -> Result<ExitCode, String> {
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
         let mut text = exp_report::claims::text(&claims);
-        text.push_str(&exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref()));
+        text.push_str(&exp_report::text::report(
+            view,
+            &summary,
+            mqtt.as_ref(),
+            traffic.as_ref(),
+        ));
         text.push_str(&exp_report::text::sweep::render(&sweep, &view.manifest));
         text.push_str(&format!("\n{methods}\n"));
         text
