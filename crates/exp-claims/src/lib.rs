@@ -13,6 +13,7 @@
 //! (`evaluate.rs`); `decide.rs` turns an interval into `supported`,
 //! `refuted` or `inconclusive`. Nothing here prints.
 
+pub mod abort;
 mod compare;
 mod decide;
 mod error;
