@@ -14,6 +14,7 @@
 
 use exp_plan::claims::{Claim, ClaimKind, CmpOp, Stat, StatFn, Term};
 use exp_plan::Plan;
+use exp_results::claims::{ClaimPoint, ClaimRecord, ClaimVerdict};
 use exp_results::schemas::{CONNECTIONS_TABLE, MESSAGES_TABLE};
 use exp_results::RunView;
 
@@ -39,7 +40,9 @@ pub fn violations(run: &RunView, plan: &Plan, trial: u32, max_rows: &dyn Fn(&Sta
     let mut found = Vec::new();
     for (index, claim) in plan.claims.iter().enumerate() {
         let Some(abort) = &claim.abort else { continue };
-        let Some((stat, op, bound)) = threshold(claim) else { continue };
+        let Some((stat, op, bound)) = threshold(claim) else {
+            continue;
+        };
         if !stat.points.is_empty() || stat.phase.is_some() {
             continue;
         }
@@ -53,6 +56,30 @@ pub fn violations(run: &RunView, plan: &Plan, trial: u32, max_rows: &dyn Fn(&Sta
         }
     }
     found
+}
+
+/// The claim that aborted the run is refuted, whatever its complete trials
+/// say: its violation was beyond doubt (`why`, the manifest's error).
+pub(crate) fn refute(claims: &mut [ClaimRecord], aborted: &str, why: Option<&str>) {
+    for claim in claims.iter_mut().filter(|c| c.text == aborted) {
+        claim.verdict = ClaimVerdict::Refuted;
+        claim.points.insert(
+            0,
+            ClaimPoint {
+                label: "the aborted trial".into(),
+                verdict: ClaimVerdict::Refuted,
+                quantity: "rows so far".into(),
+                estimate: None,
+                low: None,
+                high: None,
+                unit: exp_plan::Unit::Count,
+                repetitions: 0,
+                method: "violated beyond doubt: no rows the trial could still produce bring it back".into(),
+                no_interval: false,
+                note: why.map(str::to_string),
+            },
+        );
+    }
 }
 
 /// `stat op bound` of a threshold claim (the constant on either side, the
@@ -110,8 +137,13 @@ fn lost(
                 return Ok(None);
             };
             let values = rows::values(&files(metric.table), &metric, &stat.workload, None)?;
-            Ok(settled(function, op, c, &values, max_rows)
-                .then(|| format!("{} rows so far{of}: {name} {} {c} cannot hold", values.len(), op.as_str())))
+            Ok(settled(function, op, c, &values, max_rows).then(|| {
+                format!(
+                    "{} rows so far{of}: {name} {} {c} cannot hold",
+                    values.len(),
+                    op.as_str()
+                )
+            }))
         }
     }
 }

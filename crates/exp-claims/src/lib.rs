@@ -71,12 +71,15 @@ fn evaluate_at(run: &RunView, plan: &Plan, options: Options, only: Option<u32>) 
         seed: plan.experiment.seed,
         only,
     };
-    let claims = plan
+    let mut claims: Vec<ClaimRecord> = plan
         .claims
         .iter()
         .enumerate()
         .map(|(i, c)| evaluate::claim(&mut ctx, i, c))
         .collect();
+    if let Some(aborted) = &run.manifest.aborted_by {
+        abort::refute(&mut claims, aborted, run.manifest.error.as_deref());
+    }
     Evaluation {
         claims,
         warnings: ctx.values.warnings,

@@ -55,9 +55,15 @@ fn text(output: &Output) -> String {
 
 /// `p99(fleet.s.ack_latency) OP BOUND_NS`, as the plan holds it.
 fn p99_claim(op: &str, bound_ns: f64) -> serde_json::Value {
+    p99_claim_in(SPEC_CLAIM_LINE, op, bound_ns)
+}
+
+const SPEC_CLAIM_LINE: u32 = 9;
+
+fn p99_claim_in(line: u32, op: &str, bound_ns: f64) -> serde_json::Value {
     serde_json::json!({
         "text": format!("p99(fleet.s.ack_latency) {op} {bound_ns}ns"),
-        "origin": {"file": "spec.exp", "line": 9, "column": 5},
+        "origin": {"file": "spec.exp", "line": line, "column": 5},
         "claim": "compare",
         "left": {"term": "scaled", "factor": 1.0, "stat": {
             "function": {"function": "quantile", "q": 0.99},
@@ -69,8 +75,17 @@ fn p99_claim(op: &str, bound_ns: f64) -> serde_json::Value {
 
 /// The spec's plan with `claims` (and `until_decided` if given), written as plan.json.
 fn plan_file(scratch: &Scratch, claims: Vec<serde_json::Value>, until_decided: Option<(u32, u32)>) -> PathBuf {
+    plan_file_of(scratch, SPEC, claims, until_decided)
+}
+
+fn plan_file_of(
+    scratch: &Scratch,
+    source: &str,
+    claims: Vec<serde_json::Value>,
+    until_decided: Option<(u32, u32)>,
+) -> PathBuf {
     let spec = scratch.0.join("spec.exp");
-    std::fs::write(&spec, SPEC).unwrap();
+    std::fs::write(&spec, source).unwrap();
     let output = expc().arg("plan").arg(&spec).output().unwrap();
     assert!(output.status.success(), "{}", text(&output));
     let mut plan: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
@@ -181,4 +196,97 @@ fn all_supported_exits_0_and_until_decided_stops_each_point_at_its_minimum() {
         .output()
         .unwrap();
     assert_eq!(check.status.code(), Some(0), "{}", text(&check));
+}
+
+/// One long trial of a fleet sending every 10 ms: it would run 20 s.
+const LONG: &str = r#"
+experiment "abort" {
+  duration = 20s
+  repeat   = 1
+  fleet "s" {
+    devices = 2
+    gap     = constant(10ms)
+    qos     = 1
+  }
+}
+"#;
+
+#[test]
+fn an_abort_threshold_stops_the_run_within_2_s_of_the_violation() {
+    let scratch = Scratch::new("abort");
+    // `p99(ack_latency) < 1ns abort(grace = 500ms)`: every acknowledgement
+    // takes more than 1 ns, so once 42 of the at most 2 × (20 s / 10 ms + 1)
+    // = 4002 messages are in, p99 ≥ 1 ns whatever comes (rank ⌊4001 × 0.99⌋ = 3960).
+    let mut claim = p99_claim_in(3, "<", 1.0);
+    claim["abort"] = serde_json::json!({ "grace_ns": 500_000_000u64 });
+    let plan = plan_file_of(&scratch, LONG, vec![claim, p99_claim_in(4, "<", 5e9)], None);
+    let started = std::time::Instant::now();
+    let (output, dir) = run(&scratch, &plan);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "stopped early\n{}",
+        text(&output)
+    );
+    assert_eq!(
+        output.status.code(),
+        Some(3),
+        "aborted: refuted, exit 3\n{}",
+        text(&output)
+    );
+    let manifest = Manifest::read(&dir).unwrap();
+    assert_eq!(manifest.status.as_str(), "interrupted");
+    assert_eq!(manifest.aborted_by.as_deref(), Some("p99(fleet.s.ack_latency) < 1ns"));
+    assert!(manifest
+        .error
+        .as_deref()
+        .unwrap()
+        .starts_with("aborted by claim `p99(fleet.s.ack_latency) < 1ns`: trial 0: "));
+    assert_eq!(verdicts(&manifest)[0], ClaimVerdict::Refuted);
+
+    // The violation's moment, from the table: the 42nd acknowledgement.
+    let frames = common::trial_frames(&dir, "mqtt_messages", 0);
+    let mut acked: Vec<u64> = Vec::new();
+    for frame in &frames {
+        let status = frame.column("status").unwrap().str().unwrap().clone();
+        let warmup = frame.column("warmup").unwrap().bool().unwrap().clone();
+        let cast = frame
+            .column("acked_ns")
+            .unwrap()
+            .cast(&polars::prelude::DataType::UInt64)
+            .unwrap();
+        let at = cast.u64().unwrap().clone();
+        for ((status, warmup), at) in status.iter().zip(warmup.iter()).zip(at.iter()) {
+            if let (Some("ok"), Some(false) | None, Some(at)) = (status, warmup, at) {
+                acked.push(at);
+            }
+        }
+    }
+    acked.sort_unstable();
+    assert!(acked.len() >= 42, "{} acknowledged", acked.len());
+    let violated_ns = acked[41];
+    let trial = &manifest.trials[0];
+    let stopped_ns = trial.ended_at_unix_ns.unwrap() - trial.started_at_unix_ns.unwrap();
+    let after = stopped_ns.saturating_sub(violated_ns) as f64 / 1e9;
+    println!(
+        "violation at {:.3} s, stop at {:.3} s: {after:.3} s later",
+        violated_ns as f64 / 1e9,
+        stopped_ns as f64 / 1e9
+    );
+    assert!(
+        after >= 0.5,
+        "the grace was kept: stopped {after:.3} s after the violation"
+    );
+    assert!(after <= 2.0, "stopped {after:.3} s after the violation");
+
+    // A complete, readable directory, and the same verdicts from the tables.
+    let report = expc().arg("report").arg(&dir).output().unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    let check = expc()
+        .args(["report", "--check", "--include-invalid", "--json"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(3), "{}", text(&check));
+    let again: Vec<exp_results::claims::ClaimRecord> = serde_json::from_slice(&check.stdout).unwrap();
+    assert_eq!(again, manifest.claims);
 }
