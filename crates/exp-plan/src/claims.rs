@@ -184,3 +184,47 @@ pub struct Abort {
 pub struct DecideRule {
     pub min: u32,
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[test]
+    fn a_claim_reads_back_and_unknown_fields_are_refused() {
+        let stat = Stat {
+            function: StatFn::Quantile { q: 0.99 },
+            workload: "s".into(),
+            kind: "fleet".into(),
+            metric: "ack_latency".into(),
+            phase: None,
+            points: Vec::new(),
+            unit: Unit::Ns,
+        };
+        let claim = Claim {
+            text: "p99(fleet.s.ack_latency) < 25ms".into(),
+            group: Some("latency".into()),
+            origin: Origin {
+                file: "x.exp".into(),
+                line: 3,
+                column: 5,
+            },
+            kind: ClaimKind::Compare {
+                left: Term::Scaled { factor: 1.0, stat },
+                op: CmpOp::Lt,
+                right: Term::Constant {
+                    value: 25e6,
+                    unit: Unit::Ns,
+                },
+            },
+            abort: Some(Abort {
+                grace_ns: 1_000_000_000,
+            }),
+        };
+        let json = serde_json::to_value(&claim).unwrap();
+        assert_eq!(serde_json::from_value::<Claim>(json.clone()).unwrap(), claim);
+        let mut extra = json;
+        extra["surprise"] = serde_json::json!(1);
+        assert!(serde_json::from_value::<Claim>(extra).is_err());
+    }
+}

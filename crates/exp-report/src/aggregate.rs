@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use exp_plan::Plan;
 use exp_results::validity::Verdict;
 use exp_results::{Manifest, TrialRecord, TrialStatus};
-use exp_stats::intervals::{mean_interval, order_statistic_ranks, quantile_interval, Bounds, Estimate};
+use exp_stats::intervals::{Bounds, Estimate};
 
 /// Confidence of the intervals drawn and tabled.
 pub const CONFIDENCE: f64 = 0.95;
@@ -182,12 +182,15 @@ pub fn sweep_table(manifest: &Manifest, plan: Option<&Plan>, include_invalid: bo
         let kind = plan.map_or_else(String::new, |p| metric_kind(p, metric).to_string());
         let median = points.iter().all(|(_, v)| median_has_interval(v.len()));
         for (point, values) in points {
+            let Some(value) = point_value(metric, &values, median) else {
+                continue;
+            };
             table.points.push(PointMetric {
                 point,
                 metric: metric.to_string(),
                 kind: kind.clone(),
                 n: values.len(),
-                value: point_value(metric, &values, median),
+                value,
             });
         }
     }
@@ -212,36 +215,20 @@ fn excluded(trial: &TrialRecord) -> Excluded {
     }
 }
 
-/// Whether `n` samples give the median a two-sided interval at [`CONFIDENCE`].
 fn median_has_interval(n: usize) -> bool {
-    order_statistic_ranks(n as u64, 0.5, CONFIDENCE).is_some_and(|(low, high)| low.is_some() && high.is_some())
+    exp_stats::median_has_interval(n, CONFIDENCE)
 }
 
-fn point_value(metric: &str, values: &[f64], median: bool) -> PointValue {
+/// `None` without values (a point is made from at least one).
+fn point_value(metric: &str, values: &[f64], median: bool) -> Option<PointValue> {
     let bare = metric.rsplit_once('.').map_or(metric, |(_, m)| m);
     if FLAGS.contains(&bare) {
-        return PointValue::Count {
+        return Some(PointValue::Count {
             yes: values.iter().filter(|v| **v != 0.0).count(),
-        };
+        });
     }
-    let estimate = if median {
-        quantile_interval(values, 0.5, CONFIDENCE).map(|e| ("median", e))
-    } else {
-        mean_interval(values, CONFIDENCE, bounds(bare)).map(|e| ("mean", e))
-    };
-    // One value: its own mean, without an interval.
-    let (statistic, estimate) = estimate.unwrap_or((
-        "mean",
-        Estimate {
-            value: values.iter().sum::<f64>() / values.len().max(1) as f64,
-            low: None,
-            high: None,
-            confidence: CONFIDENCE,
-            n: values.len(),
-            method: exp_stats::intervals::IntervalMethod::StudentT,
-        },
-    ));
-    PointValue::Estimate { statistic, estimate }
+    let (statistic, estimate) = exp_stats::center(values, CONFIDENCE, bounds(bare), median)?;
+    Some(PointValue::Estimate { statistic, estimate })
 }
 
 /// The values a trial metric can physically take: shares within [0, 1],

@@ -50,6 +50,7 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
             );
         }
         header(&mut out, run);
+        crate::claims::html(&mut out, &run.claims);
         crate::validity::html(&mut out, run);
     }
     match (tables, runs.first()) {

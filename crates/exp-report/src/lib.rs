@@ -13,7 +13,7 @@
 //! [`ResultsError`]s, or [`ReportError`]s where figures are drawn.
 
 pub mod aggregate;
-mod columns;
+pub mod claims;
 pub mod compare;
 mod error;
 pub mod expected;
@@ -25,12 +25,14 @@ mod kinds;
 pub mod methods;
 pub mod mqtt;
 mod run_report;
-mod scan;
 pub mod sketch;
 pub mod summary;
 pub mod text;
 pub mod traffic;
 pub mod validity;
+
+// Chunked Parquet reading, shared with exp-claims.
+use exp_results::scan;
 
 pub use error::ReportError;
 pub use run_report::{run_report, RunReport};

@@ -15,6 +15,8 @@
 //! the writers and the readers alike. Nothing here prints; everything
 //! fallible returns [`ResultsError`].
 
+pub mod claims;
+mod columns;
 mod error;
 mod json_lines;
 pub mod manifest;
@@ -24,13 +26,16 @@ mod read;
 mod run_status;
 mod rundir;
 pub mod runner;
+pub mod scan;
 pub mod schemas;
 mod shards;
 mod store;
 pub mod table;
+pub mod timeline;
 mod times;
 pub mod validity;
 
+pub use columns::Columns;
 pub use error::{check_component, ResultsError};
 pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,

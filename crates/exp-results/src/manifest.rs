@@ -68,6 +68,13 @@ pub struct Manifest {
     /// journal between whole writes (rundir/journal.rs).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub journal_seq: u64,
+    /// The verdicts of the plan's claims (exp-claims), once the run ended;
+    /// absent for a plan without claims.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub claims: Vec<crate::claims::ClaimRecord>,
+    /// The claim whose `abort` threshold stopped the run, if one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aborted_by: Option<String>,
     /// What [`Manifest::read`] skipped: journal lines that are not journal
     /// lines, or name a trial or point this manifest does not list. Never
     /// written; a manifest built or written whole has none.
@@ -296,6 +303,8 @@ impl Manifest {
             split: None,
             shards: Vec::new(),
             journal_seq: 0,
+            claims: Vec::new(),
+            aborted_by: None,
             read_warnings: Vec::new(),
         }
     }

@@ -65,6 +65,9 @@ pub fn validity_schema() -> Schema {
 
 /// The fleet executor's table of messages, one row per fired message.
 pub const MESSAGES_TABLE: &str = "mqtt_messages";
+/// The `status` of a message that reached its end: acknowledged (QoS 1/2)
+/// or written to the socket (QoS 0). Reports and claims count these.
+pub const MESSAGE_OK: &str = "ok";
 /// The fleet executor's table of device connections.
 pub const DEVICES_TABLE: &str = "mqtt_devices";
 

@@ -4,9 +4,11 @@
 //! Nothing here prints: progress goes out as [`Event`]s and problems as
 //! typed errors and diagnostics; the CLI renders both.
 
+mod abort;
 mod anomaly;
 mod audit;
 pub mod cancel;
+mod claims;
 pub mod clock;
 pub mod events;
 mod executor;

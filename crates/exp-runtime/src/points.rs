@@ -74,6 +74,7 @@ pub(crate) async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, to
 
 /// Says how a point's repetitions ended (`repeat until`) and records it.
 fn finish_point(ctx: &RunContext<'_>, manifest: &mut Manifest, index: u32, ran: &mut PointRun) -> Result<(), RunError> {
+    let decides = ctx.plan.repeat.until_decided.is_some();
     let stop_reason = ctx.plan.repeat.stop.as_ref().map(|rule| {
         ran.stop_reason.clone().unwrap_or_else(|| {
             if ctx.cancel.is_cancelled() {
@@ -84,6 +85,14 @@ fn finish_point(ctx: &RunContext<'_>, manifest: &mut Manifest, index: u32, ran: 
                     ran.count, rule.metric
                 )
             }
+        })
+    });
+    // `until_decided` (without `repeat until`): decided, or not within the maximum.
+    let stop_reason = stop_reason.or_else(|| {
+        decides.then(|| {
+            ran.stop_reason
+                .clone()
+                .unwrap_or_else(|| format!("reached the maximum of {} repetitions with claims undecided", ran.count))
         })
     });
     if let Some(reason) = &stop_reason {
@@ -137,6 +146,7 @@ async fn run_one(
     if status == TrialStatus::Complete {
         ran.count += 1;
         record_stop_value(ctx, &manifest.trials[index], ran);
+        until_decided(ctx, manifest, point.index, ran);
         return Ok(());
     }
     if status != TrialStatus::Planned {
@@ -227,7 +237,17 @@ async fn run_one(
     record.ended_at_unix_ns = Some(result.end_unix_ns);
     record_stop_value(ctx, &manifest.trials[index], ran);
     ctx.run_dir.record_trial(&manifest.trials[index])?;
+    until_decided(ctx, manifest, point.index, ran);
     Ok(())
+}
+
+/// `repeat = until_decided(…)`: stops the point once its claims are decided.
+fn until_decided(ctx: &RunContext<'_>, manifest: &Manifest, point: u32, ran: &mut PointRun) {
+    if ran.stop_reason.is_none() {
+        let dir = ctx.run_dir.path();
+        ran.stop_reason =
+            crate::claims::until_decided(ctx.plan, dir, manifest, ctx.options.include_invalid, point, ran.count);
+    }
 }
 /// Adds a finished trial's stop-rule metric and says whether the rule is met.
 /// An invalid trial's value is left out unless `--include-invalid`.

@@ -328,6 +328,11 @@ async fn drive(
     let store_options = StoreOptions {
         // A split run's parts write the same tables: each row says whose it is.
         host_column: manifest.split.map(|_| manifest.host.hostname.clone()),
+        checkpoint: if crate::abort::any(plan) {
+            crate::abort::CHECKPOINT
+        } else {
+            StoreOptions::default().checkpoint
+        },
         ..StoreOptions::default()
     };
     let store = Arc::new(Store::open(run_dir.tables_dir(), store_options)?);
@@ -350,7 +355,12 @@ async fn drive(
         trials_table: TrialsTable::new(plan),
         launcher: Arc::new(options.launcher.clone()),
     };
+    let watch = crate::abort::watch(plan, run_dir.path().to_path_buf(), options.time_scale, cancel.clone());
     let failure = run_points(&context, &mut manifest, selected).await.err();
+    if let Some((claim, why)) = watch.and_then(crate::abort::Watch::finish) {
+        manifest.error = Some(format!("aborted by claim `{claim}`: {why}"));
+        manifest.aborted_by = Some(claim);
+    }
 
     let RunContext { store, .. } = context;
     // Even when the store failed, the manifest lists the files that are there.
@@ -362,6 +372,7 @@ async fn drive(
         }
         Err(_) => Ok(()),
     };
+    manifest.claims = crate::claims::verdicts(plan, run_dir.path(), &manifest, options.include_invalid);
     manifest.status = if let Some(error) = failure
         .as_ref()
         .map(ToString::to_string)

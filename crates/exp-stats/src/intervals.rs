@@ -175,6 +175,39 @@ pub fn mean_interval(samples: &[f64], confidence: f64, bounds: Bounds) -> Option
     })
 }
 
+/// Whether `n` values give the median a two-sided interval at `confidence`.
+pub fn median_has_interval(n: usize, confidence: f64) -> bool {
+    order_statistic_ranks(n as u64, 0.5, confidence).is_some_and(|(low, high)| low.is_some() && high.is_some())
+}
+
+/// The centre of a sweep point's repetitions, as the sweep table and the
+/// claims give it: with `median` (callers choose it where
+/// [`median_has_interval`]) the median and its order-statistic interval,
+/// else the mean and its t interval cut to `bounds`; a single value is its
+/// own mean without an interval. Returns the statistic's name with it;
+/// `None` without values.
+pub fn center(values: &[f64], confidence: f64, bounds: Bounds, median: bool) -> Option<(&'static str, Estimate)> {
+    if values.is_empty() {
+        return None;
+    }
+    let estimate = if median {
+        quantile_interval(values, 0.5, confidence).map(|e| ("median", e))
+    } else {
+        mean_interval(values, confidence, bounds).map(|e| ("mean", e))
+    };
+    Some(estimate.unwrap_or((
+        "mean",
+        Estimate {
+            value: values.iter().sum::<f64>() / values.len() as f64,
+            low: None,
+            high: None,
+            confidence,
+            n: values.len(),
+            method: IntervalMethod::StudentT,
+        },
+    )))
+}
+
 fn in_open_unit(x: f64) -> bool {
     x > 0.0 && x < 1.0
 }

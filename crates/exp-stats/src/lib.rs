@@ -10,8 +10,10 @@
 
 mod alias;
 pub mod alias_index;
+pub mod bootstrap;
 pub mod fit;
 pub mod intervals;
+pub mod kendall;
 pub mod ks;
 pub mod rng;
 pub mod sample;
@@ -20,7 +22,8 @@ pub mod two_sample;
 pub use alias_index::{AliasError, AliasIndex};
 pub use fit::{fit, select, Family, Fit, FitError, Selection};
 pub use fit::{DrawError, FittedSampler};
-pub use intervals::{mean_interval, quantile_interval, Bounds, Estimate, IntervalMethod};
+pub use intervals::{center, mean_interval, median_has_interval, quantile_interval, Bounds, Estimate, IntervalMethod};
+pub use kendall::{kendall_tau, Kendall};
 pub use ks::{kolmogorov_survival, ks_one_sample, ks_one_sample_with, ks_two_sample, KsError, KsResult};
 pub use rng::Rng;
 pub use sample::{SampleError, Sampler};

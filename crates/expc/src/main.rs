@@ -5,6 +5,7 @@
 mod out;
 
 mod calibrate;
+mod claims;
 mod line_diff;
 mod message_json;
 mod out_dir;

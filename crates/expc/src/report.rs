@@ -43,6 +43,14 @@ pub struct Args {
     /// with their reasons).
     #[arg(long)]
     include_invalid: bool,
+    /// Evaluate the plan's claims again from the run's tables, print
+    /// their verdicts and exit 0 if all are supported, 3 if any is
+    /// refuted, else 4 if any is inconclusive.
+    #[arg(long)]
+    check: bool,
+    /// Write the claims' verdicts as JUnit XML, one test case per claim.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
 }
 
 /// `5%` → 0.05; the margin is written as a percentage, above 0.
@@ -65,31 +73,78 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         .iter()
         .map(|dir| open_run(dir).map_err(|e| e.to_string()))
         .collect::<Result<Vec<_>, _>>()?;
+    if (args.check || args.junit.is_some()) && views.len() > 1 {
+        return Err("`--check` and `--junit` take one run directory".into());
+    }
+    if args.check {
+        return check(&views[0], &args);
+    }
     if args.html.is_some() || args.svg.is_some() {
         return write_figures(&args, &views);
     }
     match views.as_slice() {
-        [one] => print_report(one, args.json, args.include_invalid),
+        [one] => print_report(one, &args),
         [baseline, others @ ..] => print_comparison(baseline, others, &args),
         [] => Ok(ExitCode::SUCCESS),
     }
 }
 
-fn print_report(view: &RunView, json: bool, include_invalid: bool) -> Result<ExitCode, String> {
+/// `--check`: the claims' verdicts from the tables, as text or JSON, and
+/// the exit status they give.
+fn check(view: &RunView, args: &Args) -> Result<ExitCode, String> {
+    let plan = load_plan(&view.dir).ok_or_else(|| format!("{}: no readable plan.json", view.dir.display()))?;
+    let (claims, warnings) = crate::claims::evaluate(view, Some(&plan), args.include_invalid);
+    warn(&warnings);
+    write_junit(view, args, &claims)?;
+    let text = if args.json {
+        serde_json::to_string_pretty(&claims).map_err(|e| e.to_string())? + "\n"
+    } else if claims.is_empty() {
+        "the plan has no claims\n".to_string()
+    } else {
+        exp_report::claims::text(&claims)
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(crate::claims::exit_code(&claims))
+}
+
+fn write_junit(view: &RunView, args: &Args, claims: &[exp_results::claims::ClaimRecord]) -> Result<(), String> {
+    match &args.junit {
+        Some(path) => crate::claims::write_junit(path, &run_name(view), claims),
+        None => Ok(()),
+    }
+}
+
+fn print_report(view: &RunView, args: &Args) -> Result<ExitCode, String> {
+    let (json, include_invalid) = (args.json, args.include_invalid);
     let RunReport { summary, mqtt, traffic } = run_report(view);
     let plan = load_plan(&view.dir);
+    let (claims, claim_warnings) = crate::claims::evaluate(view, plan.as_ref(), include_invalid);
+    warn(&claim_warnings);
+    write_junit(view, args, &claims)?;
     let sweep = sweep_table(&view.manifest, plan.as_ref(), include_invalid);
     let methods = methods_paragraph(&view.manifest, plan.as_ref(), &sweep);
     let text = if json {
         let value = exp_report::json::report(&summary, mqtt.as_ref(), traffic.as_ref()).map_err(|e| e.to_string())?;
         let mut value = exp_report::json::with_validity(value, &view.manifest);
         if let Some(fields) = value.as_object_mut() {
+            if !claims.is_empty() {
+                fields.insert(
+                    "claims".into(),
+                    serde_json::to_value(&claims).map_err(|e| e.to_string())?,
+                );
+            }
             fields.insert("sweep".into(), sweep.to_json());
             fields.insert("methods".into(), methods.into());
         }
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
     } else {
-        let mut text = exp_report::text::report(view, &summary, mqtt.as_ref(), traffic.as_ref());
+        let mut text = exp_report::claims::text(&claims);
+        text.push_str(&exp_report::text::report(
+            view,
+            &summary,
+            mqtt.as_ref(),
+            traffic.as_ref(),
+        ));
         text.push_str(&exp_report::text::sweep::render(&sweep, &view.manifest));
         text.push_str(&format!("\n{methods}\n"));
         text
@@ -163,9 +218,15 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
         .iter()
         .map(|(_, figures)| figures.iter().map(|f| f.id.clone()).collect())
         .collect();
+    let mut manifests: Vec<_> = views.iter().map(|v| v.manifest.clone()).collect();
     let (figures, tables_owned) = match views {
         [one] => {
             let plan = load_plan(&one.dir);
+            // The claims as the tables give them now, at the top of the page.
+            let (claims, warnings) = crate::claims::evaluate(one, plan.as_ref(), args.include_invalid);
+            warn(&warnings);
+            write_junit(one, args, &claims)?;
+            manifests[0].claims = claims;
             let table = sweep_table(&one.manifest, plan.as_ref(), args.include_invalid);
             let methods = methods_paragraph(&one.manifest, plan.as_ref(), &table);
             (per_run.remove(0).1, Owned::Sweep(table, methods))
@@ -181,7 +242,7 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     }
     if let Some(path) = &args.html {
         let path = path.clone().unwrap_or_else(|| views[0].dir.join("report.html"));
-        let manifests: Vec<_> = views.iter().map(|v| &v.manifest).collect();
+        let manifests: Vec<_> = manifests.iter().collect();
         let tables = match &tables_owned {
             Owned::Sweep(table, methods) => Tables::Sweep { table, methods },
             Owned::Diffs(diffs) => Tables::Comparison(diffs),

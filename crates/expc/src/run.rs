@@ -227,7 +227,10 @@ where
         Ok(outcome) => {
             crate::summary::print_run(&outcome.run_dir, &outcome.manifest);
             Ok(match outcome.manifest.status {
-                RunStatus::Complete => ExitCode::SUCCESS,
+                // Complete: the claims' verdicts say how it went (0, 3 refuted, 4 inconclusive).
+                RunStatus::Complete => crate::claims::exit_code(&outcome.manifest.claims),
+                // Stopped by an `abort` claim: refuted (3), not interrupted.
+                _ if outcome.manifest.aborted_by.is_some() => crate::claims::exit_code(&outcome.manifest.claims),
                 RunStatus::Interrupted => ExitCode::from(130),
                 _ => ExitCode::FAILURE,
             })

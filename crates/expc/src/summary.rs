@@ -175,6 +175,12 @@ pub fn print_run(dir: &Path, manifest: &Manifest) {
     }
     print_fleet_warnings(manifest);
     print_validity(manifest);
+    if let Some(claimed) = &manifest.aborted_by {
+        outln!("  aborted    by claim `{claimed}`");
+    }
+    for line in exp_report::claims::text(&manifest.claims).lines() {
+        outln!("  {line}");
+    }
     for (name, table) in &manifest.tables {
         outln!(
             "  table      {name:<18} {:>9} rows in {} files",

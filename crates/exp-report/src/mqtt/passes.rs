@@ -13,9 +13,7 @@ use super::stats::Quantiles;
 use super::Failure;
 use crate::scan::for_each_chunk;
 
-/// The `status` of a message that reached its end: acknowledged (QoS 1/2)
-/// or written to the socket (QoS 0).
-pub(crate) const OK: &str = "ok";
+pub(crate) use exp_results::schemas::MESSAGE_OK as OK;
 
 /// Per-fleet values, in the order fleets are first seen; a trial has a
 /// handful of fleets, so a linear search with a one-entry cache is fastest.

@@ -9,7 +9,6 @@
 //! one column per pass, grouped by phase.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -17,9 +16,9 @@ use super::passes::{Counts, Taken};
 use super::plan::PlanGaps;
 use super::stats::Quantiles;
 use super::trial_files;
-use crate::scan::for_each_chunk;
 use exp_results::schemas::TIMELINE_TABLE;
-use exp_results::{ResultsError, RunView, Warning};
+use exp_results::timeline::{self, Activation as Active};
+use exp_results::{RunView, Warning};
 
 /// The label of the phase before any anomaly started.
 pub const NO_ANOMALY: &str = "none";
@@ -52,14 +51,6 @@ pub(crate) struct PhaseCount {
     pub n: u64,
     pub ok: u64,
     pub delivered: u64,
-}
-
-/// An activation that started: active on [start, end) of the trial clock.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Active {
-    instance: String,
-    start: u64,
-    end: u64,
 }
 
 /// One phase: the anomalies active in it, sorted; with none active, whether
@@ -200,7 +191,7 @@ pub(crate) fn read(
     }
     let mut activations = Vec::new();
     for path in &files {
-        if let Err(error) = activations_of(path, &mut activations) {
+        if let Err(error) = timeline::activations(path, &mut activations) {
             warnings.push(Warning {
                 path: path.clone(),
                 message: format!("{error}; trial {trial}'s fleets have no latency by phase"),
@@ -209,29 +200,6 @@ pub(crate) fn read(
         }
     }
     Phases::new(&activations)
-}
-
-/// The activations of one timeline file that started; a null end is the trial's end.
-fn activations_of(path: &Path, into: &mut Vec<Active>) -> Result<(), ResultsError> {
-    let required = ["instance", "actual_start_ns", "actual_end_ns"];
-    for_each_chunk(path, &required, &[], |chunk| {
-        let instance = chunk.str("instance")?;
-        let start = chunk.u64("actual_start_ns")?;
-        let end = chunk.u64("actual_end_ns")?;
-        for ((instance, start), end) in instance.iter().zip(start.iter()).zip(end.iter()) {
-            let Some(start) = start else { continue };
-            let instance = instance.ok_or_else(|| ResultsError::NullValue {
-                path: path.to_path_buf(),
-                column: "instance".into(),
-            })?;
-            into.push(Active {
-                instance: instance.to_string(),
-                start,
-                end: end.unwrap_or(u64::MAX),
-            });
-        }
-        Ok(())
-    })
 }
 
 /// A value pass: its column, rows, the counts bounding a fleet's and a

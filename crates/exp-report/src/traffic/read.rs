@@ -7,9 +7,7 @@ use std::path::Path;
 
 use polars::prelude::{ParquetReader, SerReader};
 
-use exp_results::ResultsError;
-
-use crate::columns::Columns;
+use exp_results::{Columns, ResultsError};
 
 /// The requested columns of one file, as vectors (rows are indexed across
 /// several columns at once).

@@ -65,6 +65,8 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
         split: None,
         shards: Vec::new(),
         journal_seq: 0,
+        claims: Vec::new(),
+        aborted_by: None,
         read_warnings: Vec::new(),
     }
 }

@@ -1,11 +1,12 @@
 //! `expc test --run`: each experiment's first trial (its first sweep point,
 //! first repetition), shortened by `--time-scale`, must complete, and every
 //! workload and the monitor must have written rows to the table that records
-//! what it did.
+//! what it did. The claims' verdicts over that trial are reported.
 
 use std::path::{Path, PathBuf};
 
 use exp_plan::Plan;
+use exp_results::claims::ClaimRecord;
 use exp_results::manifest::RunStatus;
 use exp_runtime::{RunError, RunOptions, TrialSelection};
 
@@ -25,8 +26,9 @@ impl From<String> for RunFailure {
     }
 }
 
-/// Runs trial 0 of `plan` into a temporary folder, removed afterwards.
-pub fn run_first_trial(spec: &Path, plan: &Plan, time_scale: f64) -> Result<(), RunFailure> {
+/// Runs trial 0 of `plan` into a temporary folder, removed afterwards;
+/// returns the claims' verdicts over it.
+pub fn run_first_trial(spec: &Path, plan: &Plan, time_scale: f64) -> Result<Vec<ClaimRecord>, RunFailure> {
     let out = TempDir::new()?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the expc executable: {e}"))?;
     let options = RunOptions {
@@ -85,7 +87,7 @@ pub fn run_first_trial(spec: &Path, plan: &Plan, time_scale: f64) -> Result<(), 
         .map(|(who, table)| format!("{who} wrote no rows to `{table}`"))
         .collect();
     if empty.is_empty() {
-        Ok(())
+        Ok(manifest.claims.clone())
     } else {
         Err(format!(
             "the first trial (time scale {time_scale}) completed, but {}",

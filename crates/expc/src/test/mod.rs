@@ -93,11 +93,15 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let mut interrupted = false;
     for spec in &library.specs {
         let mut outcome = test_spec(spec, &options);
+        let mut claims = String::new();
         if let (true, Some(plan)) = (args.run, &outcome.plan) {
             let run_started = Instant::now();
-            if let Err(failure) = live::run_first_trial(spec, plan, time_scale) {
-                outcome.failures.push(Failure::Run(failure.message));
-                interrupted = failure.interrupted;
+            match live::run_first_trial(spec, plan, time_scale) {
+                Ok(verdicts) => claims = exp_report::claims::text(&verdicts),
+                Err(failure) => {
+                    outcome.failures.push(Failure::Run(failure.message));
+                    interrupted = failure.interrupted;
+                }
             }
             outcome.seconds += run_started.elapsed().as_secs_f64();
         }
@@ -105,6 +109,10 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
             accept(&mut outcome)?;
         }
         print_line(&outcome);
+        // The claims over that one trial: reported, not failed (one scaled repetition has no interval).
+        for line in claims.lines() {
+            outln!("    {line}");
+        }
         outcomes.push(outcome);
         if interrupted {
             errln!("interrupted: the remaining specs were not tested");

@@ -1,5 +1,6 @@
 //! Typed reading of the columns of a decoded part file, shared by the
-//! reports (MQTT reads slices of row groups, traffic whole files).
+//! reports (MQTT reads slices of row groups, traffic whole files) and the
+//! claims (exp-claims).
 
 use std::path::Path;
 
@@ -7,11 +8,11 @@ use polars::prelude::{
     BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked,
 };
 
-use exp_results::ResultsError;
+use crate::ResultsError;
 
 /// Rows of a part file (a slice of it or all of it) with typed access to
 /// their columns; errors name the file and the column.
-pub(crate) struct Columns<'a> {
+pub struct Columns<'a> {
     frame: DataFrame,
     path: &'a Path,
 }

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 
 use polars::prelude::{ParquetReader, SerReader};
 
-pub(crate) use crate::columns::Columns as Chunk;
+pub use crate::columns::Columns as Chunk;
 
-use exp_results::ResultsError;
+use crate::ResultsError;
 
 /// Rows decoded at once (whole row groups, so at least one group). 2²⁰ rows
 /// of six columns are ~50 MB.
@@ -25,7 +25,7 @@ const CHUNK_ROWS: usize = 1 << 20;
 /// columns and those of `optional` the file has. A missing required column
 /// is [`ResultsError::MissingColumn`]; every other failure (truncated file,
 /// bad page) is [`ResultsError::Parquet`] or what `each` returns.
-pub(crate) fn for_each_chunk(
+pub fn for_each_chunk(
     path: &Path,
     required: &[&str],
     optional: &[&str],
@@ -93,7 +93,7 @@ fn chunked(
     Ok(())
 }
 
-pub(crate) fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
+pub fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
     let file = File::open(path).map_err(|source| ResultsError::Io {
         action: "open",
         path: PathBuf::from(path),
@@ -106,7 +106,7 @@ pub(crate) fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
-    use exp_results::{DType, Schema, Store, StoreOptions};
+    use crate::{DType, Schema, Store, StoreOptions};
 
     #[test]
     fn chunks_are_whole_row_groups_and_cover_the_file() {

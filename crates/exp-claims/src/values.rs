@@ -1,0 +1,188 @@
+//! One value of a statistic per trial, from that trial's stored rows (or,
+//! for `value(…)`, its metric in the manifest), and the trials that count.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use exp_plan::claims::{Stat, StatFn};
+use exp_results::schemas::{CONNECTIONS_TABLE, GENERATION_TABLE, MESSAGES_TABLE};
+use exp_results::validity::LeftOut;
+use exp_results::{ResultsError, RunView, TrialStatus, Warning};
+
+use crate::rows::{self, PhaseWindows};
+
+/// The trials a claim counts: complete ones, invalid ones left out unless
+/// asked for (as every aggregate does, `exp_results::validity::counts`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Counted {
+    /// Point → its counted trials, ascending.
+    pub by_point: BTreeMap<u32, Vec<u32>>,
+    pub left_out: LeftOut,
+}
+
+impl Counted {
+    pub fn of(run: &RunView, include_invalid: bool) -> Counted {
+        let mut counted = Counted::default();
+        for t in run.manifest.trials.iter().filter(|t| t.status == TrialStatus::Complete) {
+            if counted.left_out.note(t, include_invalid) {
+                counted.by_point.entry(t.point).or_default().push(t.trial);
+            }
+        }
+        counted
+    }
+}
+
+/// Reads and remembers statistics per trial, so that claims sharing a
+/// statistic (and `until_decided`, which asks again after each
+/// repetition) read a trial's rows once.
+pub(crate) struct Values<'r> {
+    run: &'r RunView,
+    /// Also read the unfinished segments of running trials (abort checks).
+    unfinished: bool,
+    cache: HashMap<(u32, String), Option<f64>>,
+    pub warnings: Vec<Warning>,
+}
+
+impl<'r> Values<'r> {
+    pub fn new(run: &'r RunView, unfinished: bool) -> Self {
+        Values {
+            run,
+            unfinished,
+            cache: HashMap::new(),
+            warnings: Vec::new(),
+        }
+    }
+
+    /// `stat` in `trial`, `None` when the trial has no rows for it (or its
+    /// rows could not be read: warned about).
+    pub fn get(&mut self, trial: u32, stat: &Stat) -> Option<f64> {
+        let key = (trial, format!("{stat:?}"));
+        if let Some(&v) = self.cache.get(&key) {
+            return v;
+        }
+        let value = match self.compute(trial, stat) {
+            Ok(v) => v,
+            Err(e) => {
+                self.warnings.push(Warning {
+                    path: self.run.dir.join("tables"),
+                    message: format!("trial {trial} left out of `{}`: {e}", stat_name(stat)),
+                });
+                None
+            }
+        };
+        self.cache.insert(key, value);
+        value
+    }
+
+    fn files(&self, table: &str, trial: u32) -> Vec<PathBuf> {
+        let mut files = rows::files(self.run, table, trial);
+        if self.unfinished {
+            if let Some(parts) = self.run.unfinished.get(table).and_then(|t| t.trials.get(&trial)) {
+                files.extend(parts.iter().map(|p| p.path.clone()));
+            }
+        }
+        files
+    }
+
+    fn compute(&self, trial: u32, stat: &Stat) -> Result<Option<f64>, ResultsError> {
+        let phase = match &stat.phase {
+            Some(phase) => match PhaseWindows::read(self.run, trial, phase)? {
+                Some(windows) => Some(windows),
+                // The anomaly never ran in this trial: no row is in its phase.
+                None => return Ok(None),
+            },
+            None => None,
+        };
+        let ratio = |(total, failed): (u64, u64)| (total > 0).then(|| failed as f64 / total as f64);
+        match &stat.function {
+            StatFn::Value => {
+                let record = self.run.manifest.trials.iter().find(|t| t.trial == trial);
+                let key = format!("{}.{}", stat.workload, stat.metric);
+                Ok(record
+                    .and_then(|r| r.metrics.get(&key))
+                    .copied()
+                    .filter(|v| v.is_finite()))
+            }
+            StatFn::Loss => Ok(ratio(rows::failures(
+                &self.files(MESSAGES_TABLE, trial),
+                true,
+                &stat.workload,
+                phase.as_ref(),
+            )?)),
+            StatFn::Failures => Ok(ratio(rows::failures(
+                &self.files(CONNECTIONS_TABLE, trial),
+                false,
+                &stat.workload,
+                phase.as_ref(),
+            )?)),
+            StatFn::MaxKs => rows::generation(&self.files(GENERATION_TABLE, trial), "max_ks", &stat.workload),
+            StatFn::MaxTv => rows::generation(
+                &self.files(GENERATION_TABLE, trial),
+                "max_total_variation",
+                &stat.workload,
+            ),
+            function => {
+                let Some(metric) = rows::row_metric(&stat.kind, &stat.metric) else {
+                    return Ok(None);
+                };
+                let values = rows::values(
+                    &self.files(metric.table, trial),
+                    &metric,
+                    &stat.workload,
+                    phase.as_ref(),
+                )?;
+                Ok(of_rows(function, values))
+            }
+        }
+    }
+}
+
+/// A statistic of one trial's row values; `None` without rows.
+pub(crate) fn of_rows(function: &StatFn, mut values: Vec<f64>) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    values.sort_by(f64::total_cmp);
+    let n = values.len() as f64;
+    match *function {
+        StatFn::Mean => Some(values.iter().sum::<f64>() / n),
+        StatFn::Median => exp_stats::percentile(&values, 0.5),
+        StatFn::Quantile { q } => exp_stats::percentile(&values, q),
+        StatFn::Min => values.first().copied(),
+        StatFn::Max => values.last().copied(),
+        StatFn::Share { op, threshold } => Some(values.iter().filter(|v| op.holds(**v, threshold)).count() as f64 / n),
+        StatFn::Value | StatFn::Loss | StatFn::Failures | StatFn::MaxKs | StatFn::MaxTv => None,
+    }
+}
+
+/// `p99(fleet.s.ack_latency)`, as reports name a statistic.
+pub(crate) fn stat_name(stat: &Stat) -> String {
+    let function = match &stat.function {
+        StatFn::Mean => "mean".to_string(),
+        StatFn::Median => "median".to_string(),
+        StatFn::Quantile { q } => format!("p{}", format_quantile(*q)),
+        StatFn::Min => "min".to_string(),
+        StatFn::Max => "max".to_string(),
+        StatFn::Share { op, threshold } => {
+            return format!(
+                "share({}.{}.{} {} {threshold})",
+                stat.kind,
+                stat.workload,
+                stat.metric,
+                op.as_str()
+            )
+        }
+        StatFn::Value => "value".to_string(),
+        StatFn::Loss => return format!("loss({}.{})", stat.kind, stat.workload),
+        StatFn::Failures => return format!("failures({}.{})", stat.kind, stat.workload),
+        StatFn::MaxKs => return format!("max_ks({}.{})", stat.kind, stat.workload),
+        StatFn::MaxTv => return format!("max_tv({}.{})", stat.kind, stat.workload),
+    };
+    format!("{function}({}.{}.{})", stat.kind, stat.workload, stat.metric)
+}
+
+/// 0.99 → `99`, 0.999 → `999`, 0.5 → `50`.
+fn format_quantile(q: f64) -> String {
+    let percent = format!("{}", (q * 1000.0).round() / 10.0);
+    percent.replace('.', "")
+}
