@@ -139,7 +139,7 @@ fn unformatted_specs_broken_specs_and_orphaned_snapshots_fail_and_say_why() {
     for line in [
         "test unformatted.exp ... FAILED (not formatted)",
         "   1 - let   x = 1",
-        "   2 + let x = 1",
+        "   1 + let x = 1",
         "test broken.exp ... FAILED (diagnostics",
         "error[E",
         "test iot/__snapshots__/sizes.plan.json ... FAILED (snapshot without a spec)",
