@@ -173,6 +173,10 @@ pub struct AttemptRecord {
     pub error: Option<String>,
     /// The run-relative directory its table files were moved to (none if it wrote none).
     pub files: Option<String>,
+    /// Its audit, for an attempt `repeat until` replaced because it was
+    /// invalid (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
