@@ -39,6 +39,12 @@ pub struct Manifest {
     pub plan_sha256: String,
     pub seed: u64,
     pub host: exp_host::HostFacts,
+    /// The MQTT brokers the run's fleets published to, by URL (`embedded`
+    /// for expc's own), each with the version it reported: Mosquitto's
+    /// `$SYS/broker/version`, read once per run when a fleet connects;
+    /// `unknown` and why when the broker published none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub brokers: BTreeMap<String, String>,
     pub options: RunOptions,
     /// The trials this run runs (every trial of the plan, or the `--trials`
     /// selection), in trial order.
@@ -291,6 +297,7 @@ impl Manifest {
             plan_sha256: plan_sha256.to_string(),
             seed: plan.experiment.seed,
             host,
+            brokers: BTreeMap::new(),
             options: RunOptions::default(),
             trials,
             points: Vec::new(),
