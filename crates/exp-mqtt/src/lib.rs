@@ -13,6 +13,7 @@ pub mod schedule;
 pub mod subscriber;
 pub mod tls;
 pub mod url;
+pub mod version;
 
 pub use broker::{BrokerOptions, EmbeddedBroker};
 pub use device::{Device, DeviceEvent, DeviceEventKind, DeviceOptions, LostReason, MessageTicket};
@@ -24,3 +25,4 @@ pub use schedule::{DeviceSchedule, FleetSchedule};
 pub use subscriber::{Received, Subscriber, SubscriberEvent};
 pub use tls::{Tls, TlsFiles};
 pub use url::{Endpoint, Scheme};
+pub use version::broker_version;

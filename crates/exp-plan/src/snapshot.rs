@@ -14,6 +14,10 @@ use crate::{Plan, PlanError};
 /// The keys of the plan that record provenance, not what runs.
 const PROVENANCE: [&str; 2] = ["compiler", "source"];
 
+/// The snapshot's key for the content hashes of the data files the plan
+/// reads (`expc test` adds it: this crate reads no file); not a plan key.
+pub const DATA_FILES: &str = "data_files";
+
 /// The snapshot of `plan`: its JSON without provenance.
 pub fn to_snapshot(plan: &Plan) -> Json {
     let mut json = serde_json::to_value(plan).unwrap_or(Json::Null);
@@ -39,6 +43,7 @@ pub fn snapshot_text(plan: &Plan) -> String {
 pub fn from_snapshot(snapshot: &Json) -> Result<Plan, PlanError> {
     let mut json = snapshot.clone();
     if let Json::Object(map) = &mut json {
+        map.remove(DATA_FILES);
         map.insert("compiler".into(), json!(""));
         map.insert("source".into(), json!({"root": "", "sha256": "", "files": []}));
     }

@@ -39,6 +39,12 @@ pub struct Manifest {
     pub plan_sha256: String,
     pub seed: u64,
     pub host: exp_host::HostFacts,
+    /// The MQTT brokers the run's fleets published to, by URL (`embedded`
+    /// for expc's own), each with the version it reported: Mosquitto's
+    /// `$SYS/broker/version`, read once per run when a fleet connects;
+    /// `unknown` and why when the broker published none.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub brokers: BTreeMap<String, String>,
     pub options: RunOptions,
     /// The trials this run runs (every trial of the plan, or the `--trials`
     /// selection), in trial order.
@@ -180,6 +186,10 @@ pub struct AttemptRecord {
     pub error: Option<String>,
     /// The run-relative directory its table files were moved to (none if it wrote none).
     pub files: Option<String>,
+    /// Its audit, for an attempt `repeat until` replaced because it was
+    /// invalid (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validity: Option<crate::validity::Validity>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -294,6 +304,7 @@ impl Manifest {
             plan_sha256: plan_sha256.to_string(),
             seed: plan.experiment.seed,
             host,
+            brokers: BTreeMap::new(),
             options: RunOptions::default(),
             trials,
             points: Vec::new(),

@@ -151,6 +151,7 @@ pub fn merge(parts: Vec<Manifest>) -> Manifest {
         }
         merged.trials.extend(part.trials);
         merged.resumes.extend(part.resumes);
+        merged.brokers.extend(part.brokers);
         merged.read_warnings.extend(part.read_warnings);
         merged.started_unix_ns = merged.started_unix_ns.min(part.started_unix_ns);
         merged.ended_unix_ns = merged.ended_unix_ns.zip(part.ended_unix_ns).map(|(a, b)| a.max(b));

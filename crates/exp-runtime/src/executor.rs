@@ -44,6 +44,8 @@ pub struct WorkloadContext {
     pub split: Option<crate::shard::ShardSpec>,
     /// What its audit holds it to (docs/running.md, "Validity").
     pub bounds: exp_results::validity::Bounds,
+    /// Where a fleet records its broker's version, once per run and broker.
+    pub brokers: crate::fleet::BrokerVersions,
 }
 
 /// Metrics of one workload in one trial, by the names the schema registry

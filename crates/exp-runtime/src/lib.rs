@@ -19,6 +19,7 @@ mod plan_limits;
 mod points;
 pub mod preflight;
 mod repeat;
+mod replacement;
 pub mod resume;
 mod run;
 pub mod schedule;

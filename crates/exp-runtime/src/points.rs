@@ -12,6 +12,7 @@ use exp_results::manifest::{Manifest, PointRecord, TrialRecord, TrialStatus};
 use crate::clock::TrialClock;
 use crate::events::Event;
 use crate::repeat::stop_rule_met;
+use crate::replacement;
 use crate::run::{RunContext, RunError};
 use crate::schedule::scale;
 use crate::split::{common_start, SplitError};
@@ -58,7 +59,16 @@ pub(crate) async fn run_points(ctx: &RunContext<'_>, manifest: &mut Manifest, to
         };
         let ran = points.entry(point_index).or_default();
         let met_before = ran.stop_reason.is_some();
+        ran.replaced += replacement::replaced_before(&manifest.trials[index]);
         run_one(ctx, manifest, index, point, ran, &mut progress).await?;
+        while replacement::due(ctx, &manifest.trials[index], ran.stop_reason.is_some(), ran.replaced) {
+            replacement::set_aside(ctx, &mut manifest.trials[index])?;
+            // The invalid attempt is not a repetition that stands.
+            ran.count = ran.count.saturating_sub(1);
+            ran.replaced += 1;
+            progress.total += 1;
+            run_one(ctx, manifest, index, point, ran, &mut progress).await?;
+        }
         if !met_before && ran.stop_reason.is_some() {
             finish_point(ctx, manifest, point_index, ran)?;
         }
@@ -129,6 +139,8 @@ struct PointRun {
     stop_reason: Option<String>,
     /// Its `PointRecord` is written.
     recorded: bool,
+    /// Invalid repetitions replaced (`replacement.rs`), against its budget.
+    replaced: u32,
 }
 
 /// Runs the trial of manifest record `index` if it is still planned (a

@@ -254,6 +254,7 @@ fn set_aside(run_dir: &RunDir, record: &mut TrialRecord) -> Result<(), ResumeErr
             ended_at_unix_ns: record.ended_at_unix_ns.take(),
             error,
             files: moved.map(|m| m.dir),
+            validity: None,
         });
         record.metrics.clear();
         record.validity = None;

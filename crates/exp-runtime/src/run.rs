@@ -113,6 +113,8 @@ pub(crate) struct RunContext<'a> {
     pub run_dir: &'a RunDir,
     pub trials_table: TrialsTable,
     pub launcher: Arc<Launcher>,
+    /// The versions of the brokers the fleets published to (the manifest's `brokers`).
+    pub brokers: crate::fleet::BrokerVersions,
 }
 
 /// Starts a new run of `plan` in a new run directory.
@@ -354,6 +356,7 @@ async fn drive(
         run_dir: &run_dir,
         trials_table: TrialsTable::new(plan),
         launcher: Arc::new(options.launcher.clone()),
+        brokers: crate::fleet::BrokerVersions::default(),
     };
     let watch = crate::abort::watch(plan, run_dir.path().to_path_buf(), options.time_scale, cancel.clone());
     let failure = run_points(&context, &mut manifest, selected).await.err();
@@ -362,7 +365,8 @@ async fn drive(
         manifest.aborted_by = Some(claim);
     }
 
-    let RunContext { store, .. } = context;
+    let RunContext { store, brokers, .. } = context;
+    manifest.brokers.extend(brokers.take());
     // Even when the store failed, the manifest lists the files that are there.
     let closed = match sole_owner(store).await {
         Ok(store) => {

@@ -87,6 +87,7 @@ pub(crate) async fn run_trial(
             run_dir: ctx.run_dir.path().to_path_buf(),
             split: ctx.options.split,
             bounds,
+            brokers: ctx.brokers.clone(),
         };
         workloads.push(spawn_workload(context, stop.clone()));
     }

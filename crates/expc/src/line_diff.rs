@@ -2,8 +2,10 @@
 //! would change, line by line.
 
 /// The changed lines between `old` and `new` (a longest common subsequence),
-/// each with a line number in `old`: `   3 - text` for line 3 of `old`,
-/// which goes; `   4 + text` for a line of `new` that comes before line 4.
+/// each numbered in its own file: `   3 - text` is line 3 of `old`, which
+/// goes; `   4 + text` is line 4 of `new`, which comes. So the `+` lines of
+/// one group count up like the `-` lines do, and each number can be looked
+/// up in the file it belongs to.
 /// Files too large for the quadratic table are summarised instead.
 pub fn line_diff(old: &str, new: &str) -> String {
     let a: Vec<&str> = old.lines().collect();
@@ -47,7 +49,7 @@ pub fn line_diff(old: &str, new: &str) -> String {
             out.push_str(&format!("{:>4} - {}\n", head + i + 1, a_mid[i]));
             i += 1;
         } else {
-            out.push_str(&format!("{:>4} + {}\n", head + i + 1, b_mid[j]));
+            out.push_str(&format!("{:>4} + {}\n", head + j + 1, b_mid[j]));
             j += 1;
         }
     }
@@ -64,7 +66,23 @@ mod tests {
     #[test]
     fn shows_each_changed_line_with_its_number() {
         let diff = line_diff("a\nb\nc\nd\n", "a\nB\nc\nd\ne\n");
-        assert_eq!(diff, "   2 - b\n   3 + B\n   5 + e\n");
+        assert_eq!(diff, "   2 - b\n   2 + B\n   5 + e\n");
+    }
+
+    #[test]
+    fn numbers_each_added_line_by_the_new_file() {
+        // One line split into three: each `+` line has its own number.
+        let old = "experiment \"x\" {\n  fleet \"f\" { devices = 2 qos = 1 }\n}\n";
+        let new = "experiment \"x\" {\n  fleet \"f\" {\n    devices = 2\n    qos = 1\n  }\n}\n";
+        assert_eq!(
+            line_diff(old, new),
+            "   2 -   fleet \"f\" { devices = 2 qos = 1 }\n   2 +   fleet \"f\" {\n   3 +     devices = 2\n   4 +     qos = 1\n   5 +   }\n"
+        );
+        // Lines removed after lines added keep the old file's numbers.
+        assert_eq!(
+            line_diff("a\nb\nc\n", "x\ny\nz\nc\n"),
+            "   1 - a\n   2 - b\n   1 + x\n   2 + y\n   3 + z\n"
+        );
     }
 
     #[test]

@@ -112,7 +112,7 @@ enum Command {
     Run(run::Args),
     /// Summarise a run directory: MQTT fleet statistics, then per-trial counts, means and percentiles of every table; its figures as HTML or SVG; several runs compared.
     #[command(
-        after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json\n  expc report RUN_DIR --html            # RUN_DIR/report.html, offline\n  expc report RUN_DIR --svg figures/\n  expc report BASELINE_RUN NEW_RUN      # each metric, its change and Welch's p"
+        after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json\n  expc report RUN_DIR --html            # RUN_DIR/report.html, offline\n  expc report RUN_DIR --svg figures/\n  expc report BASELINE_RUN NEW_RUN      # each metric, its change and Welch's p\n  expc report RUN_DIR --points 0 1      # point 1 against point 0 of one run"
     )]
     Report(report::Args),
     /// Measure how faithfully the anomaly kernels reach their targets on this machine.

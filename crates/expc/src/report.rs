@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use exp_report::compare::{compare, mismatch, overlay, Options, RunComparison};
+use exp_report::compare::{compare, compare_points, mismatch, overlay, Options, RunComparison};
 use exp_report::figures::{figures, sweep_table, Figure, SweepTable};
 use exp_report::html::{page, Tables};
 use exp_report::methods::methods_paragraph;
@@ -51,6 +51,11 @@ pub struct Args {
     /// Write the claims' verdicts as JUnit XML, one test case per claim.
     #[arg(long, value_name = "FILE")]
     junit: Option<PathBuf>,
+    /// Compare two sweep points of one run as two runs are compared (Welch
+    /// and the equivalence verdict per metric), point A the baseline;
+    /// points by index, as the dry run and the manifest number them.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    points: Option<Vec<u32>>,
 }
 
 /// `5%` → 0.05; the margin is written as a percentage, above 0.
@@ -78,6 +83,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     }
     if args.check {
         return check(&views[0], &args);
+    }
+    if let Some(points) = &args.points {
+        return print_point_comparison(&views, points, &args);
     }
     if args.html.is_some() || args.svg.is_some() {
         return write_figures(&args, &views);
@@ -173,6 +181,30 @@ fn print_comparison(baseline: &RunView, others: &[RunView], args: &Args) -> Resu
         serde_json::to_string_pretty(&values).map_err(|e| e.to_string())? + "\n"
     } else {
         comparisons.iter().map(exp_report::text::compare::render).collect()
+    };
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--points A B`: point B of one run against its point A, as text or JSON.
+fn print_point_comparison(views: &[RunView], points: &[u32], args: &Args) -> Result<ExitCode, String> {
+    let ([view], [a, b]) = (views, points) else {
+        return Err("--points compares two points of one run: give one run directory".into());
+    };
+    if args.html.is_some() || args.svg.is_some() {
+        return Err("--points prints a table; it draws no figures (leave out --html and --svg)".into());
+    }
+    let options = Options {
+        margin: args.margin,
+        include_invalid: args.include_invalid,
+    };
+    let plan = load_plan(&view.dir);
+    let comparison = compare_points((&view.manifest, plan.as_ref()), *a, *b, options)?;
+    let text = if args.json {
+        let value = exp_report::json::comparison(&comparison).map_err(|e| e.to_string())?;
+        serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"
+    } else {
+        exp_report::text::compare::render(&comparison)
     };
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
     Ok(ExitCode::SUCCESS)

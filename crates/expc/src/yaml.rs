@@ -1,6 +1,8 @@
-//! Plans as YAML: written from the plan's JSON with every string
+//! Plans as YAML: written from the plan's JSON with every string value
 //! double-quoted with JSON escapes (valid YAML), so no value can be misread
-//! as another type; read back (`expc run plan.yaml`) into the same JSON.
+//! as another type; keys plain where no YAML reader could take them for
+//! anything but a string; sequences of mappings compact (`- key: value`).
+//! Read back (`expc run plan.yaml`) into the same JSON.
 
 use serde_json::Value;
 use yaml_rust2::parser::{Event, Parser};
@@ -98,12 +100,30 @@ fn scalar(value: &Value) -> Option<String> {
     }
 }
 
+/// A mapping key as written: plain when it is a word (a letter or `_`, then
+/// letters, digits, `_`, `-`, `.`) that no YAML version reads as a boolean
+/// or null (`yes`, `off`, `null`, … in any case), else double-quoted.
+fn key_text(key: &str) -> String {
+    const RESERVED: [&str; 11] = [
+        "y", "n", "yes", "no", "true", "false", "on", "off", "null", "nan", "inf",
+    ];
+    let mut chars = key.chars();
+    let plain = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
+        && !RESERVED.iter().any(|r| key.eq_ignore_ascii_case(r));
+    if plain {
+        key.to_string()
+    } else {
+        Value::String(key.to_string()).to_string()
+    }
+}
+
 fn node(out: &mut String, value: &Value, indent: usize) {
     let pad = "  ".repeat(indent);
     match value {
         Value::Object(map) => {
             for (key, child) in map {
-                let key = Value::String(key.clone()).to_string();
+                let key = key_text(key);
                 match scalar(child) {
                     Some(s) => out.push_str(&format!("{pad}{key}: {s}\n")),
                     None => {
@@ -118,8 +138,11 @@ fn node(out: &mut String, value: &Value, indent: usize) {
                 match scalar(item) {
                     Some(s) => out.push_str(&format!("{pad}- {s}\n")),
                     None => {
-                        out.push_str(&format!("{pad}-\n"));
+                        // Compact: the item's first line goes after the dash,
+                        // the rest stay indented under it.
+                        let start = out.len();
                         node(out, item, indent + 1);
+                        out.replace_range(start..start + pad.len() + 2, &format!("{pad}- "));
                     }
                 }
             }
@@ -167,11 +190,55 @@ mod tests {
     }
 
     #[test]
-    fn renders_nested_values_with_quoted_strings() {
-        let v = serde_json::json!({"a": 1, "b": ["x", {"c": null}], "d": {}});
+    fn renders_nested_values_with_quoted_strings_and_plain_keys() {
+        let v = serde_json::json!({"a": 1, "b": ["x", {"c": null, "e": [[1, 2], {"f": "g"}]}], "d": {}});
         assert_eq!(
             to_yaml(&v),
-            "\"a\": 1\n\"b\":\n  - \"x\"\n  -\n    \"c\": null\n\"d\": {}\n"
+            "a: 1\nb:\n  - \"x\"\n  - c: null\n    e:\n      - - 1\n        - 2\n      - f: \"g\"\nd: {}\n"
         );
+        assert_eq!(from_yaml(&to_yaml(&v)).unwrap(), v);
+    }
+
+    #[test]
+    fn quotes_keys_a_yaml_reader_could_take_for_another_type() {
+        let keys = [
+            "no", "Off", "NULL", "y", "1", "1e3", "-a", ".inf", "a b", "a:b", "trial/0", "", "é",
+        ];
+        let v = Value::Object(keys.iter().map(|k| (k.to_string(), Value::from(1))).collect());
+        let yaml = to_yaml(&v);
+        for key in keys {
+            assert!(
+                yaml.contains(&format!("{}: 1\n", Value::String(key.into()))),
+                "{key} unquoted in {yaml}"
+            );
+        }
+        assert_eq!(from_yaml(&yaml).unwrap(), v);
+        assert_eq!(
+            to_yaml(&serde_json::json!({"size_bytes": 1, "a-b.c_d": 2})),
+            "size_bytes: 1\na-b.c_d: 2\n"
+        );
+    }
+
+    /// Every example's plan reads back from its YAML as the same plan.
+    #[test]
+    fn every_example_plan_reads_back_from_yaml() {
+        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let mut read = 0;
+        for entry in std::fs::read_dir(examples).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "exp") {
+                continue;
+            }
+            let compilation = exp_check::compile(&path.to_string_lossy(), &exp_check::FsLoader, &Default::default());
+            let plan = compilation
+                .plan
+                .unwrap_or_else(|| panic!("{} does not compile", path.display()));
+            let json = serde_json::to_value(&plan).unwrap();
+            let yaml = to_yaml(&json);
+            assert!(yaml.starts_with("plan_version: "), "{yaml}");
+            assert_eq!(from_yaml(&yaml).unwrap(), json, "{}", path.display());
+            read += 1;
+        }
+        assert!(read >= 5, "only {read} examples found");
     }
 }

@@ -227,3 +227,69 @@ fn another_machine_and_invalid_trials_are_said() {
         .find(|l| l.contains("level=10%") && l.contains("achieved_utilization"));
     assert!(row.unwrap().trim_end().ends_with("3/3"), "{back}");
 }
+
+/// `--points A B`: two points of one run, compared as two runs are; the
+/// means are the manifest's, the verdict one of the three.
+#[test]
+fn two_points_of_one_run_are_compared_like_two_runs() {
+    let scratch = Scratch::new("report-compare-points");
+    let a = run(&scratch, "a", BASELINE);
+    let json: Value = serde_json::from_str(&stdout(&report(&[&a], &["--points", "0", "1", "--json"]))).unwrap();
+    assert!(
+        json["baseline"].as_str().unwrap().ends_with("point 0 (level=10%)"),
+        "{json}"
+    );
+    assert!(
+        json["compared"].as_str().unwrap().ends_with("point 1 (level=9%)"),
+        "{json}"
+    );
+    assert_eq!(json["plans"]["status"], "same");
+    assert_eq!(json["environment"], serde_json::json!([]));
+    let manifest: Value = serde_json::from_slice(&std::fs::read(a.join("manifest.json")).unwrap()).unwrap();
+    let mean_at = |point: u64| {
+        let values: Vec<f64> = manifest["trials"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|t| t["point"] == point)
+            .map(|t| t["metrics"]["hog.achieved_utilization"].as_f64().unwrap())
+            .collect();
+        values.iter().sum::<f64>() / values.len() as f64
+    };
+    let m = json["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "hog.achieved_utilization")
+        .unwrap_or_else(|| panic!("{json}"));
+    assert_eq!(
+        (m["baseline"]["n"].as_u64(), m["other"]["n"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert!(
+        (m["baseline"]["mean"].as_f64().unwrap() - mean_at(0)).abs() < 1e-12,
+        "{m}"
+    );
+    assert!((m["other"]["mean"].as_f64().unwrap() - mean_at(1)).abs() < 1e-12, "{m}");
+    assert!(
+        ["equivalent", "different", "inconclusive"].contains(&m["verdict"].as_str().unwrap()),
+        "{m}"
+    );
+
+    let shown = stdout(&report(&[&a], &["--points", "1", "0"]));
+    assert!(shown.contains("hog.achieved_utilization"), "{shown}");
+    let missing = report(&[&a], &["--points", "0", "5"]);
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(
+        text(&missing).contains("no trial at point 5") && text(&missing).contains("1 (level=9%)"),
+        "{}",
+        text(&missing)
+    );
+    let two_runs = report(&[&a, &a], &["--points", "0", "1"]);
+    assert_eq!(two_runs.status.code(), Some(1));
+    assert!(
+        text(&two_runs).contains("give one run directory"),
+        "{}",
+        text(&two_runs)
+    );
+}

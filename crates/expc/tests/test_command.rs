@@ -139,7 +139,7 @@ fn unformatted_specs_broken_specs_and_orphaned_snapshots_fail_and_say_why() {
     for line in [
         "test unformatted.exp ... FAILED (not formatted)",
         "   1 - let   x = 1",
-        "   2 + let x = 1",
+        "   1 + let x = 1",
         "test broken.exp ... FAILED (diagnostics",
         "error[E",
         "test iot/__snapshots__/sizes.plan.json ... FAILED (snapshot without a spec)",
@@ -280,4 +280,36 @@ fn review_asks_about_each_plan_on_a_terminal() {
     assert!(!out.contains("accepted: b.exp"), "{out}");
     assert!(lib.0.join("__snapshots__/a.plan.json").exists());
     assert!(!lib.0.join("__snapshots__/b.plan.json").exists());
+}
+
+/// A changed data file (a trace) is a changed plan input: the snapshot
+/// pins its content hash, so `expc test` fails and names the file, and
+/// the trace's name alone (the plan) would not have shown it.
+#[test]
+fn a_changed_trace_shows_as_a_changed_plan_input() {
+    let lib = Scratch::new("test-command-trace");
+    let trace = "SEQ 1000 1 c0 c0\n> 300\n< 2000\n";
+    write(&lib.0, "traffic/traces/link.cvec", trace);
+    write(
+        &lib.0,
+        "traffic/replay.exp",
+        "experiment \"replay\" {\n  duration = 5s\n\n  traffic \"t\" {\n    vectors = trace(\"traces/link.cvec\")\n  }\n}\n",
+    );
+    assert_eq!(test_in(&lib.0, &["--accept"]).status.code(), Some(0));
+    let snapshot = std::fs::read_to_string(lib.0.join("traffic/__snapshots__/replay.plan.json")).unwrap();
+    assert!(
+        snapshot.contains("\"data_files\": {\n    \"traces/link.cvec\": \""),
+        "{snapshot}"
+    );
+    assert_eq!(test_in(&lib.0, &[]).status.code(), Some(0));
+
+    write(&lib.0, "traffic/traces/link.cvec", &trace.replace("2000", "4000"));
+    let changed = test_in(&lib.0, &[]);
+    assert_eq!(changed.status.code(), Some(1), "{}", text(&changed));
+    let out = stdout(&changed);
+    assert!(
+        out.contains("test traffic/replay.exp ... FAILED (plan changed)"),
+        "{out}"
+    );
+    assert!(out.contains("  data_files.traces/link.cvec: \""), "{out}");
 }

@@ -1,6 +1,7 @@
 //! What differs between the machines (and builds) two runs ran on: every
-//! fact of the manifests' `host` record and the expc build, compared one by
-//! one, so a fact added to the record is compared without a word here.
+//! fact of the manifests' `host` record, the expc build and the brokers'
+//! versions, compared one by one, so a fact added to the record is
+//! compared without a word here.
 
 use serde_json::Value as Json;
 
@@ -28,6 +29,7 @@ pub fn environment(baseline: &Manifest, other: &Manifest) -> Vec<EnvironmentDiff
             "expc_version": m.expc_version,
             "build": serde_json::to_value(&m.build).unwrap_or(Json::Null),
             "host": serde_json::to_value(&m.host).unwrap_or(Json::Null),
+            "brokers": m.brokers,
         })
     };
     let (mut a, mut b) = (Vec::new(), Vec::new());

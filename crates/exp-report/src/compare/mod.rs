@@ -11,11 +11,13 @@
 //!   margin ([`exp_stats::two_sample`]) over the completed repetitions,
 //!   leaving out trials an audit found invalid (and saying how many).
 //!
-//! Figures of the same id are overlaid ([`overlay`]).
+//! Figures of the same id are overlaid ([`overlay`]). Two points of one
+//! run are compared the same way ([`compare_points`]).
 
 mod environment;
 mod overlay;
 mod points;
+mod within;
 
 use exp_plan::Plan;
 use exp_results::{Manifest, RunView, Warning};
@@ -26,6 +28,7 @@ use crate::figures::metric_kind;
 pub use environment::{environment, EnvironmentDifference};
 pub use exp_results::validity::LeftOut;
 pub use overlay::overlay;
+pub use within::compare_points;
 
 /// The equivalence margin unless `--margin` says otherwise: ± 5 % of the
 /// baseline's mean.

@@ -138,11 +138,21 @@ impl RunDir {
     /// cannot be read counts as a file without rows, and is named in the
     /// warnings.
     pub fn count_tables(&self) -> (BTreeMap<String, TableRecord>, Vec<String>) {
+        self.count_table_files(None)
+    }
+
+    /// [`RunDir::count_tables`] of one trial's files only.
+    pub fn count_trial_tables(&self, trial: u32) -> (BTreeMap<String, TableRecord>, Vec<String>) {
+        self.count_table_files(Some(trial))
+    }
+
+    fn count_table_files(&self, trial: Option<u32>) -> (BTreeMap<String, TableRecord>, Vec<String>) {
         let name = format!("{}parquet", self.part_prefix());
+        let only = trial.map(|t| format!("trial={t}"));
         let mut tables = BTreeMap::new();
         let mut warnings = Vec::new();
         for (table, table_dir) in entries(&self.tables_dir()).filter(|(name, _)| name != PARTIAL_DIR) {
-            for (_, trial_dir) in entries(&table_dir) {
+            for (_, trial_dir) in entries(&table_dir).filter(|(dir, _)| only.as_ref().is_none_or(|o| o == dir)) {
                 let file = trial_dir.join(&name);
                 if !file.is_file() {
                     continue;

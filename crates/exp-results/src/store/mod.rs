@@ -185,6 +185,22 @@ impl Store {
         answer.recv().map_err(|_| self.shared.gone())?
     }
 
+    /// Lets a finished `trial` be written again, after its files were set
+    /// aside (`repeat until` replacing an invalid attempt): `removed` (the
+    /// set-aside files' rows and files, per table) no longer counts as
+    /// written.
+    pub fn reopen_trial(&self, trial: u32, removed: &BTreeMap<String, TableRecord>) {
+        let mut gate = self.shared.gate.write().unwrap_or_else(PoisonError::into_inner);
+        gate.finished.remove(&trial);
+        let mut written = lock(&self.shared.written);
+        for (table, gone) in removed {
+            if let Some(record) = written.get_mut(table) {
+                record.rows = record.rows.saturating_sub(gone.rows);
+                record.files = record.files.saturating_sub(gone.files);
+            }
+        }
+    }
+
     /// Rows accepted so far for `trial`, per table: what a progress line
     /// shows while the trial runs (forgotten when the trial is finished).
     pub fn trial_rows(&self, trial: u32) -> BTreeMap<String, u64> {

@@ -39,6 +39,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             memory_available_bytes: 1 << 29,
             ..Default::default()
         },
+        brokers: BTreeMap::new(),
         options: RunOptions::default(),
         trials: vec![TrialRecord {
             trial: 0,

@@ -25,6 +25,7 @@ mod rows;
 mod send;
 mod tables;
 mod unsent;
+mod version;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -41,6 +42,7 @@ use devices::WarmupRule;
 use rows::{device_row, Connection};
 use tables::{devices_schema, messages_schema, Writer};
 use unsent::NeverSent;
+pub use version::BrokerVersions;
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
@@ -73,6 +75,7 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
     let cpu = cpu::CpuMeter::start();
     let mut totals = Totals::default();
     let mut failure = None;
+    let mut version_probe = None;
     for interval in &ctx.intervals {
         if !ctx.cancel.sleep_until_async(ctx.clock.at(interval.start_ns)).await {
             break;
@@ -85,6 +88,10 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             credentials: &credentials,
             schedule: &schedule,
         };
+        if version_probe.is_none() {
+            let options = setup.device_options(format!("{}-broker-version", ctx.workload.name));
+            version_probe = Some(ctx.brokers.probe(&fleet, &endpoint, options));
+        }
         let outcome = match run_interval(&setup, interval, &messages).await {
             Ok(outcome) => outcome,
             Err(e) => {
@@ -110,6 +117,10 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             failure = Some(e);
             break;
         }
+    }
+    if let Some(Some(probe)) = version_probe {
+        // At most its 2 s wait, which a fleet's interval has long covered.
+        let _ = probe.await;
     }
     let written = tokio::task::spawn_blocking(move || messages.finish().and(connections.finish()))
         .await

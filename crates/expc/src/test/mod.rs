@@ -4,6 +4,7 @@
 //! every experiment's first trial runs, shortened, and writes rows.
 //! docs/testing.md is the user's guide.
 
+mod data_files;
 mod discover;
 mod junit;
 mod live;

@@ -170,13 +170,13 @@ fn check(spec: &Path, options: &TestOptions, outcome: &mut SpecOutcome) {
         )));
         return;
     };
-    compare(spec, &plan, outcome);
+    compare(spec, &plan, dir, outcome);
     outcome.plan = compilation.plan;
 }
 
-fn compare(spec: &Path, plan: &Plan, outcome: &mut SpecOutcome) {
+fn compare(spec: &Path, plan: &Plan, dir: &Path, outcome: &mut SpecOutcome) {
     let path = snapshot_path(spec);
-    let text = exp_plan::snapshot::snapshot_text(plan);
+    let text = super::data_files::snapshot_text(plan, dir);
     let stored = match exp_files::read_text(&path, crate::run::PLAN_CAP) {
         Ok(stored) => stored,
         Err(e) if e.is_not_found() => {
