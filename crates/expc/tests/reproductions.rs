@@ -1,0 +1,81 @@
+//! The papers' results as reproductions (specs/reproductions/): each spec
+//! runs at its CI scale and every claim it states is `supported`, read back
+//! from the run's manifest; every spec of the directory is listed here, so
+//! none can be added without being run.
+
+#![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{expc, run_dir};
+use exp_results::claims::ClaimVerdict;
+use exp_results::manifest::Manifest;
+
+/// Each reproduction with the options CI runs it with (its README lists the
+/// full-scale runs).
+const REPRODUCTIONS: &[(&str, &[&str])] = &[("connection-structures.exp", &["--time-scale", "0.5"])];
+
+fn dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../specs/reproductions")
+}
+
+#[test]
+fn every_reproduction_is_run_here() {
+    let mut specs: Vec<String> = std::fs::read_dir(dir())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".exp"))
+        .collect();
+    specs.sort();
+    let mut listed: Vec<String> = REPRODUCTIONS.iter().map(|(s, _)| s.to_string()).collect();
+    listed.sort();
+    assert_eq!(specs, listed, "specs/reproductions and the reproductions this test runs");
+    let readme = std::fs::read_to_string(dir().join("README.md")).unwrap();
+    for spec in &specs {
+        assert!(readme.contains(spec.as_str()), "specs/reproductions/README.md does not describe {spec}");
+    }
+}
+
+/// Runs `spec` and returns its manifest after checking the run ended well.
+fn run(spec: &str, options: &[&str]) -> Manifest {
+    let out = std::env::temp_dir().join(format!("expc-repro-{}-{}", spec, std::process::id()));
+    let _ = std::fs::remove_dir_all(&out);
+    let output = expc()
+        .arg("run")
+        .arg(dir().join(spec))
+        .arg("--out")
+        .arg(&out)
+        .args(options)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let manifest = Manifest::read(&run_dir(&out).unwrap_or_else(|| panic!("{spec}: no run directory\n{text}")));
+    let _ = std::fs::remove_dir_all(&out);
+    let manifest = manifest.unwrap();
+    assert!(!manifest.claims.is_empty(), "{spec} states no claim");
+    for claim in &manifest.claims {
+        assert_eq!(
+            claim.verdict,
+            ClaimVerdict::Supported,
+            "{spec}: `{}` is {} at CI scale\n{text}",
+            claim.text,
+            claim.verdict.as_str()
+        );
+    }
+    assert!(output.status.success(), "{spec}: expc run failed\n{text}");
+    manifest
+}
+
+#[test]
+#[cfg_attr(not(rtt_emulation), ignore = "needs root and network namespaces for RTT emulation")]
+fn connection_structures_reproduces_figure_6a() {
+    let (spec, options) = REPRODUCTIONS[0];
+    let manifest = run(spec, options);
+    assert_eq!(manifest.claims.len(), 3, "the RTT-model effect, blk-conc within 500 ms, blk-conc before atbt");
+}
