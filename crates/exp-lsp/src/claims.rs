@@ -40,7 +40,11 @@ pub fn completions(analysis: &Analysis, offset: usize, spot: &Spot) -> Option<Ve
     match previous {
         Some("during" | "before" | "after") => {
             let anomalies = workloads.iter().filter(|w| w.schema.kind == "anomaly");
-            return Some(anomalies.map(|w| label_entry(w, quoted(w.label))).collect());
+            return Some(
+                anomalies
+                    .map(|w| label_entry(w, exp_syntax::claim_label(w.label)))
+                    .collect(),
+            );
         }
         Some("at" | "with") => return Some(sweep_parameters(analysis)),
         _ => {}
@@ -177,17 +181,6 @@ fn sweep_parameters(analysis: &Analysis) -> Vec<Entry> {
             insert: Insert::Plain(name.to_string()),
         })
         .collect()
-}
-
-/// A label as a claim writes it: bare when it is a name, else quoted.
-fn quoted(label: &str) -> String {
-    let is_name = label.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-        && label.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-    if is_name {
-        label.to_string()
-    } else {
-        format!("\"{label}\"")
-    }
 }
 
 /// The workload `label` or `kind.label` names.

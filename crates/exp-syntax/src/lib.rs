@@ -17,7 +17,7 @@ mod scan;
 pub mod units;
 
 pub use builder::escape;
-pub use claim_text::{claim_text, stat as stat_text};
+pub use claim_text::{claim_text, label as claim_label};
 pub use dump::dump;
 pub use format::format;
 
