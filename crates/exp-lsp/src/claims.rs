@@ -33,6 +33,22 @@ struct Workload<'a> {
 pub fn completions(analysis: &Analysis, offset: usize, spot: &Spot) -> Option<Vec<Entry>> {
     let (_, call) = claim_frames(analysis, &analysis.frames_around(offset))?;
     let workloads = workloads(analysis);
+    // The word before the one being typed: `during` wants an anomaly,
+    // `at` and `with` a sweep parameter.
+    let typed = analysis.text[..offset].trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let previous = typed.trim_end().rsplit(|c: char| !c.is_ascii_alphanumeric()).next();
+    match previous {
+        Some("during" | "before" | "after") => {
+            let anomalies = workloads.iter().filter(|w| w.schema.kind == "anomaly");
+            return Some(
+                anomalies
+                    .map(|w| label_entry(w, exp_syntax::claim_label(w.label)))
+                    .collect(),
+            );
+        }
+        Some("at" | "with") => return Some(sweep_parameters(analysis)),
+        _ => {}
+    }
     let Some(call) = call else {
         return Some(STATISTICS.iter().map(statistic_entry).collect());
     };
@@ -148,6 +164,21 @@ fn workloads<'a>(analysis: &Analysis<'a>) -> Vec<Workload<'a>> {
                 schema,
                 label: analysis.text_of(label).trim_matches('"'),
             })
+        })
+        .collect()
+}
+
+/// The parameters of the document's `sweep` blocks.
+fn sweep_parameters(analysis: &Analysis) -> Vec<Entry> {
+    (0..analysis.frames.len())
+        .filter(|&f| analysis.block_kind(f) == Some("sweep"))
+        .flat_map(|f| analysis.properties(f))
+        .map(|(name, _)| Entry {
+            label: name.to_string(),
+            kind: CompletionItemKind::TYPE_PARAMETER,
+            detail: "sweep parameter".into(),
+            docs: None,
+            insert: Insert::Plain(name.to_string()),
         })
         .collect()
 }
@@ -315,6 +346,28 @@ mod tests {
         let trial = labels("value(sensors.|)");
         assert!(trial.contains(&"throughput".to_string()) && trial.contains(&"ack_latency_p99".to_string()));
         assert_eq!(labels("loss(|)"), ["fleet.sensors"]);
+    }
+
+    #[test]
+    fn phases_offer_anomalies_and_points_sweep_parameters() {
+        let spec = |claim: &str| {
+            SPEC.replace("CLAIM", claim).replace(
+                "  expect {",
+                "  sweep {\n    n = [1, 2]\n  }\n  anomaly \"cpu-hog\" {\n    kind = cpuoccupy\n  }\n  expect {",
+            )
+        };
+        let at = |claim: &str| {
+            let text = spec(claim);
+            let offset = text.find('|').unwrap();
+            let text = text.replacen('|', "", 1);
+            let (overlay, library) = (Overlay::default(), Library::none());
+            let context = Context::new(&text, Some(Path::new("/x/a.exp")), &overlay, &library);
+            let items = complete(&context, offset, &Options { snippets: false });
+            items.into_iter().map(|i| i.label).collect::<Vec<_>>()
+        };
+        assert_eq!(at("p99(ack_latency during |)"), ["\"cpu-hog\""]);
+        assert_eq!(at("p99(ack_latency at |)"), ["n"]);
+        assert_eq!(at("p99(ack_latency) increases with |"), ["n"]);
     }
 
     #[test]

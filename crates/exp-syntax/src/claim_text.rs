@@ -39,7 +39,7 @@ fn term(t: &Term) -> String {
 }
 
 /// `share(traffic.conc.duration < 500ms during cpu at rtt = 10ms)`
-pub fn stat(s: &Stat) -> String {
+fn stat(s: &Stat) -> String {
     let segments: Vec<String> = s.metric.segments.iter().map(|i| label(&i.name)).collect();
     let mut inner = segments.join(".");
     if let Some((op, value)) = &s.condition {
@@ -59,8 +59,9 @@ pub fn stat(s: &Stat) -> String {
     format!("{}({inner})", s.function.name)
 }
 
-/// An anomaly's label as a name, or quoted when it is not one (`"cpu-bursts"`).
-fn label(name: &str) -> String {
+/// A workload's label as a claim writes it: a name as it is, anything else
+/// quoted (`"cpu-bursts"`).
+pub fn label(name: &str) -> String {
     let is_name = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
     match is_name {

@@ -17,7 +17,7 @@ mod scan;
 pub mod units;
 
 pub use builder::escape;
-pub use claim_text::{claim_text, stat as stat_text};
+pub use claim_text::{claim_text, label as claim_label};
 pub use dump::dump;
 pub use format::format;
 
@@ -203,6 +203,7 @@ impl Recovery<'_> {
                         .expect("grammar: item_only holds an item");
                     items.push(self.builder(chunk.start).item(pair));
                 }
+                Err(_) if self.top_level_expect(chunk.clone()) => {}
                 Err(error) => match self.block(chunk.clone(), true, 0) {
                     Some(block) => items.push(Item::Block(block)),
                     None if self.top_level_property(chunk.clone()) => {}
@@ -211,6 +212,20 @@ impl Recovery<'_> {
             }
         }
         items
+    }
+
+    /// Reports an `expect` block outside the experiment (its claims are
+    /// still read, so their syntax errors show too).
+    fn top_level_expect(&mut self, chunk: Range<usize>) -> bool {
+        let Some(expect) = self.expect(chunk) else {
+            return false;
+        };
+        self.diagnostics.push(
+            Diagnostic::error(Code::E1112, "`expect` outside the experiment")
+                .primary(expect.keyword.span, "claims belong in the experiment")
+                .help("move the block into `experiment \"…\" { … }`"),
+        );
+        true
     }
 
     /// Reports a property outside any block, the one mistake for which the

@@ -85,6 +85,18 @@ impl Checker<'_> {
                 parameter,
             } => {
                 let resolved = self.claim_stat(stat, ctx);
+                if let Some((fixed, _)) = stat.points.iter().find(|(p, _)| p.name == parameter.name) {
+                    self.report(
+                        Diagnostic::error(
+                            Code::E1107,
+                            format!("the trend runs over `{}`, which `at` fixes", fixed.name),
+                        )
+                        .primary(fixed.span, "fixed here")
+                        .secondary(parameter.span, "the trend's parameter")
+                        .help("leave the parameter out of `at`: the trend compares its values"),
+                    );
+                    return None;
+                }
                 let parameter = self.trend_parameter(parameter, ctx);
                 ClaimKind::Trend {
                     stat: resolved?,

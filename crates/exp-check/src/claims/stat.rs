@@ -49,6 +49,20 @@ impl Checker<'_> {
             applies => self.claim_metric(&stat.metric, applies == Applies::Trial, ctx),
         };
         let phase = self.claim_phase(stat, ctx);
+        // A trial metric (or an xml set's distance) is one value per trial:
+        // it has no rows to split by phase.
+        let per_trial = matches!(stat.function.name.as_str(), "value" | "max_ks" | "max_tv");
+        if let (true, Some((relation, _))) = (per_trial, &stat.phase) {
+            self.report(
+                Diagnostic::error(
+                    Code::E1111,
+                    format!("`{}` has one value per trial: no phases", stat.function.name),
+                )
+                .primary(relation.span, "rows by phase")
+                .help("phases apply to row metrics: `p99(ack_latency during cpu)`"),
+            );
+            return None;
+        }
         let points = self.claim_points(&stat.points, ctx);
         let target = target?;
         let function = match (schema.applies, q) {
