@@ -11,7 +11,8 @@
 //! threshold is decided by the point's interval, a comparison of two
 //! statistics by a seeded bootstrap (`compare.rs`), a trend by Kendall's τ
 //! (`evaluate.rs`); `decide.rs` turns an interval into `supported`,
-//! `refuted` or `inconclusive`. Nothing here prints.
+//! `refuted` or `inconclusive`; `abort.rs` says when a running trial's rows
+//! violate an `abort` threshold beyond doubt. Nothing here prints.
 
 pub mod abort;
 mod compare;
@@ -66,7 +67,7 @@ pub fn decided_at(run: &RunView, plan: &Plan, options: Options, point: u32) -> b
 fn evaluate_at(run: &RunView, plan: &Plan, options: Options, only: Option<u32>) -> Evaluation {
     let mut ctx = evaluate::Context {
         plan,
-        values: values::Values::new(run, false),
+        values: values::Values::new(run),
         counted: values::Counted::of(run, options.include_invalid),
         seed: plan.experiment.seed,
         only,

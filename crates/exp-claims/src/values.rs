@@ -37,17 +37,14 @@ impl Counted {
 /// repetition) read a trial's rows once.
 pub(crate) struct Values<'r> {
     run: &'r RunView,
-    /// Also read the unfinished segments of running trials (abort checks).
-    unfinished: bool,
     cache: HashMap<(u32, String), Option<f64>>,
     pub warnings: Vec<Warning>,
 }
 
 impl<'r> Values<'r> {
-    pub fn new(run: &'r RunView, unfinished: bool) -> Self {
+    pub fn new(run: &'r RunView) -> Self {
         Values {
             run,
-            unfinished,
             cache: HashMap::new(),
             warnings: Vec::new(),
         }
@@ -75,13 +72,7 @@ impl<'r> Values<'r> {
     }
 
     fn files(&self, table: &str, trial: u32) -> Vec<PathBuf> {
-        let mut files = rows::files(self.run, table, trial);
-        if self.unfinished {
-            if let Some(parts) = self.run.unfinished.get(table).and_then(|t| t.trials.get(&trial)) {
-                files.extend(parts.iter().map(|p| p.path.clone()));
-            }
-        }
-        files
+        rows::files(self.run, table, trial)
     }
 
     fn compute(&self, trial: u32, stat: &Stat) -> Result<Option<f64>, ResultsError> {

@@ -45,7 +45,10 @@ pub(crate) fn until_decided(
     repetitions: u32,
 ) -> Option<String> {
     let rule = plan.repeat.until_decided.as_ref()?;
-    if repetitions < rule.min.max(1) || plan.claims.is_empty() || repetitions >= plan.repeat.max {
+    // A part of a sharded or split run sees only its own rows, and split
+    // parts must stop together: they run every repetition.
+    let part = manifest.shard.is_some() || manifest.split.is_some();
+    if part || repetitions < rule.min.max(1) || plan.claims.is_empty() || repetitions >= plan.repeat.max {
         return None;
     }
     let view = view(dir, manifest)?;

@@ -358,7 +358,11 @@ async fn drive(
         launcher: Arc::new(options.launcher.clone()),
         brokers: crate::fleet::BrokerVersions::default(),
     };
-    let watch = crate::abort::watch(plan, run_dir.path().to_path_buf(), options.time_scale, cancel.clone());
+    // A part of a sharded or split run sees only its own rows: it neither aborts nor judges.
+    let whole = manifest.shard.is_none() && manifest.split.is_none();
+    let watch = whole
+        .then(|| crate::abort::watch(plan, run_dir.path().to_path_buf(), options.time_scale, cancel.clone()))
+        .flatten();
     let failure = run_points(&context, &mut manifest, selected).await.err();
     if let Some((claim, why)) = watch.and_then(crate::abort::Watch::finish) {
         manifest.error = Some(format!("aborted by claim `{claim}`: {why}"));

@@ -88,11 +88,14 @@ pub async fn run(ctx: WorkloadContext, fleet: Fleet) -> Result<WorkloadSummary, 
             credentials: &credentials,
             schedule: &schedule,
         };
+        let outcome = run_interval(&setup, interval, &messages).await;
+        // After the interval, never beside it: the probe's own connection
+        // must not take a connection a device needed (a broker that limits them).
         if version_probe.is_none() {
             let options = setup.device_options(format!("{}-broker-version", ctx.workload.name));
             version_probe = Some(ctx.brokers.probe(&fleet, &endpoint, options));
         }
-        let outcome = match run_interval(&setup, interval, &messages).await {
+        let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(e) => {
                 failure = Some(e);

@@ -1,7 +1,8 @@
 //! The versions of the brokers a run's fleets publish to, for the
 //! manifest's `brokers` (docs/running.md, "Provenance"): read once per run
-//! and broker, when the first fleet using it connects, beside the fleet
-//! (never delaying it), from Mosquitto's `$SYS/broker/version`. The
+//! and broker, after the first active interval of the first fleet using
+//! it (its connection never takes one a device needed), from Mosquitto's
+//! `$SYS/broker/version`. The
 //! embedded broker is the one built into this expc.
 
 use std::collections::BTreeMap;
