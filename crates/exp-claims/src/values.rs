@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use exp_plan::claims::{Stat, StatFn};
+use exp_plan::{display_quantity, RangeUnit};
 use exp_results::schemas::{CONNECTIONS_TABLE, GENERATION_TABLE, MESSAGES_TABLE};
 use exp_results::validity::LeftOut;
 use exp_results::{ResultsError, RunView, TrialStatus, Warning};
@@ -156,11 +157,12 @@ pub(crate) fn stat_name(stat: &Stat) -> String {
         StatFn::Max => "max".to_string(),
         StatFn::Share { op, threshold } => {
             return format!(
-                "share({}.{}.{} {} {threshold})",
+                "share({}.{}.{} {} {})",
                 stat.kind,
                 stat.workload,
                 stat.metric,
-                op.as_str()
+                op.as_str(),
+                threshold_text(stat, *threshold)
             )
         }
         StatFn::Value => "value".to_string(),
@@ -170,6 +172,18 @@ pub(crate) fn stat_name(stat: &Stat) -> String {
         StatFn::MaxTv => return format!("max_tv({}.{})", stat.kind, stat.workload),
     };
     format!("{function}({}.{}.{})", stat.kind, stat.workload, stat.metric)
+}
+
+/// A share's threshold as the spec writes it (`500ms`, `90%`), in the unit
+/// of the metric's column.
+fn threshold_text(stat: &Stat, threshold: f64) -> String {
+    let unit = match rows::row_metric(&stat.kind, &stat.metric) {
+        Some(m) if m.column.ends_with("_ns") => RangeUnit::Duration,
+        Some(m) if m.column.ends_with("_pct") => RangeUnit::Percent,
+        Some(m) if m.column.ends_with("_bytes") => RangeUnit::Size,
+        _ => RangeUnit::Float,
+    };
+    display_quantity(unit, threshold)
 }
 
 /// 0.99 → `99`, 0.999 → `999`, 0.5 → `50`.

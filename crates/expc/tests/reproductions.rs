@@ -31,10 +31,16 @@ fn every_reproduction_is_run_here() {
     specs.sort();
     let mut listed: Vec<String> = REPRODUCTIONS.iter().map(|(s, _)| s.to_string()).collect();
     listed.sort();
-    assert_eq!(specs, listed, "specs/reproductions and the reproductions this test runs");
+    assert_eq!(
+        specs, listed,
+        "specs/reproductions and the reproductions this test runs"
+    );
     let readme = std::fs::read_to_string(dir().join("README.md")).unwrap();
     for spec in &specs {
-        assert!(readme.contains(spec.as_str()), "specs/reproductions/README.md does not describe {spec}");
+        assert!(
+            readme.contains(spec.as_str()),
+            "specs/reproductions/README.md does not describe {spec}"
+        );
     }
 }
 
@@ -77,5 +83,9 @@ fn run(spec: &str, options: &[&str]) -> Manifest {
 fn connection_structures_reproduces_figure_6a() {
     let (spec, options) = REPRODUCTIONS[0];
     let manifest = run(spec, options);
-    assert_eq!(manifest.claims.len(), 3, "the RTT-model effect, blk-conc within 500 ms, blk-conc before atbt");
+    assert_eq!(
+        manifest.claims.len(),
+        3,
+        "the RTT-model effect, blk-conc within 500 ms, blk-conc before atbt"
+    );
 }
