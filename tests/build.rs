@@ -10,7 +10,10 @@ fn main() {
     println!("cargo::rerun-if-env-changed=PATH");
     // Set by `.ci/run`: a missing engine fails the build, not ignores the test.
     println!("cargo::rerun-if-env-changed=EXPC_REQUIRE_CAPABILITIES");
-    let editors = Path::new(env!("CARGO_MANIFEST_DIR")).join("../editors");
+    // Read when the script runs, not when it was compiled: checkouts at two
+    // paths that share a target directory share this script's binary.
+    let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").unwrap_or_default();
+    let editors = Path::new(&manifest_dir).join("../editors");
     let modules = editors.join("node_modules");
     // A folder is watched with everything in it: installing the packages
     // (which creates node_modules) reruns this script.
