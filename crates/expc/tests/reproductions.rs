@@ -18,6 +18,7 @@ use exp_results::manifest::Manifest;
 /// full-scale runs).
 const REPRODUCTIONS: &[(&str, &[&str])] = &[
     ("connection-structures.exp", &["--time-scale", "0.5"]),
+    ("hpas-anomalies.exp", &["--time-scale", "0.25"]),
     ("bandwidth-variability.exp", &["--time-scale", "0.1"]),
     ("synthetic-data-generation.exp", &["--time-scale", "0.25"]),
 ];
@@ -102,6 +103,17 @@ fn connection_structures_reproduces_figure_6a() {
         manifest.claims.len(),
         3,
         "the RTT-model effect, blk-conc within 500 ms, blk-conc before atbt"
+    );
+}
+
+#[test]
+fn hpas_anomalies_reproduce_section_4_1() {
+    let spec = "hpas-anomalies.exp";
+    let manifest = run(spec, options(spec));
+    assert_eq!(
+        manifest.claims.len(),
+        7,
+        "Figure 2's ordering, Figure 5's growth and plateau, Figure 7's operations and bytes"
     );
 }
 
