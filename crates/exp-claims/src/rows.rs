@@ -70,6 +70,14 @@ pub(crate) fn row_metric(kind: &str, metric: &str) -> Option<RowMetric> {
         taken,
         time,
     };
+    let anomaly = |column, scale| RowMetric {
+        table: TIMELINE_TABLE,
+        owner: "instance",
+        column,
+        scale,
+        taken: Taken::All,
+        time: "actual_start_ns",
+    };
     Some(match (kind, metric) {
         ("fleet", "ack_latency") => fleet("ack_latency_ns", Taken::MessageOk),
         ("fleet", "delivery_latency") => fleet("delivery_latency_ns", Taken::MessageOk),
@@ -77,14 +85,9 @@ pub(crate) fn row_metric(kind: &str, metric: &str) -> Option<RowMetric> {
         ("traffic", "duration") => traffic(CONNECTIONS_TABLE, "duration_ns", Taken::Connected, "actual_start_ns"),
         ("traffic", "rtt_achieved") => traffic(CONNECTIONS_TABLE, "tcp_rtt_ns", Taken::Connected, "actual_start_ns"),
         ("traffic", "response_time") => traffic(EPOCHS_TABLE, "response_time_ns", Taken::InWindow, "start_ns"),
-        ("anomaly", "achieved_utilization") => RowMetric {
-            table: TIMELINE_TABLE,
-            owner: "instance",
-            column: "achieved_utilization_pct",
-            scale: 0.01,
-            taken: Taken::All,
-            time: "actual_start_ns",
-        },
+        ("anomaly", "achieved_utilization") => anomaly("achieved_utilization_pct", 0.01),
+        ("anomaly", "cpu_time") => anomaly("cpu_time_ns", 1.0),
+        ("anomaly", "peak_rss") => anomaly("peak_rss_bytes", 1.0),
         _ => return None,
     })
 }
