@@ -240,7 +240,7 @@ fn structure_rtt_runs() {
     cells.sort();
     let mut expected = Vec::new();
     for structure in ["ab", "atbt", "blk_conc", "blk_seq"] {
-        for rtt in ["mean", "paths(10)", "per_connection"] {
+        for rtt in ["mean", "paths(9)", "per_connection"] {
             expected.push((structure.to_string(), rtt.to_string()));
         }
     }
