@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{expc, run_dir};
+use common::{expc, run_dir, text, Scratch};
 use exp_results::claims::ClaimVerdict;
 use exp_results::manifest::{Manifest, TrialStatus};
 
@@ -27,31 +27,6 @@ experiment "claims" {
   }
 }
 "#;
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(name: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("expc-claims-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn text(output: &Output) -> String {
-    format!(
-        "--- stdout\n{}\n--- stderr\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    )
-}
 
 /// `p99(fleet.s.ack_latency) OP BOUND_NS`, as the plan holds it.
 fn p99_claim(op: &str, bound_ns: f64) -> serde_json::Value {
