@@ -213,23 +213,38 @@ impl Printer<'_> {
     }
 
     fn block(&mut self, block: &Block, depth: usize) {
+        let members: Vec<Statement> = block.members.iter().map(Statement::Member).collect();
+        let head = (block.kind.name.as_str(), block.kind.span.end, block.label.as_ref());
+        self.braced(depth, head, block.span.end as usize, members.is_empty(), |p| {
+            p.statements(&members, depth + 1)
+        });
+    }
+
+    /// `name "label" {`, the body, `}`, or `name "label" {}` when there is
+    /// neither body nor comment; then the trailing comment.
+    fn braced(
+        &mut self,
+        depth: usize,
+        (name, name_end, label): (&str, u32, Option<&StringLit>),
+        end: usize,
+        empty: bool,
+        body: impl FnOnce(&mut Self),
+    ) {
         self.indent(depth);
-        self.out.push_str(&block.kind.name);
-        if let Some(label) = &block.label {
+        self.out.push_str(name);
+        if let Some(label) = label {
             self.out.push_str(&format!(" \"{}\"", escape(&label.value)));
         }
-        let end = block.span.end as usize;
         let has_comments = self
             .comments
             .get(self.next_comment)
             .is_some_and(|c| (c.span.start as usize) < end);
-        if block.members.is_empty() && !has_comments {
+        if empty && !has_comments {
             self.out.push_str(" {}");
         } else {
             self.out.push_str(" {\n");
-            self.last_end = block.label.as_ref().map_or(block.kind.span.end, |l| l.span.end) as usize;
-            let members: Vec<Statement> = block.members.iter().map(Statement::Member).collect();
-            self.statements(&members, depth + 1);
+            self.last_end = label.map_or(name_end, |l| l.span.end) as usize;
+            body(self);
             self.comments_before(end, depth + 1);
             self.indent(depth);
             self.out.push('}');
@@ -244,38 +259,19 @@ impl Printer<'_> {
     /// `expect "label" {` and one claim per line; comments inside a claim
     /// move before it.
     fn expect(&mut self, expect: &Expect, depth: usize) {
-        self.indent(depth);
-        self.out.push_str("expect");
-        if let Some(label) = &expect.label {
-            self.out.push_str(&format!(" \"{}\"", escape(&label.value)));
-        }
-        let end = expect.span.end as usize;
-        let has_comments = self
-            .comments
-            .get(self.next_comment)
-            .is_some_and(|c| (c.span.start as usize) < end);
-        if expect.claims.is_empty() && !has_comments {
-            self.out.push_str(" {}");
-        } else {
-            self.out.push_str(" {\n");
-            self.last_end = expect.label.as_ref().map_or(expect.keyword.span.end, |l| l.span.end) as usize;
+        let head = ("expect", expect.keyword.span.end, expect.label.as_ref());
+        self.braced(depth, head, expect.span.end as usize, expect.claims.is_empty(), |p| {
             for claim in &expect.claims {
                 let (start, claim_end) = (claim.span.start as usize, claim.span.end as usize);
-                self.comments_hoisted_before(claim_end, start, depth + 1);
-                self.blank_line_before(start);
-                self.indent(depth + 1);
-                self.out.push_str(&crate::claim_text(claim));
-                self.last_end = claim_end;
-                self.trailing_comment(claim_end);
-                self.out.push('\n');
+                p.comments_hoisted_before(claim_end, start, depth + 1);
+                p.blank_line_before(start);
+                p.indent(depth + 1);
+                p.out.push_str(&crate::claim_text(claim));
+                p.last_end = claim_end;
+                p.trailing_comment(claim_end);
+                p.out.push('\n');
             }
-            self.comments_before(end, depth + 1);
-            self.indent(depth);
-            self.out.push('}');
-        }
-        self.last_end = end;
-        self.trailing_comment(end);
-        self.out.push('\n');
+        });
     }
 }
 
