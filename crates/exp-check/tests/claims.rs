@@ -2,35 +2,11 @@
 //! text as `expc fmt` writes it, and plans without claims unchanged.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+mod common;
 
-use exp_check::{compile, Compilation, Loader, Options};
+use common::plan_of;
 use exp_plan::claims::{ClaimKind, CmpOp, Direction, PhaseRelation, StatFn, Term};
 use exp_plan::{Plan, Unit, Value};
-
-struct Memory(HashMap<PathBuf, String>);
-
-impl Loader for Memory {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not in memory"))
-    }
-}
-
-fn compile_text(text: &str) -> Compilation {
-    let loader = Memory(HashMap::from([(PathBuf::from("x.exp"), text.to_string())]));
-    compile("x.exp", &loader, &Options::default())
-}
-
-fn plan_of(text: &str) -> Plan {
-    let compilation = compile_text(text);
-    let codes: Vec<_> = compilation.diagnostics.iter().map(|d| d.code).collect();
-    assert!(codes.is_empty(), "{codes:?}");
-    compilation.plan.unwrap()
-}
 
 const BASE: &str = r#"
 experiment "x" {

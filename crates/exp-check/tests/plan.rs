@@ -3,36 +3,14 @@
 //! the trial count checked before anything is lowered.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::HashMap;
+mod common;
+
 use std::fmt::Write;
-use std::path::{Path, PathBuf};
 
-use exp_check::{compile, Compilation, FsLoader, Loader, Options};
+use common::{compile_text, plan_of};
+use exp_check::{compile, FsLoader, Options};
 use exp_diagnostics::Code;
-use exp_plan::{AnomalyParams, Plan, RangeUnit, Values, WorkloadConfig};
-
-struct Memory(HashMap<PathBuf, String>);
-
-impl Loader for Memory {
-    fn read(&self, path: &Path) -> std::io::Result<String> {
-        self.0
-            .get(path)
-            .cloned()
-            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "not in memory"))
-    }
-}
-
-fn compile_text(text: &str) -> Compilation {
-    let loader = Memory(HashMap::from([(PathBuf::from("x.exp"), text.to_string())]));
-    compile("x.exp", &loader, &Options::default())
-}
-
-fn plan_of(text: &str) -> Plan {
-    let compilation = compile_text(text);
-    let codes: Vec<_> = compilation.diagnostics.iter().map(|d| d.code).collect();
-    assert!(codes.is_empty(), "{codes:?}");
-    compilation.plan.unwrap()
-}
+use exp_plan::{AnomalyParams, RangeUnit, Values, WorkloadConfig};
 
 const SWEEP: &str = r#"
 experiment "x" {
