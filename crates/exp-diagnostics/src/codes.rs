@@ -1091,10 +1091,13 @@ kernel achieves here.
 ";
     V0302 => "anomaly below its intensity",
 "Validity, degraded: a `cpuoccupy` activation's achieved utilization
-(`achieved_utilization_pct` in `anomaly_timeline`) stayed more than 20 % of
-the request below the utilization asked for: the anomaly the data is
-labelled with was weaker than stated, usually because other processes shared
-its cores.
+(`achieved_utilization_pct` in `anomaly_timeline`) stayed more than 20 %
+below what it could reach: the utilization asked for, capped by what the
+run's own process (the runner, an embedded broker, the other workloads)
+left of the cores over the activation. The anomaly the data is labelled with
+was weaker than stated, because processes outside the experiment (or the
+hypervisor) took its cores; contention from the experiment itself is what
+the anomaly is for and is not counted against it.
 
 Fix: pin the anomaly to cores nothing else uses; `expc calibrate cpuoccupy`
 shows what the kernel achieves on this machine.

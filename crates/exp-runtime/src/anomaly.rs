@@ -99,6 +99,14 @@ pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, E
     Ok(summary)
 }
 
+/// This process's CPU since `meter` started, as a share of the machine's
+/// cores (the anomaly's child is another process and not in it).
+fn own_cpu_share(meter: &crate::fleet::cpu::CpuMeter) -> f64 {
+    let used = meter.read();
+    let cores = exp_host::online_cpus().len().max(1) as f64;
+    used.runner_s / (used.wall_s.max(1e-9) * cores)
+}
+
 struct Activation {
     /// Its `anomaly_timeline` row, by column name.
     row: Vec<(&'static str, Cell)>,
@@ -134,6 +142,7 @@ fn activate(
     exp_results::create_dir_below(&ctx.run_dir, &config.scratch_dir)
         .map_err(|e| ExecError::step("anomaly", name, "scratch directory", e.to_string()))?;
     let actual_start_ns = ctx.clock.now_ns();
+    let own_cpu = crate::fleet::cpu::CpuMeter::start();
     let instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
     let pid = instance.pid();
     ctx.processes.add(name, pid);
@@ -156,6 +165,7 @@ fn activate(
             counters: &outcome.counters,
             active_ns,
             achieved_utilization: achieved / 100.0,
+            own_cpu_share: own_cpu_share(&own_cpu),
         },
         &ctx.bounds,
     );

@@ -27,10 +27,20 @@ pub struct ActivationWork<'a> {
     /// Wall time from start to end, and CPU time per pinned core over it.
     pub active_ns: u64,
     pub achieved_utilization: f64,
+    /// CPU this process (the runner, an embedded broker, the other
+    /// workloads' threads) used over the activation, as a share of the
+    /// machine's cores: the contention the experiment puts on the anomaly's
+    /// cores by design, which the anomaly is not held to overcome.
+    pub own_cpu_share: f64,
 }
 
 /// An activation that did no work at all is invalid, and its window is not
 /// ground truth; a `cpuoccupy` one well below its utilization is degraded.
+/// The utilization a hog can reach is what the run's own processes leave of
+/// its cores (the quickstart pins a hog on the cores its fleet uses: that
+/// contention is the experiment), so the floor is the request capped by that
+/// remainder, less the tolerance; a neighbour or the hypervisor taking the
+/// cores still shows.
 pub fn activation(work: &ActivationWork<'_>, bounds: &Bounds) -> Option<Finding> {
     let c = work.counters;
     if c.iterations == 0 && c.bytes == 0 && c.files == 0 {
@@ -49,18 +59,20 @@ pub fn activation(work: &ActivationWork<'_>, bounds: &Bounds) -> Option<Finding>
     let AnomalyParams::Cpuoccupy { utilization_ratio } = work.params else {
         return None;
     };
-    let floor = utilization_ratio * (1.0 - bounds.intensity_tolerance);
+    let reachable = utilization_ratio.min(1.0 - work.own_cpu_share.clamp(0.0, 1.0));
+    let floor = reachable * (1.0 - bounds.intensity_tolerance);
     let long_enough = work.active_ns >= SHORTEST_AUDITED_UTILIZATION.as_nanos() as u64;
     (long_enough && work.achieved_utilization < floor).then(|| {
         Finding::new(
             "V0302",
             Verdict::Degraded,
             format!(
-                "activation {} reached {:.1} % utilization of the {:.1} % asked (at least {:.1} % expected)",
+                "activation {} reached {:.1} % utilization of the {:.1} % asked (at least {:.1} % expected, the run's own processes having used {:.1} % of the cores)",
                 work.activation,
                 work.achieved_utilization * 100.0,
                 utilization_ratio * 100.0,
-                floor * 100.0
+                floor * 100.0,
+                work.own_cpu_share * 100.0
             ),
         )
         .measured(work.achieved_utilization, floor)
@@ -203,6 +215,7 @@ mod tests {
             counters,
             active_ns: 2_000_000_000,
             achieved_utilization: utilization,
+            own_cpu_share: 0.0,
         }
     }
 
@@ -240,6 +253,32 @@ mod tests {
             ..work(&hog, &ran, 0.1)
         };
         assert_eq!(activation(&short, &Bounds::default()), None, "too short to judge");
+    }
+
+    #[test]
+    fn the_runs_own_cpu_is_contention_by_design() {
+        let hog = AnomalyParams::Cpuoccupy { utilization_ratio: 1.0 };
+        let ran = Counters {
+            iterations: 1000,
+            bytes: 0,
+            files: 0,
+        };
+        // The quickstart: a hog on both cores beside a fleet using 0.55 of
+        // them reaches 68 %; 100 % was never within its reach.
+        let beside_fleet = ActivationWork {
+            own_cpu_share: 0.275,
+            ..work(&hog, &ran, 0.68)
+        };
+        assert_eq!(activation(&beside_fleet, &Bounds::default()), None);
+        // The same hog at 50 % with the run using the same share: a
+        // neighbour took the rest, and that still shows.
+        let starved = ActivationWork {
+            own_cpu_share: 0.275,
+            ..work(&hog, &ran, 0.5)
+        };
+        let found = activation(&starved, &Bounds::default()).unwrap();
+        assert_eq!(found.code, "V0302");
+        assert_eq!(found.measured, Some(0.5));
     }
 
     #[test]
