@@ -4,9 +4,12 @@
 
 use std::fmt::Write;
 
+use exp_plan::Plan;
+use exp_results::claims::ClaimRecord;
 use exp_results::{Manifest, TrialStatus};
 
 use crate::aggregate::SweepTable;
+use crate::claims::FigureLink;
 use crate::compare::RunComparison;
 use crate::figures::{point_label, Figure};
 use crate::ReportError;
@@ -15,7 +18,8 @@ const STYLE: &str = "body{font-family:sans-serif;max-width:800px;margin:2em auto
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:2em}\
 table{border-collapse:collapse;font-size:.9em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}\
 th{background:#f4f4f4}td.l,th.l{text-align:left}.warn{color:#a40}\
-figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}svg{max-width:100%;height:auto}";
+figure{margin:1.5em 0}figcaption{font-size:.9em;color:#444}svg{max-width:100%;height:auto}\
+div.claims{font-size:.9em;border-left:3px solid #ccc;padding-left:.5em}";
 
 /// The tables a page shows above its figures.
 pub enum Tables<'a> {
@@ -25,11 +29,17 @@ pub enum Tables<'a> {
     Comparison(&'a [RunComparison]),
 }
 
-/// The whole report page of one run, or of runs compared with the first.
-pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<String, ReportError> {
+/// The whole report page of one run, or of runs compared with the first;
+/// each run with its plan, whose claims say which figures its claims'
+/// verdicts (the manifest's `claims`) are about.
+pub fn page(runs: &[(&Manifest, Option<&Plan>)], figures: &[Figure], tables: &Tables) -> Result<String, ReportError> {
+    let about: Vec<Vec<Vec<String>>> = runs
+        .iter()
+        .map(|(run, plan)| run.claims.iter().map(|c| figures_of(*plan, c, figures)).collect())
+        .collect();
     let mut out = String::new();
     let title = match runs {
-        [one] => format!("{} — run {}", one.experiment, one.run_id),
+        [(one, _)] => format!("{} — run {}", one.experiment, one.run_id),
         _ => format!("{} runs compared", runs.len()),
     };
     // Writing to a String cannot fail.
@@ -39,7 +49,7 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
         escape(&title),
         escape(&title)
     );
-    for (i, run) in runs.iter().enumerate() {
+    for (i, (run, _)) in runs.iter().enumerate() {
         if runs.len() > 1 {
             let role = if i == 0 { "baseline" } else { "compared" };
             let _ = writeln!(
@@ -50,11 +60,23 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
             );
         }
         header(&mut out, run);
-        crate::claims::html(&mut out, &run.claims);
+        let links: Vec<Vec<FigureLink>> = about[i]
+            .iter()
+            .map(|ids| {
+                ids.iter()
+                    .filter_map(|id| figures.iter().find(|f| f.id == *id))
+                    .map(|f| FigureLink {
+                        id: &f.id,
+                        title: &f.chart.title,
+                    })
+                    .collect()
+            })
+            .collect();
+        crate::claims::html(&mut out, i, &run.claims, &links);
         crate::validity::html(&mut out, run);
     }
     match (tables, runs.first()) {
-        (Tables::Sweep { table, .. }, Some(run)) if !table.points.is_empty() => sweep_table(&mut out, run, table),
+        (Tables::Sweep { table, .. }, Some((run, _))) if !table.points.is_empty() => sweep_table(&mut out, run, table),
         (Tables::Comparison(comparisons), _) => crate::html_compare::tables(&mut out, comparisons),
         _ => {}
     }
@@ -62,10 +84,12 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
         let svg = figure.svg()?;
         let _ = write!(
             out,
-            "<figure id=\"{}\">\n{svg}\n<figcaption>{}</figcaption></figure>\n",
+            "<figure id=\"{}\">\n{svg}\n<figcaption>{}</figcaption>",
             figure.id,
             escape(&figure.caption)
         );
+        crate::claims::html_under_figure(&mut out, &claims_about(runs, &about, &figure.id));
+        out.push_str("</figure>\n");
     }
     if figures.is_empty() {
         out.push_str("<p>No table of this run has a figure.</p>\n");
@@ -75,6 +99,34 @@ pub fn page(runs: &[&Manifest], figures: &[Figure], tables: &Tables) -> Result<S
     }
     out.push_str("</body></html>\n");
     Ok(out)
+}
+
+/// The figures the plan's claim recorded as `record` is about (none
+/// without the plan, or a claim it no longer has).
+fn figures_of(plan: Option<&Plan>, record: &ClaimRecord, figures: &[Figure]) -> Vec<String> {
+    plan.and_then(|p| {
+        p.claims
+            .iter()
+            .find(|c| c.text == record.text && c.group == record.group)
+    })
+    .map_or_else(Vec::new, |claim| crate::claim_figures::figures_of(claim, figures))
+}
+
+/// The claims of every run about figure `id`, each with its anchor.
+fn claims_about<'a>(
+    runs: &[(&'a Manifest, Option<&Plan>)],
+    about: &[Vec<Vec<String>>],
+    id: &str,
+) -> Vec<(String, &'a ClaimRecord)> {
+    let mut out = Vec::new();
+    for (r, (run, _)) in runs.iter().enumerate() {
+        for (i, claim) in run.claims.iter().enumerate() {
+            if about[r][i].iter().any(|f| f == id) {
+                out.push((crate::claims::anchor(r, i), claim));
+            }
+        }
+    }
+    out
 }
 
 /// What was run, where and how it ended, with contended trials named.

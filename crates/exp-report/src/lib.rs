@@ -13,6 +13,7 @@
 //! [`ResultsError`]s, or [`ReportError`]s where figures are drawn.
 
 pub mod aggregate;
+pub mod claim_figures;
 pub mod claims;
 pub mod compare;
 mod error;

@@ -238,10 +238,10 @@ fn comparisons(baseline: &RunView, others: &[RunView], args: &Args) -> Vec<RunCo
 
 /// `--html` and `--svg`: every figure of one run, or of the runs overlaid.
 fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
+    let plans: Vec<_> = views.iter().map(|view| load_plan(&view.dir)).collect();
     let mut per_run = Vec::new();
-    for view in views {
-        let (figures, mut warnings) =
-            figures(view, load_plan(&view.dir).as_ref(), args.include_invalid).map_err(|e| e.to_string())?;
+    for (view, plan) in views.iter().zip(&plans) {
+        let (figures, mut warnings) = figures(view, plan.as_ref(), args.include_invalid).map_err(|e| e.to_string())?;
         warnings.extend(exp_report::expected::missing_tables(view));
         warn(&warnings);
         per_run.push((run_name(view), figures));
@@ -253,14 +253,14 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     let mut manifests: Vec<_> = views.iter().map(|v| v.manifest.clone()).collect();
     let (figures, tables_owned) = match views {
         [one] => {
-            let plan = load_plan(&one.dir);
+            let plan = plans[0].as_ref();
             // The claims as the tables give them now, at the top of the page.
-            let (claims, warnings) = crate::claims::evaluate(one, plan.as_ref(), args.include_invalid);
+            let (claims, warnings) = crate::claims::evaluate(one, plan, args.include_invalid);
             warn(&warnings);
             write_junit(one, args, &claims)?;
             manifests[0].claims = claims;
-            let table = sweep_table(&one.manifest, plan.as_ref(), args.include_invalid);
-            let methods = methods_paragraph(&one.manifest, plan.as_ref(), &table);
+            let table = sweep_table(&one.manifest, plan, args.include_invalid);
+            let methods = methods_paragraph(&one.manifest, plan, &table);
             (per_run.remove(0).1, Owned::Sweep(table, methods))
         }
         [baseline, others @ ..] => (overlay(per_run), Owned::Diffs(comparisons(baseline, others, args))),
@@ -274,12 +274,12 @@ fn write_figures(args: &Args, views: &[RunView]) -> Result<ExitCode, String> {
     }
     if let Some(path) = &args.html {
         let path = path.clone().unwrap_or_else(|| views[0].dir.join("report.html"));
-        let manifests: Vec<_> = manifests.iter().collect();
+        let runs: Vec<_> = manifests.iter().zip(&plans).map(|(m, p)| (m, p.as_ref())).collect();
         let tables = match &tables_owned {
             Owned::Sweep(table, methods) => Tables::Sweep { table, methods },
             Owned::Diffs(diffs) => Tables::Comparison(diffs),
         };
-        let html = page(&manifests, &figures, &tables).map_err(|e| e.to_string())?;
+        let html = page(&runs, &figures, &tables).map_err(|e| e.to_string())?;
         exp_files::write_file(&path, html.as_bytes()).map_err(|e| e.to_string())?;
         errln!("wrote {} ({} figures)", path.display(), figures.len());
     }

@@ -36,6 +36,23 @@ experiment "report-figures" {
 }
 "#;
 
+/// The fleet beside the anomaly twice, with claims on the fleet's latency
+/// (a threshold, and a comparison of the anomaly's phases) and on the
+/// anomaly's utilisation: each claim must link to the figure of its metric.
+fn fleet_claims_spec() -> String {
+    FLEET_SPEC
+        .replace("  duration = 6s", "  duration = 6s\n  repeat   = 2")
+        .replace(
+            "  monitor { interval = 250ms }",
+            "  monitor { interval = 250ms }
+  expect \"figures\" {
+    p99(sensors.ack_latency) < 10s
+    p99(sensors.ack_latency during cpu) > 0.001 * p99(sensors.ack_latency before cpu)
+    median(cpu.achieved_utilization) > 1%
+  }",
+        )
+}
+
 /// Two utilisation levels, three repetitions each.
 const SWEEP_SPEC: &str = r#"
 experiment "report-sweep" {
@@ -74,6 +91,12 @@ static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// Runs `spec` in `scratch/NAME` and returns its run directory.
 fn run(scratch: &Scratch, name: &str, spec: &str, extra: &[&str]) -> PathBuf {
+    run_with_claims(scratch, name, spec, extra, &[0])
+}
+
+/// `run`, where the claims' verdicts may give the exit status (`codes`:
+/// those accepted).
+fn run_with_claims(scratch: &Scratch, name: &str, spec: &str, extra: &[&str], codes: &[i32]) -> PathBuf {
     let _one = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let spec_path = scratch.0.join(format!("{name}.exp"));
     std::fs::write(&spec_path, spec).unwrap();
@@ -86,7 +109,11 @@ fn run(scratch: &Scratch, name: &str, spec: &str, extra: &[&str]) -> PathBuf {
         .args(extra)
         .output()
         .unwrap();
-    assert!(output.status.success(), "{}", text(&output));
+    assert!(
+        output.status.code().is_some_and(|c| codes.contains(&c)),
+        "{}",
+        text(&output)
+    );
     run_dir(&out).unwrap()
 }
 
@@ -115,11 +142,21 @@ fn report(runs: &[&Path], page: &Path, svg: &Path) -> Vec<(String, Svg)> {
     figures
 }
 
-/// The page loads nothing: no script, no link, no source, no URL but the
-/// SVG namespace; and it holds every figure.
+/// The page loads nothing: no script, no link but to an element of its
+/// own, no source, no URL but the SVG namespace; and it holds every figure.
 fn assert_self_contained(html: &str, figures: usize) {
-    for forbidden in ["<script", "src=", "href=", "url(", "@import"] {
+    for forbidden in ["<script", "src=", "href='", "url(", "@import"] {
         assert!(!html.contains(forbidden), "the page has {forbidden:?}");
+    }
+    for link in html.split("href=\"").skip(1) {
+        let target = link.split('"').next().unwrap();
+        let id = target
+            .strip_prefix('#')
+            .unwrap_or_else(|| panic!("the page links out of itself: {target:?}"));
+        assert!(
+            html.contains(&format!(" id=\"{id}\"")),
+            "the link to #{id} has no target"
+        );
     }
     let urls = html.matches("http").count();
     let namespaces = html.matches("http://www.w3.org/2000/svg").count();
@@ -353,12 +390,21 @@ fn two_runs_compared_overlay_their_figures_and_test_their_metrics() {
 }
 
 /// The page opened by Chromium, offline and headless: it renders every
-/// figure, the screenshot is not blank and the console stays silent.
+/// figure, the screenshot is not blank and the console stays silent; and
+/// each claim links to the figures of its metric, which show the claim with
+/// its verdict, interval and method.
 #[test]
 #[cfg_attr(not(chromium), ignore = "needs Debian's chromium")]
 fn the_page_renders_in_a_browser_without_a_network() {
     let scratch = Scratch::new("report-browser");
-    let dir = run(&scratch, "fleet", FLEET_SPEC, &["--time-scale", "0.5"]);
+    // The verdicts are not what this test is about: any exit of a complete run.
+    let dir = run_with_claims(
+        &scratch,
+        "fleet",
+        &fleet_claims_spec(),
+        &["--time-scale", "0.5"],
+        &[0, 3, 4],
+    );
     let page = scratch.0.join("page.html");
     let figures = report(&[&dir], &page, &scratch.0.join("svg"));
 
@@ -382,6 +428,7 @@ fn the_page_renders_in_a_browser_without_a_network() {
         dom.contains("<h2>Methods</h2>") && dom.contains(&format!("Methods. Experiment \"{}\"", manifest.experiment)),
         "the Methods paragraph naming the experiment"
     );
+    assert_claims_beside_their_figures(&dom, &manifest);
 
     let screenshot = scratch.0.join("page.png");
     chromium(&scratch, &page, &format!("--screenshot={}", screenshot.display()));
@@ -392,6 +439,82 @@ fn the_page_renders_in_a_browser_without_a_network() {
         screenshot.display(),
         pixels * 100.0
     );
+}
+
+/// In the rendered page, each claim's row of the claims table links to the
+/// figure that plots its metric (the latency CDF, the CDF by anomaly phase
+/// for the comparison of phases, the CPU of every trial for the anomaly's
+/// utilisation), and every figure it links to shows the claim, linked back,
+/// with the verdict the run recorded and each point's interval and method.
+fn assert_claims_beside_their_figures(dom: &str, manifest: &exp_results::manifest::Manifest) {
+    let expected = [
+        ("p99(sensors.ack_latency) < 10s", "fleet-ack-latency-cdf"),
+        (
+            "p99(sensors.ack_latency during cpu) > 0.001 * p99(sensors.ack_latency before cpu)",
+            "fleet-ack-latency-by-phase-cdf",
+        ),
+        ("median(cpu.achieved_utilization) > 1%", "cpu-trial-"),
+    ];
+    assert_eq!(manifest.claims.len(), expected.len(), "{:?}", manifest.claims);
+    for (i, (claim, (text, figure))) in manifest.claims.iter().zip(expected).enumerate() {
+        assert_eq!(claim.text, text);
+        let row = between(dom, &format!("<tr id=\"claim-0-{i}\">"), "</tr>");
+        assert!(row.contains(&dom_text(text)), "{row}");
+        assert!(row.contains(&format!("<b>{}</b>", claim.verdict.as_str())), "{row}");
+        let links: Vec<&str> = row
+            .split("href=\"#")
+            .skip(1)
+            .map(|l| l.split('"').next().unwrap())
+            .collect();
+        assert!(
+            links.iter().any(|l| l.starts_with(figure)),
+            "{text}: {figure} not in {links:?}"
+        );
+        if figure == "cpu-trial-" {
+            let trials = links.iter().filter(|l| l.starts_with(figure)).count();
+            assert_eq!(
+                trials,
+                manifest.trials.len(),
+                "the CPU figure of every trial: {links:?}"
+            );
+        }
+        for id in links {
+            let shown = between(dom, &format!("<figure id=\"{id}\">"), "</figure>");
+            let note = between(shown, &format!("<a href=\"#claim-0-{i}\">"), "</p>");
+            assert!(
+                note.starts_with(&format!("{}</a>: <b>{}</b>.", dom_text(text), claim.verdict.as_str())),
+                "{id}: {note}"
+            );
+            // Each point: the estimate with its interval (or why there is
+            // none), the method and the repetitions, as the run recorded them.
+            for point in &claim.points {
+                let method = if point.method.is_empty() {
+                    "no value"
+                } else {
+                    &point.method
+                };
+                let said = format!(
+                    "{} = {} ({method}; n = {})",
+                    point.quantity,
+                    exp_report::claims::estimate(point),
+                    point.repetitions
+                );
+                assert!(note.contains(&dom_text(&said)), "{id}: `{said}` not in {note}");
+            }
+        }
+    }
+}
+
+/// The part of `text` from `start` (excluded) to the next `end`.
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).unwrap_or_else(|| panic!("no {start} in the page")) + start.len();
+    let to = text[from..].find(end).map_or(text.len(), |n| from + n);
+    &text[from..to]
+}
+
+/// `text` as Chromium serialises a text node: `&`, `<` and `>` escaped.
+fn dom_text(text: &str) -> String {
+    text.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
 }
 
 /// Opens `page` in headless Chromium with `action` (`--dump-dom` or

@@ -112,8 +112,9 @@ fn hpas_anomalies_reproduce_section_4_1() {
     let manifest = run(spec, options(spec));
     assert_eq!(
         manifest.claims.len(),
-        7,
-        "Figure 2's ordering, Figure 5's growth and plateau, Figure 7's operations and bytes"
+        11,
+        "Figure 2's ordering, Figure 3's cache level, Figure 4's memory speed, Figure 5's growth and \
+         plateau, Figure 6's tunable bandwidth, Figure 7's operations and bytes"
     );
 }
 

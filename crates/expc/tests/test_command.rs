@@ -248,6 +248,59 @@ fn run_catches_a_workload_that_writes_no_rows() {
     assert!(!lib.0.join("runs").exists());
 }
 
+/// `--run` reports the claims' verdicts over the first trial under the
+/// spec's line, each claim with, per point, its verdict, quantity and value,
+/// without failing the test for them: one shortened repetition has no
+/// interval (docs/running.md, "Claims"). Which verdict depends on the host
+/// (a busy one makes the trial invalid, and the claims inconclusive), so
+/// any is accepted.
+#[test]
+fn run_reports_the_claims_over_the_first_trial() {
+    let lib = Scratch::new("test-command-run-claims");
+    let claims = "  expect \"delivery\" {
+    p99(sensors.ack_latency) < 10s
+    loss(sensors) > 50%
+  }
+}
+";
+    let spec = RUNNABLE.replace("FIRST", "uniform");
+    let spec = format!("{}{claims}", spec.strip_suffix("}\n").unwrap());
+    write(&lib.0, "claims.exp", &spec);
+    assert_eq!(test_in(&lib.0, &["--accept"]).status.code(), Some(0));
+    let output = test_in(&lib.0, &["--run", "--time-scale", "1"]);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output));
+    let out = stdout(&output);
+    let lines: Vec<&str> = out.lines().map(str::trim).collect();
+    let at = lines
+        .iter()
+        .position(|l| *l == "test claims.exp ... ok")
+        .unwrap_or_else(|| panic!("no result line in:\n{out}"));
+    assert_eq!(lines.get(at + 1), Some(&"Claims"), "{out}");
+    let verdict = |line: &str| {
+        ["supported", "refuted", "inconclusive"]
+            .into_iter()
+            .find(|v| line.starts_with(&format!("{v} ")))
+    };
+    let mut next = at + 2;
+    for (claim, quantity) in [
+        (
+            "[delivery] p99(sensors.ack_latency) < 10s",
+            "p99(fleet.sensors.ack_latency) = ",
+        ),
+        ("[delivery] loss(sensors) > 50%", "loss(fleet.sensors) = "),
+    ] {
+        let line = lines[next];
+        let said = verdict(line).unwrap_or_else(|| panic!("no verdict in `{line}`:\n{out}"));
+        assert_eq!(line[said.len()..].trim_start(), claim, "{out}");
+        let point = lines[next + 1];
+        assert!(point.starts_with(&format!("{said} {quantity}")), "{out}");
+        next += 2;
+        while lines[next].starts_with("left out: ") {
+            next += 1;
+        }
+    }
+}
+
 /// `--review` on a real terminal (`script` gives it one): each new plan is
 /// shown and accepted or not, one answer each.
 #[test]

@@ -48,16 +48,24 @@ pub struct Figure {
 
 impl Figure {
     fn new(id: String, chart: Chart, caption: String) -> Figure {
-        let id = id
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
-            .collect();
-        Figure { id, chart, caption }
+        Figure {
+            id: figure_id(&id),
+            chart,
+            caption,
+        }
     }
 
     pub fn svg(&self) -> Result<String, ReportError> {
         Ok(self.chart.to_svg()?)
     }
+}
+
+/// `text` as (part of) a figure's id: ASCII letters, digits and `-`, every
+/// other character a `-` (`hog.achieved_utilization`: `hog-achieved-utilization`).
+pub fn figure_id(text: &str) -> String {
+    text.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '-' })
+        .collect()
 }
 
 /// Every figure the run's tables allow, in a fixed order: sweeps, fleets,

@@ -37,9 +37,18 @@ impl Totals {
             if let (Some(tcp), Some(assigned)) = (&c.tcp, c.assigned_rtt_us) {
                 self.rtts_us.push((u64::from(tcp.rtt_us), assigned));
             }
+            // A connection the window's end (or Ctrl-C) cut while it was
+            // still connecting keeps status `Failed` in its record, but it
+            // did not fail: its row says `interrupted`, as the report and
+            // the claims count it (a connection scheduled within one RTT of
+            // the window's end: one window in three of the reproduction of
+            // connection structures at `--time-scale 0.5`).
+            if c.interrupted.is_some() {
+                continue;
+            }
             if c.status == ConnectionStatus::Failed {
                 self.failed += 1;
-            } else if c.interrupted.is_none() {
+            } else {
                 self.durations_ns.push(c.duration_us as f64 * 1000.0);
             }
         }
@@ -103,5 +112,75 @@ impl Totals {
             put("throughput", self.bytes as f64 * 8.0 * 1e9 / self.interval_ns as f64);
         }
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::SystemTime;
+
+    use exp_traffic::replay::{ConnectionRecord, ConnectionStatus, Interruption, ReplayResult};
+
+    use super::*;
+
+    fn connection(id: u64, status: ConnectionStatus, interrupted: Option<Interruption>) -> ConnectionRecord {
+        ConnectionRecord {
+            id,
+            structure: "blk_conc".into(),
+            local: None,
+            planned_start_us: 1000 * id,
+            actual_start_us: 1000 * id,
+            first_byte_us: None,
+            last_byte_us: None,
+            end_us: 1000 * id + 500,
+            duration_us: 500,
+            sent_bytes: 0,
+            expected_sent_bytes: 100,
+            received_bytes: 0,
+            expected_received_bytes: 100,
+            epochs: 0,
+            assigned_rtt_us: None,
+            status,
+            error: None,
+            tcp: None,
+            in_window: true,
+            interrupted,
+        }
+    }
+
+    /// The window's end stops the replay: a connection still connecting
+    /// then is `interrupted` in `traffic_connections`, not `failed`, and
+    /// neither the audit (V0203) nor `failed_connections` may call it a
+    /// failure; one that could not connect is one.
+    #[test]
+    fn a_connection_cut_while_connecting_is_not_a_failure() {
+        let result = ReplayResult {
+            origin: SystemTime::UNIX_EPOCH,
+            connections: vec![
+                connection(0, ConnectionStatus::Complete, None),
+                connection(1, ConnectionStatus::Failed, None),
+                connection(2, ConnectionStatus::Short, Some(Interruption::Cut)),
+                // What `run_connection` records when the stop comes during `open`.
+                connection(3, ConnectionStatus::Failed, Some(Interruption::Cut)),
+                connection(4, ConnectionStatus::Failed, Some(Interruption::NotStarted)),
+            ],
+            epochs: Vec::new(),
+            active_connections: Vec::new(),
+            throughput: Vec::new(),
+            nofile_limit: 1024,
+        };
+        let mut totals = Totals::default();
+        totals.add(&result);
+        assert_eq!((totals.connections, totals.failed), (4, 1), "tried, failed");
+        assert_eq!(totals.durations_ns, [500_000.0], "only the complete one's duration");
+        let summary = totals.summary(0, &Bounds::default());
+        assert_eq!(summary.metrics["failed_connections"], 1.0);
+        let v0203: Vec<&str> = summary
+            .findings
+            .iter()
+            .filter(|f| f.code == "V0203")
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(v0203, ["1 of 4 connections failed"]);
     }
 }
