@@ -260,7 +260,12 @@ fn monitor_metrics_spreads_and_scaled_constants_are_lowered() {
     let (left, _, right) = compare(&claims[0]);
     let (during, before) = (stat_of(left), stat_of(right));
     assert_eq!(
-        (during.kind.as_str(), during.workload.as_str(), during.metric.as_str(), during.unit),
+        (
+            during.kind.as_str(),
+            during.workload.as_str(),
+            during.metric.as_str(),
+            during.unit
+        ),
         ("monitor", "monitor", "cpu_user_pct", Unit::Ratio)
     );
     assert_eq!(before.metric, "cpu_user_pct", "a bare name finds the monitor's column");
@@ -272,7 +277,10 @@ fn monitor_metrics_spreads_and_scaled_constants_are_lowered() {
         .iter()
         .map(|c| {
             let stat = stat_of(compare(c).0);
-            assert_eq!((stat.kind.as_str(), stat.metric.as_str()), ("traffic", "window_throughput"));
+            assert_eq!(
+                (stat.kind.as_str(), stat.metric.as_str()),
+                ("traffic", "window_throughput")
+            );
             (stat.function.clone(), stat.unit)
         })
         .collect();

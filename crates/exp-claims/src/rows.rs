@@ -361,7 +361,10 @@ pub(crate) fn window_throughputs(
                 chunk.u64("duration_ns")?,
                 chunk.u64("bytes")?,
             );
-            let rows = owners.into_iter().zip(in_window.iter()).zip(window.iter().zip(t.iter()));
+            let rows = owners
+                .into_iter()
+                .zip(in_window.iter())
+                .zip(window.iter().zip(t.iter()));
             for (((mine, counted), (w, t)), (ns, bytes)) in rows.zip(ns.iter().zip(bytes.iter())) {
                 let (true, Some(true), Some(w), Some(t), Some(ns)) = (mine, counted, w, t, ns) else {
                     continue;

@@ -115,7 +115,10 @@ impl<'r> Values<'r> {
             ),
             function if stat.kind == "traffic" && stat.metric == "window_throughput" => {
                 let paths = self.files(THROUGHPUT_TABLE, trial);
-                Ok(of_rows(function, rows::window_throughputs(&paths, &stat.workload, phase.as_ref())?))
+                Ok(of_rows(
+                    function,
+                    rows::window_throughputs(&paths, &stat.workload, phase.as_ref())?,
+                ))
             }
             function => {
                 let Some(metric) = rows::row_metric(&stat.kind, &stat.metric) else {

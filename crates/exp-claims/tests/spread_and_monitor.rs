@@ -91,10 +91,22 @@ fn monitor_trial(trial: u32) -> Rows {
 
 #[test]
 fn monitor_metrics_by_phase_with_samples_straddling_a_boundary_left_out() {
-    let during = with_phase(monitor_stat(StatFn::Mean, "cpu_user_pct", Unit::Ratio), PhaseRelation::During);
-    let before = with_phase(monitor_stat(StatFn::Mean, "cpu_user_pct", Unit::Ratio), PhaseRelation::Before);
-    let max_before = with_phase(monitor_stat(StatFn::Max, "cpu_user_pct", Unit::Ratio), PhaseRelation::Before);
-    let min_during = with_phase(monitor_stat(StatFn::Min, "cpu_user_pct", Unit::Ratio), PhaseRelation::During);
+    let during = with_phase(
+        monitor_stat(StatFn::Mean, "cpu_user_pct", Unit::Ratio),
+        PhaseRelation::During,
+    );
+    let before = with_phase(
+        monitor_stat(StatFn::Mean, "cpu_user_pct", Unit::Ratio),
+        PhaseRelation::Before,
+    );
+    let max_before = with_phase(
+        monitor_stat(StatFn::Max, "cpu_user_pct", Unit::Ratio),
+        PhaseRelation::Before,
+    );
+    let min_during = with_phase(
+        monitor_stat(StatFn::Min, "cpu_user_pct", Unit::Ratio),
+        PhaseRelation::During,
+    );
     let claims = vec![
         // Truth: 60 % during against 10–13 % before.
         compare(
@@ -152,7 +164,10 @@ fn monitor_metrics_by_phase_with_samples_straddling_a_boundary_left_out() {
         tables.push(timeline(t, vec![activation("cpu", 5 * S, 10 * S)]));
     }
     let claims = verdicts(&plan, tables, 1.0);
-    check(&claims, &[Supported, Refuted, Supported, Supported, Supported, Supported]);
+    check(
+        &claims,
+        &[Supported, Refuted, Supported, Supported, Supported, Supported],
+    );
     let max_before = claims[2].points[0].estimate.unwrap();
     assert!((max_before - 0.115).abs() < 1e-9, "the mean of 10–13 %: {max_before}");
 }

@@ -160,10 +160,18 @@ fn workloads<'a>(analysis: &Analysis<'a>) -> Vec<Workload<'a>> {
         let Some(schema) = registry::block(kind) else { continue };
         match schema.role {
             Role::Service { .. } if !found.iter().any(|w| w.schema.kind == schema.kind) => {
-                found.insert(0, Workload { schema, label: "monitor" });
+                found.insert(
+                    0,
+                    Workload {
+                        schema,
+                        label: "monitor",
+                    },
+                );
             }
             Role::Workload { .. } => {
-                let Some(label) = analysis.prev(frame.open) else { continue };
+                let Some(label) = analysis.prev(frame.open) else {
+                    continue;
+                };
                 if matches!(analysis.tokens[label].kind, Tok::Str { closed: true }) {
                     found.push(Workload {
                         schema,
@@ -348,7 +356,10 @@ mod tests {
         let fleet = labels("p99(fleet.sensors.|)");
         assert!(fleet.contains(&"ack_latency".to_string()), "{fleet:?}");
         assert!(!fleet.contains(&"duration".to_string()), "a traffic metric: {fleet:?}");
-        assert_eq!(labels("p99(web.|) < 1s"), ["duration", "response_time", "rtt_achieved", "window_throughput"]);
+        assert_eq!(
+            labels("p99(web.|) < 1s"),
+            ["duration", "response_time", "rtt_achieved", "window_throughput"]
+        );
         assert_eq!(labels("p99(traffic.|)"), ["web"]);
         let trial = labels("value(sensors.|)");
         assert!(trial.contains(&"throughput".to_string()) && trial.contains(&"ack_latency_p99".to_string()));
@@ -377,7 +388,9 @@ mod tests {
         let text = with_monitor("mean(monitor.cpu_user_pct) < 90%");
         let offset = text.find("cpu_user").unwrap() + 1;
         let context = Context::new(&text, Some(Path::new("/x/a.exp")), &overlay, &library);
-        let hover = crate::hover::hover(&context, offset, &[]).map(|(h, _)| h).unwrap_or_default();
+        let hover = crate::hover::hover(&context, offset, &[])
+            .map(|(h, _)| h)
+            .unwrap_or_default();
         assert!(
             hover.contains("row metric of the `monitor`, a ratio") && hover.contains("system_metrics"),
             "{hover}"

@@ -102,10 +102,7 @@ pub enum Term {
         time_scaled: bool,
     },
     /// `factor * stat`; a bare statistic has factor 1.
-    Scaled {
-        factor: f64,
-        stat: Stat,
-    },
+    Scaled { factor: f64, stat: Stat },
 }
 
 /// A statistic of one workload's measurements, computed per trial.

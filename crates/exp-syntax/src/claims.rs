@@ -93,7 +93,9 @@ impl Builder<'_> {
                 Rule::stat => stat = Some(self.stat(p)),
                 Rule::scaled => {
                     let span = self.span(&p);
-                    let value = p.into_inner().find(|q| matches!(q.as_rule(), Rule::number | Rule::quantity));
+                    let value = p
+                        .into_inner()
+                        .find(|q| matches!(q.as_rule(), Rule::number | Rule::quantity));
                     let value = self.constant(value.expect("grammar: scaled holds a constant"));
                     return Term::TimeScaled { value, span };
                 }

@@ -122,7 +122,11 @@ fn verdicts_reach_the_manifest_the_exit_status_check_and_junit() {
     let (output, dir) = run_with(&scratch, &plan, &["--junit".as_ref(), run_junit.as_os_str()]);
     assert_eq!(output.status.code(), Some(3), "refuted: exit 3\n{}", text(&output));
     let written = std::fs::read_to_string(&run_junit).unwrap();
-    assert_eq!(written, report_junit(&scratch, &dir), "expc run --junit writes what expc report --junit does");
+    assert_eq!(
+        written,
+        report_junit(&scratch, &dir),
+        "expc run --junit writes what expc report --junit does"
+    );
     assert_eq!(written.matches("<failure type=\"refuted\"").count(), 1, "{written}");
     assert!(
         text(&output).contains("refuted      p99(fleet.s.ack_latency) > 1000000000000ns"),
@@ -330,7 +334,12 @@ fn scaled_constants_follow_the_runs_time_scale() {
     assert_eq!(plan["claims"][0]["right"]["value"], 5e8, "{plan}");
 
     let junit = scratch.0.join("run.xml");
-    let more = ["--time-scale".as_ref(), "0.1".as_ref(), "--junit".as_ref(), junit.as_os_str()];
+    let more = [
+        "--time-scale".as_ref(),
+        "0.1".as_ref(),
+        "--junit".as_ref(),
+        junit.as_os_str(),
+    ];
     let (output, dir) = run_with(&scratch, &spec, &more);
     assert_eq!(output.status.code(), Some(0), "both supported\n{}", text(&output));
     let manifest = Manifest::read(&dir).unwrap();
@@ -341,13 +350,22 @@ fn scaled_constants_follow_the_runs_time_scale() {
         "an unscaled 500 ms would refute it: {cpu_time} ns"
     );
     let xml = std::fs::read_to_string(&junit).unwrap();
-    assert_eq!((xml.matches("<testcase ").count(), xml.matches("<failure").count()), (2, 0), "{xml}");
+    assert_eq!(
+        (xml.matches("<testcase ").count(), xml.matches("<failure").count()),
+        (2, 0),
+        "{xml}"
+    );
     let check = expc()
         .args(["report", "--check", "--include-invalid"])
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(check.status.code(), Some(0), "the same verdicts from the tables\n{}", text(&check));
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "the same verdicts from the tables\n{}",
+        text(&check)
+    );
 }
 
 #[test]
@@ -383,10 +401,19 @@ fn the_monitors_claim_metrics_are_the_samplers_columns() {
         .map(|m| m.name)
         .collect();
     for metric in &catalogue {
-        assert!(columns.iter().any(|c| c == metric), "`{metric}` is not a column: {columns:?}");
+        assert!(
+            columns.iter().any(|c| c == metric),
+            "`{metric}` is not a column: {columns:?}"
+        );
     }
     let per_cpu = |c: &str| c.starts_with("cpu") && c[3..].starts_with(|ch: char| ch.is_ascii_digit());
-    for column in columns.iter().filter(|c| !per_cpu(c) && !["t_ns", "interval_ns"].contains(&c.as_str())) {
-        assert!(catalogue.contains(&column.as_str()), "column `{column}` is not a claim metric");
+    for column in columns
+        .iter()
+        .filter(|c| !per_cpu(c) && !["t_ns", "interval_ns"].contains(&c.as_str()))
+    {
+        assert!(
+            catalogue.contains(&column.as_str()),
+            "column `{column}` is not a claim metric"
+        );
     }
 }
