@@ -53,6 +53,14 @@ fn block_section(out: &mut String, block: &BlockSchema) {
             rows.join(", ")
         );
     }
+    if let Role::Service { row_metrics } = block.role {
+        let names: Vec<&str> = row_metrics.iter().map(|m| m.name).collect();
+        let _ = writeln!(
+            out,
+            "Row metrics (claims, as `monitor.NAME`; one row per sample; the unit follows the suffix): {}.\n",
+            names.join(", ")
+        );
+    }
     if !block.children().is_empty() {
         let _ = writeln!(out, "Blocks inside: {}.\n", block.children().join(", "));
     }

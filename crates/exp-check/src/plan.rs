@@ -73,9 +73,17 @@ impl Checker<'_> {
         blocks.extend(monitor);
         self.report_unused_sweep(&params, &blocks);
         let parameters = self.plan_parameters(&params);
-        let labelled = workloads
-            .iter()
-            .filter_map(|(b, s)| Some((b.label.as_ref()?.value.as_str(), *s)))
+        // The monitor first: `monitor.METRIC` names its metrics even beside
+        // a workload labelled `monitor` (that one is `KIND.monitor.METRIC`).
+        let monitor_schema = monitor.and_then(|_| registry::block("monitor"));
+        let monitored = monitor_schema.map(|schema| (crate::claims::MONITOR, schema));
+        let labelled = monitored
+            .into_iter()
+            .chain(
+                workloads
+                    .iter()
+                    .filter_map(|(b, s)| Some((b.label.as_ref()?.value.as_str(), *s))),
+            )
             .collect();
         let context = crate::claims::Context {
             workloads: labelled,

@@ -91,7 +91,8 @@ fn thresholds_are_lowered_in_base_units() {
         *right,
         Term::Constant {
             value: 25e6,
-            unit: Unit::Ns
+            unit: Unit::Ns,
+            time_scaled: false
         }
     );
 
@@ -108,7 +109,8 @@ fn thresholds_are_lowered_in_base_units() {
         *right,
         Term::Constant {
             value: 0.995,
-            unit: Unit::Ratio
+            unit: Unit::Ratio,
+            time_scaled: false
         }
     );
 
@@ -127,7 +129,8 @@ fn thresholds_are_lowered_in_base_units() {
         *right,
         Term::Constant {
             value: 50.0,
-            unit: Unit::PerS
+            unit: Unit::PerS,
+            time_scaled: false
         }
     );
 }
@@ -179,7 +182,8 @@ fn comparisons_trends_and_within_are_lowered() {
             0.1,
             &Term::Constant {
                 value: 3e6,
-                unit: Unit::Ns
+                unit: Unit::Ns,
+                time_scaled: false
             }
         )
     );
@@ -228,4 +232,76 @@ fn a_label_that_is_not_a_name_is_quoted() {
         panic!()
     };
     assert_eq!(stat_of(left).workload, "f-1");
+}
+
+#[test]
+fn monitor_metrics_spreads_and_scaled_constants_are_lowered() {
+    let source = BASE.replace("REPEAT", "repeat = 3").replace(
+        "CLAIMS",
+        r#"traffic "bulk" {
+    vectors = synthetic(connections = 1, arrival = constant(0s), epochs = 0, request = 64B, response = 1TB)
+    every   = 5s
+    active  = 1s
+  }
+  monitor {
+    interval = 500ms
+  }
+  expect {
+    mean(monitor.cpu_user_pct during hog) > 2 * mean(cpu_user_pct before hog)
+    min(monitor.net_rx_bytes_per_s) > 1MB/s
+    cv(traffic.bulk.window_throughput) < 10%
+    max_over_min(bulk.window_throughput) < 1.5
+    range(window_throughput) < 1Gbit/s
+    median(anomaly.hog.cpu_time) within 20% of scaled(10s)
+  }"#,
+    );
+    let plan = plan_of(&source);
+    let claims = &plan.claims;
+    let (left, _, right) = compare(&claims[0]);
+    let (during, before) = (stat_of(left), stat_of(right));
+    assert_eq!(
+        (
+            during.kind.as_str(),
+            during.workload.as_str(),
+            during.metric.as_str(),
+            during.unit
+        ),
+        ("monitor", "monitor", "cpu_user_pct", Unit::Ratio)
+    );
+    assert_eq!(before.metric, "cpu_user_pct", "a bare name finds the monitor's column");
+    assert_eq!(before.phase.as_ref().map(|p| p.relation), Some(PhaseRelation::Before));
+    let (left, _, right) = compare(&claims[1]);
+    assert_eq!(stat_of(left).unit, Unit::BitPerS, "bytes/s is a bandwidth");
+    assert!(matches!(right, Term::Constant { value, .. } if *value == 8e6));
+    let spreads: Vec<(StatFn, Unit)> = claims[2..5]
+        .iter()
+        .map(|c| {
+            let stat = stat_of(compare(c).0);
+            assert_eq!(
+                (stat.kind.as_str(), stat.metric.as_str()),
+                ("traffic", "window_throughput")
+            );
+            (stat.function.clone(), stat.unit)
+        })
+        .collect();
+    assert_eq!(
+        spreads,
+        [
+            (StatFn::Cv, Unit::Ratio),
+            (StatFn::MaxOverMin, Unit::Count),
+            (StatFn::Range, Unit::BitPerS)
+        ]
+    );
+    let ClaimKind::Within { right, .. } = &claims[5].kind else {
+        panic!("{:?}", claims[5]);
+    };
+    assert_eq!(
+        *right,
+        Term::Constant {
+            value: 10e9,
+            unit: Unit::Ns,
+            time_scaled: true
+        }
+    );
+    assert_eq!(claims[5].text, "median(anomaly.hog.cpu_time) within 20% of scaled(10s)");
 }

@@ -12,7 +12,7 @@
 //! never negative) once the sum reaches c × N; a failure ratio once the
 //! failures alone pass it.
 
-use exp_plan::claims::{Claim, ClaimKind, CmpOp, Stat, StatFn, Term};
+use exp_plan::claims::{ClaimKind, CmpOp, Stat, StatFn, Term};
 use exp_plan::Plan;
 use exp_results::claims::{ClaimPoint, ClaimRecord, ClaimVerdict};
 use exp_results::schemas::{CONNECTIONS_TABLE, MESSAGES_TABLE};
@@ -40,7 +40,8 @@ pub fn violations(run: &RunView, plan: &Plan, trial: u32, max_rows: &dyn Fn(&Sta
     let mut found = Vec::new();
     for (index, claim) in plan.claims.iter().enumerate() {
         let Some(abort) = &claim.abort else { continue };
-        let Some((stat, op, bound)) = threshold(claim) else {
+        let kind = crate::evaluate::on_timeline(&claim.kind, run.manifest.options.time_scale);
+        let Some((stat, op, bound)) = threshold(&kind) else {
             continue;
         };
         if !stat.points.is_empty() || stat.phase.is_some() {
@@ -84,8 +85,8 @@ pub(crate) fn refute(claims: &mut [ClaimRecord], aborted: &str, why: Option<&str
 
 /// `stat op bound` of a threshold claim (the constant on either side, the
 /// factor divided out).
-fn threshold(claim: &Claim) -> Option<(&Stat, CmpOp, f64)> {
-    let ClaimKind::Compare { left, op, right } = &claim.kind else {
+fn threshold(kind: &ClaimKind) -> Option<(&Stat, CmpOp, f64)> {
+    let ClaimKind::Compare { left, op, right } = kind else {
         return None;
     };
     let (factor, stat, op, c) = match (left, right) {

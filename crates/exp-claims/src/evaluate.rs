@@ -16,6 +16,8 @@ const NO_VALUE: &str = "no counted trial has rows for it";
 
 pub(crate) struct Context<'a, 'r> {
     pub plan: &'a Plan,
+    /// The run's `--time-scale`, which `scaled(…)` constants follow.
+    pub time_scale: f64,
     pub values: Values<'r>,
     pub counted: Counted,
     pub seed: u64,
@@ -37,7 +39,7 @@ impl Context<'_, '_> {
 
 /// Claim `index` of the plan.
 pub(crate) fn claim(ctx: &mut Context, index: usize, claim: &Claim) -> ClaimRecord {
-    let points = match &claim.kind {
+    let points = match &on_timeline(&claim.kind, ctx.time_scale) {
         ClaimKind::Compare { left, op, right } => compare_terms(ctx, index, left, *op, right),
         ClaimKind::Within {
             left,
@@ -60,6 +62,29 @@ pub(crate) fn claim(ctx: &mut Context, index: usize, claim: &Claim) -> ClaimReco
     }
 }
 
+/// The claim with each `scaled(…)` constant multiplied by the run's time
+/// scale (a window's length at `--time-scale 0.1` is a tenth); every other
+/// constant as written.
+pub(crate) fn on_timeline(kind: &ClaimKind, time_scale: f64) -> ClaimKind {
+    let scale = |term: &mut Term| {
+        if let Term::Constant { value, time_scaled, .. } = term {
+            if *time_scaled {
+                *value *= time_scale;
+                *time_scaled = false;
+            }
+        }
+    };
+    let mut kind = kind.clone();
+    match &mut kind {
+        ClaimKind::Compare { left, right, .. } | ClaimKind::Within { left, right, .. } => {
+            scale(left);
+            scale(right);
+        }
+        ClaimKind::Trend { .. } => {}
+    }
+    kind
+}
+
 fn compare_terms(ctx: &mut Context, index: usize, left: &Term, op: CmpOp, right: &Term) -> Vec<ClaimPoint> {
     match (left, right) {
         (Term::Scaled { factor, stat }, Term::Constant { value, .. }) => {
@@ -74,7 +99,7 @@ fn compare_terms(ctx: &mut Context, index: usize, left: &Term, op: CmpOp, right:
                 decide::against(op, l, h, 0.0)
             })
         }
-        (Term::Constant { value: a, unit }, Term::Constant { value: b, .. }) => {
+        (Term::Constant { value: a, unit, .. }, Term::Constant { value: b, .. }) => {
             vec![constants(*a, *unit, threshold(op, *b))]
         }
     }
@@ -95,7 +120,7 @@ fn within(ctx: &mut Context, index: usize, left: &Term, tolerance: f64, right: &
                 decide::inside(l, h, lo, hi)
             })
         }
-        (Term::Constant { value: a, unit }, Term::Constant { value: b, .. }) => {
+        (Term::Constant { value: a, unit, .. }, Term::Constant { value: b, .. }) => {
             let (lo, hi) = band(*b);
             vec![constants(*a, *unit, move |l, h| decide::inside(l, h, lo, hi))]
         }

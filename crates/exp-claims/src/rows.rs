@@ -5,18 +5,27 @@
 //! measurement window (`in_window`), connection durations of connections
 //! that connected (complete or short); an anomaly's activations.
 //!
+//! The monitor's metrics are columns of `system_metrics`, one row per
+//! sample, every row counted; the unit follows the column's suffix (as the
+//! compiler's catalogue, `exp-check/src/registry/monitor.rs`, states it).
+//! A traffic workload's `window_throughput` has one row per active window,
+//! made from the window's in-window intervals of `traffic_throughput`.
+//!
 //! A phase keeps the rows whose time (a message's `scheduled_ns`, a
 //! connection's `actual_start_ns`, an exchange's `start_ns`) falls in the
 //! anomaly's activations (`during`), before its first (`before`) or after
-//! its last has ended (`after`).
+//! its last has ended (`after`). A row that stands for a span of time (a
+//! monitor sample: its interval, ending at `t_ns`; a window) counts only
+//! when the whole span lies in the phase, so no sample mixes two phases.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use exp_plan::claims::{Phase, PhaseRelation};
 use exp_results::scan::{for_each_chunk, Chunk};
 use exp_results::schemas::{
-    CONNECTIONS_TABLE, EPOCHS_TABLE, MESSAGES_TABLE, MESSAGE_OK, STATUS_COMPLETE, STATUS_FAILED, STATUS_SHORT,
-    TIMELINE_TABLE,
+    CONNECTIONS_TABLE, EPOCHS_TABLE, MESSAGES_TABLE, MESSAGE_OK, MONITOR_TABLE, STATUS_COMPLETE, STATUS_FAILED,
+    STATUS_SHORT, TIMELINE_TABLE,
 };
 use exp_results::timeline::{self, Activation};
 use exp_results::{ResultsError, RunView};
@@ -40,45 +49,74 @@ pub(crate) enum Taken {
 
 /// Where a row metric is stored.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct RowMetric {
+pub(crate) struct RowMetric<'m> {
     pub table: &'static str,
-    /// The column naming the workload.
-    pub owner: &'static str,
-    pub column: &'static str,
+    /// The column naming the workload (`None`: the monitor's table, every row).
+    pub owner: Option<&'static str>,
+    pub column: &'m str,
     /// Multiplies the stored value into the plan's base unit (percent → ratio).
     pub scale: f64,
     pub taken: Taken,
     /// The column giving a row's time, for phases.
     pub time: &'static str,
+    /// The column giving the length of the span a row stands for, ending
+    /// at its time (a monitor sample's interval).
+    pub span: Option<&'static str>,
 }
 
-/// The row metric `metric` of workload kind `kind`, if it is one.
-pub(crate) fn row_metric(kind: &str, metric: &str) -> Option<RowMetric> {
+/// The metric of the `system_metrics` column `column`, its scale read from
+/// the suffix: `_pct` percent → ratio, `_bytes_per_s` bytes/s → bit/s.
+fn monitor(column: &str) -> RowMetric<'_> {
+    let scale = if column.ends_with("_pct") {
+        0.01
+    } else if column.ends_with("_bytes_per_s") {
+        8.0
+    } else {
+        1.0
+    };
+    RowMetric {
+        table: MONITOR_TABLE,
+        owner: None,
+        column,
+        scale,
+        taken: Taken::All,
+        time: "t_ns",
+        span: Some("interval_ns"),
+    }
+}
+
+/// The row metric `metric` of workload kind `kind` (or of the monitor), if
+/// it is one read row by row (`window_throughput` is not: [`window_throughputs`]).
+pub(crate) fn row_metric<'m>(kind: &str, metric: &'m str) -> Option<RowMetric<'m>> {
     let fleet = |column, taken| RowMetric {
         table: MESSAGES_TABLE,
-        owner: "fleet",
+        owner: Some("fleet"),
         column,
         scale: 1.0,
         taken,
         time: "scheduled_ns",
+        span: None,
     };
     let traffic = |table, column, taken, time| RowMetric {
         table,
-        owner: "workload",
+        owner: Some("workload"),
         column,
         scale: 1.0,
         taken,
         time,
+        span: None,
     };
     let anomaly = |column, scale| RowMetric {
         table: TIMELINE_TABLE,
-        owner: "instance",
+        owner: Some("instance"),
         column,
         scale,
         taken: Taken::All,
         time: "actual_start_ns",
+        span: None,
     };
     Some(match (kind, metric) {
+        ("monitor", column) => monitor(column),
         ("fleet", "ack_latency") => fleet("ack_latency_ns", Taken::MessageOk),
         ("fleet", "delivery_latency") => fleet("delivery_latency_ns", Taken::MessageOk),
         ("fleet", "send_lateness") => fleet("lateness_ns", Taken::MessageSent),
@@ -127,6 +165,16 @@ impl PhaseWindows {
             PhaseRelation::After => self.windows.iter().all(|&(_, e)| t >= e),
         }
     }
+
+    /// Whether the whole span [start, end] lies in the phase: inside one
+    /// activation, ended by the first one's start, or begun after the last's end.
+    pub fn covers(&self, start: u64, end: u64) -> bool {
+        match self.relation {
+            PhaseRelation::During => self.windows.iter().any(|&(s, e)| s <= start && end <= e),
+            PhaseRelation::Before => self.windows.iter().all(|&(s, _)| end <= s),
+            PhaseRelation::After => self.windows.iter().all(|&(_, e)| start >= e),
+        }
+    }
 }
 
 /// The complete part files of `table` in `trial` (every shard and split part).
@@ -142,7 +190,7 @@ pub(crate) fn files(run: &RunView, table: &str, trial: u32) -> Vec<PathBuf> {
 /// `paths`, and with `phase` only those in it.
 pub(crate) fn values(
     paths: &[PathBuf],
-    metric: &RowMetric,
+    metric: &RowMetric<'_>,
     workload: &str,
     phase: Option<&PhaseWindows>,
 ) -> Result<Vec<f64>, ResultsError> {
@@ -174,11 +222,12 @@ pub(crate) fn failures(
 ) -> Result<(u64, u64), ResultsError> {
     let metric = RowMetric {
         table: if fleet { MESSAGES_TABLE } else { CONNECTIONS_TABLE },
-        owner: if fleet { "fleet" } else { "workload" },
+        owner: Some(if fleet { "fleet" } else { "workload" }),
         column: "status",
         scale: 1.0,
         taken: if fleet { Taken::Measured } else { Taken::InWindow },
         time: if fleet { "scheduled_ns" } else { "actual_start_ns" },
+        span: None,
     };
     let (mut total, mut failed) = (0u64, 0u64);
     for path in paths {
@@ -200,11 +249,18 @@ pub(crate) fn failures(
     Ok((total, failed))
 }
 
-fn required(metric: &RowMetric, phase: bool) -> Vec<&'static str> {
-    let mut required = vec![metric.owner, metric.column];
+fn required<'m>(metric: &RowMetric<'m>, phase: bool) -> Vec<&'m str> {
+    let mut required: Vec<&'m str> = Vec::new();
+    if let Some(owner) = metric.owner {
+        required.push(owner);
+    }
+    required.push(metric.column);
     required.extend(filter_columns(metric.taken));
     if phase {
         required.push(metric.time);
+        if let Some(span) = metric.span {
+            required.push(span);
+        }
     }
     required.dedup();
     required
@@ -224,11 +280,14 @@ fn filter_columns(taken: Taken) -> &'static [&'static str] {
 /// Whether each row of `chunk` counts for `workload`.
 fn kept(
     chunk: &Chunk,
-    metric: &RowMetric,
+    metric: &RowMetric<'_>,
     workload: &str,
     phase: Option<&PhaseWindows>,
 ) -> Result<Vec<bool>, ResultsError> {
-    let mut keep: Vec<bool> = chunk.str(metric.owner)?.iter().map(|o| o == Some(workload)).collect();
+    let mut keep: Vec<bool> = match metric.owner {
+        Some(owner) => chunk.str(owner)?.iter().map(|o| o == Some(workload)).collect(),
+        None => vec![true; chunk.height()],
+    };
     let mut and = |other: Vec<bool>| keep.iter_mut().zip(other).for_each(|(k, o)| *k &= o);
     match metric.taken {
         Taken::MessageOk | Taken::MessageSent | Taken::Measured => {
@@ -249,11 +308,15 @@ fn kept(
         Taken::All => {}
     }
     if let Some(phase) = phase {
-        and(chunk
-            .u64(metric.time)?
-            .iter()
-            .map(|t| t.is_some_and(|t| phase.holds(t)))
-            .collect());
+        let times = chunk.u64(metric.time)?;
+        match metric.span {
+            Some(span) => and(times
+                .iter()
+                .zip(chunk.u64(span)?.iter())
+                .map(|(t, d)| t.zip(d).is_some_and(|(t, d)| phase.covers(t.saturating_sub(d), t)))
+                .collect()),
+            None => and(times.iter().map(|t| t.is_some_and(|t| phase.holds(t))).collect()),
+        }
     }
     Ok(keep)
 }
@@ -273,4 +336,51 @@ pub(crate) fn generation(paths: &[PathBuf], column: &str, workload: &str) -> Res
         })?;
     }
     Ok(found)
+}
+
+/// A traffic workload's throughput per active window, in bit/s: the bytes
+/// of both directions in the window's in-window intervals over their time
+/// (the trial metric `throughput`'s rule, per window). With `phase`, only
+/// the windows whose whole span lies in it.
+pub(crate) fn window_throughputs(
+    paths: &[PathBuf],
+    workload: &str,
+    phase: Option<&PhaseWindows>,
+) -> Result<Vec<f64>, ResultsError> {
+    // window → (bytes, first interval's start, last interval's end): the
+    // intervals of a window follow one another without a gap.
+    let mut windows: BTreeMap<u64, (u64, u64, u64)> = BTreeMap::new();
+    let columns = ["workload", "window", "t_ns", "duration_ns", "bytes", "in_window"];
+    for path in paths {
+        for_each_chunk(path, &columns, &[], |chunk| {
+            let owners: Vec<bool> = chunk.str("workload")?.iter().map(|o| o == Some(workload)).collect();
+            let in_window = chunk.bool("in_window")?;
+            let (window, t, ns, bytes) = (
+                chunk.u64("window")?,
+                chunk.u64("t_ns")?,
+                chunk.u64("duration_ns")?,
+                chunk.u64("bytes")?,
+            );
+            let rows = owners
+                .into_iter()
+                .zip(in_window.iter())
+                .zip(window.iter().zip(t.iter()));
+            for (((mine, counted), (w, t)), (ns, bytes)) in rows.zip(ns.iter().zip(bytes.iter())) {
+                let (true, Some(true), Some(w), Some(t), Some(ns)) = (mine, counted, w, t, ns) else {
+                    continue;
+                };
+                let entry = windows.entry(w).or_insert((0, u64::MAX, 0));
+                entry.0 = entry.0.saturating_add(bytes.unwrap_or(0));
+                // Each interval has a row per direction: its time counts once.
+                entry.1 = entry.1.min(t);
+                entry.2 = entry.2.max(t.saturating_add(ns));
+            }
+            Ok(())
+        })?;
+    }
+    Ok(windows
+        .values()
+        .filter(|&&(_, start, end)| end > start && phase.is_none_or(|p| p.covers(start, end)))
+        .map(|&(bytes, start, end)| bytes as f64 * 8.0 * 1e9 / (end - start) as f64)
+        .collect())
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use exp_plan::claims::{Stat, StatFn};
 use exp_plan::{display_quantity, RangeUnit};
-use exp_results::schemas::{CONNECTIONS_TABLE, GENERATION_TABLE, MESSAGES_TABLE};
+use exp_results::schemas::{CONNECTIONS_TABLE, GENERATION_TABLE, MESSAGES_TABLE, THROUGHPUT_TABLE};
 use exp_results::validity::LeftOut;
 use exp_results::{ResultsError, RunView, TrialStatus, Warning};
 
@@ -113,6 +113,13 @@ impl<'r> Values<'r> {
                 "max_total_variation",
                 &stat.workload,
             ),
+            function if stat.kind == "traffic" && stat.metric == "window_throughput" => {
+                let paths = self.files(THROUGHPUT_TABLE, trial);
+                Ok(of_rows(
+                    function,
+                    rows::window_throughputs(&paths, &stat.workload, phase.as_ref())?,
+                ))
+            }
             function => {
                 let Some(metric) = rows::row_metric(&stat.kind, &stat.metric) else {
                     return Ok(None);
@@ -142,9 +149,27 @@ pub(crate) fn of_rows(function: &StatFn, mut values: Vec<f64>) -> Option<f64> {
         StatFn::Quantile { q } => exp_stats::percentile(&values, q),
         StatFn::Min => values.first().copied(),
         StatFn::Max => values.last().copied(),
+        StatFn::Stddev => stddev(&values),
+        StatFn::Cv => {
+            let mean = values.iter().sum::<f64>() / n;
+            stddev(&values).filter(|_| mean > 0.0).map(|sd| sd / mean)
+        }
+        StatFn::Range => Some(values[values.len() - 1] - values[0]),
+        StatFn::MaxOverMin => (values[0] > 0.0).then(|| values[values.len() - 1] / values[0]),
         StatFn::Share { op, threshold } => Some(values.iter().filter(|v| op.holds(**v, threshold)).count() as f64 / n),
         StatFn::Value | StatFn::Loss | StatFn::Failures | StatFn::MaxKs | StatFn::MaxTv => None,
     }
+}
+
+/// The sample standard deviation (n − 1); `None` below two values.
+fn stddev(values: &[f64]) -> Option<f64> {
+    let n = values.len();
+    if n < 2 {
+        return None;
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let squares: f64 = values.iter().map(|v| (v - mean) * (v - mean)).sum();
+    Some((squares / (n - 1) as f64).sqrt())
 }
 
 /// `p99(fleet.s.ack_latency)`, as reports name a statistic.
@@ -155,12 +180,14 @@ pub(crate) fn stat_name(stat: &Stat) -> String {
         StatFn::Quantile { q } => format!("p{}", format_quantile(*q)),
         StatFn::Min => "min".to_string(),
         StatFn::Max => "max".to_string(),
+        StatFn::Stddev => "stddev".to_string(),
+        StatFn::Cv => "cv".to_string(),
+        StatFn::Range => "range".to_string(),
+        StatFn::MaxOverMin => "max_over_min".to_string(),
         StatFn::Share { op, threshold } => {
             return format!(
-                "share({}.{}.{} {} {})",
-                stat.kind,
-                stat.workload,
-                stat.metric,
+                "share({} {} {})",
+                metric_path(stat),
                 op.as_str(),
                 threshold_text(stat, *threshold)
             )
@@ -171,7 +198,15 @@ pub(crate) fn stat_name(stat: &Stat) -> String {
         StatFn::MaxKs => return format!("max_ks({}.{})", stat.kind, stat.workload),
         StatFn::MaxTv => return format!("max_tv({}.{})", stat.kind, stat.workload),
     };
-    format!("{function}({}.{}.{})", stat.kind, stat.workload, stat.metric)
+    format!("{function}({})", metric_path(stat))
+}
+
+/// `fleet.s.ack_latency`; the monitor's metrics as `monitor.cpu_user_pct`.
+fn metric_path(stat: &Stat) -> String {
+    match stat.kind.as_str() {
+        "monitor" => format!("monitor.{}", stat.metric),
+        kind => format!("{kind}.{}.{}", stat.workload, stat.metric),
+    }
 }
 
 /// A share's threshold as the spec writes it (`500ms`, `90%`), in the unit

@@ -957,6 +957,9 @@ Example:
     }
 
 Fix: `p99(sensors.ack_latency) < 25ms`, the label of a workload.
+
+The monitor's system metrics (`monitor.cpu_user_pct`) need a `monitor`
+block in the experiment: without one nothing samples them.
 ";
     E1111 => "statistic used on the wrong metric",
 "Each statistic takes a metric of its own sort: `share` needs a condition

@@ -149,23 +149,40 @@ fn claim_frames(analysis: &Analysis, frames: &[usize]) -> Option<(usize, Option<
     }
 }
 
-/// Every labelled workload block of the document.
+/// Every labelled workload block of the document, and the monitor (as
+/// `monitor`, first, as the compiler finds it) when there is a `monitor` block.
 fn workloads<'a>(analysis: &Analysis<'a>) -> Vec<Workload<'a>> {
-    analysis
-        .frames
-        .iter()
-        .filter_map(|frame| {
-            let FrameKind::Block { kind } = &frame.kind else {
-                return None;
-            };
-            let schema = registry::block(kind).filter(|s| matches!(s.role, Role::Workload { .. }))?;
-            let label = analysis.prev(frame.open)?;
-            matches!(analysis.tokens[label].kind, Tok::Str { closed: true }).then(|| Workload {
-                schema,
-                label: analysis.text_of(label).trim_matches('"'),
-            })
-        })
-        .collect()
+    let mut found: Vec<Workload<'a>> = Vec::new();
+    for frame in &analysis.frames {
+        let FrameKind::Block { kind } = &frame.kind else {
+            continue;
+        };
+        let Some(schema) = registry::block(kind) else { continue };
+        match schema.role {
+            Role::Service { .. } if !found.iter().any(|w| w.schema.kind == schema.kind) => {
+                found.insert(
+                    0,
+                    Workload {
+                        schema,
+                        label: "monitor",
+                    },
+                );
+            }
+            Role::Workload { .. } => {
+                let Some(label) = analysis.prev(frame.open) else {
+                    continue;
+                };
+                if matches!(analysis.tokens[label].kind, Tok::Str { closed: true }) {
+                    found.push(Workload {
+                        schema,
+                        label: analysis.text_of(label).trim_matches('"'),
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    found
 }
 
 /// The parameters of the document's `sweep` blocks.
@@ -211,23 +228,22 @@ fn statistic_entry(statistic: &catalogue::Statistic) -> Entry {
 }
 
 fn label_entry(workload: &Workload, insert: String) -> Entry {
+    let detail = match workload.schema.role {
+        Role::Service { .. } => "the monitor's system metrics".to_string(),
+        _ => format!("{} \"{}\"", workload.schema.kind, workload.label),
+    };
     Entry {
         label: insert.clone(),
         kind: CompletionItemKind::VARIABLE,
-        detail: format!("{} \"{}\"", workload.schema.kind, workload.label),
+        detail,
         docs: None,
         insert: Insert::Plain(insert),
     }
 }
 
-/// The row (or, for `value`, trial) metrics of a workload kind.
+/// The row (or, for `value`, trial) metrics of a workload kind or the monitor.
 fn metric_entries(schema: &BlockSchema, trial: bool) -> Vec<Entry> {
-    let Role::Workload {
-        metrics, row_metrics, ..
-    } = schema.role
-    else {
-        return Vec::new();
-    };
+    let (metrics, row_metrics) = (schema.trial_metrics(), schema.row_metrics());
     let entry = |name: &str, unit: &str, docs: Option<String>| Entry {
         label: name.to_string(),
         kind: CompletionItemKind::FIELD,
@@ -248,12 +264,7 @@ fn metric_entries(schema: &BlockSchema, trial: bool) -> Vec<Entry> {
 }
 
 fn metric_docs(schema: &BlockSchema, metric: &str, trial: bool) -> Option<String> {
-    let Role::Workload {
-        metrics, row_metrics, ..
-    } = schema.role
-    else {
-        return None;
-    };
+    let (metrics, row_metrics) = (schema.trial_metrics(), schema.row_metrics());
     let kind = schema.kind;
     if trial {
         let unit = catalogue::trial_metric_unit(kind, metric);
@@ -265,8 +276,12 @@ fn metric_docs(schema: &BlockSchema, metric: &str, trial: bool) -> Option<String
         });
     }
     let row = row_metrics.iter().find(|m| m.name == metric)?;
+    let whose = match schema.role {
+        Role::Service { .. } => format!("the `{kind}`"),
+        _ => format!("`{kind}` workloads"),
+    };
     Some(format!(
-        "**{metric}** — row metric of `{kind}` workloads, {}\n\n{}",
+        "**{metric}** — row metric of {whose}, {}\n\n{}",
         unit_word(catalogue::unit(row.dimension)),
         row_docs(row)
     ))
@@ -341,11 +356,47 @@ mod tests {
         let fleet = labels("p99(fleet.sensors.|)");
         assert!(fleet.contains(&"ack_latency".to_string()), "{fleet:?}");
         assert!(!fleet.contains(&"duration".to_string()), "a traffic metric: {fleet:?}");
-        assert_eq!(labels("p99(web.|) < 1s"), ["duration", "response_time", "rtt_achieved"]);
+        assert_eq!(
+            labels("p99(web.|) < 1s"),
+            ["duration", "response_time", "rtt_achieved", "window_throughput"]
+        );
         assert_eq!(labels("p99(traffic.|)"), ["web"]);
         let trial = labels("value(sensors.|)");
         assert!(trial.contains(&"throughput".to_string()) && trial.contains(&"ack_latency_p99".to_string()));
         assert_eq!(labels("loss(|)"), ["fleet.sensors"]);
+    }
+
+    #[test]
+    fn the_monitors_metrics_complete_and_hover_when_there_is_a_monitor() {
+        let with_monitor = |claim: &str| {
+            SPEC.replace("CLAIM", claim)
+                .replace("  expect {", "  monitor {\n    interval = 500ms\n  }\n  expect {")
+        };
+        let text = with_monitor("mean(monitor.|) < 90%");
+        let offset = text.find('|').unwrap();
+        let text = text.replacen('|', "", 1);
+        let (overlay, library) = (Overlay::default(), Library::none());
+        let context = Context::new(&text, Some(Path::new("/x/a.exp")), &overlay, &library);
+        let got: Vec<String> = complete(&context, offset, &Options { snippets: false })
+            .into_iter()
+            .map(|i| i.label)
+            .collect();
+        for expected in ["cpu_user_pct", "mem_available_bytes", "net_rx_bytes_per_s"] {
+            assert!(got.contains(&expected.to_string()), "{expected}: {got:?}");
+        }
+        assert!(!got.contains(&"ack_latency".to_string()), "{got:?}");
+        let text = with_monitor("mean(monitor.cpu_user_pct) < 90%");
+        let offset = text.find("cpu_user").unwrap() + 1;
+        let context = Context::new(&text, Some(Path::new("/x/a.exp")), &overlay, &library);
+        let hover = crate::hover::hover(&context, offset, &[])
+            .map(|(h, _)| h)
+            .unwrap_or_default();
+        assert!(
+            hover.contains("row metric of the `monitor`, a ratio") && hover.contains("system_metrics"),
+            "{hover}"
+        );
+        // Without a monitor block, no monitor metrics are offered.
+        assert!(!labels("mean(|)").contains(&"cpu_user_pct".to_string()));
     }
 
     #[test]

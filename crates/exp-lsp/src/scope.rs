@@ -121,7 +121,7 @@ fn workload_frames(analysis: &Analysis) -> Vec<bool> {
 }
 
 fn is_workload(kind: &str) -> bool {
-    registry::block(kind).is_some_and(|s| matches!(s.role, BlockRole::Workload { .. } | BlockRole::Service))
+    registry::block(kind).is_some_and(|s| matches!(s.role, BlockRole::Workload { .. } | BlockRole::Service { .. }))
 }
 
 /// Whether `frame` is or lies in a workload or `monitor` block, where sweep

@@ -96,12 +96,13 @@ pub enum Term {
     Constant {
         value: f64,
         unit: Unit,
+        /// `scaled(D)`: a duration on the experiment's timeline, multiplied
+        /// by the run's `--time-scale` when the claim is decided.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        time_scaled: bool,
     },
     /// `factor * stat`; a bare statistic has factor 1.
-    Scaled {
-        factor: f64,
-        stat: Stat,
-    },
+    Scaled { factor: f64, stat: Stat },
 }
 
 /// A statistic of one workload's measurements, computed per trial.
@@ -111,7 +112,8 @@ pub struct Stat {
     pub function: StatFn,
     /// The workload's label.
     pub workload: String,
-    /// `fleet`, `traffic`, `anomaly` or `xml`.
+    /// `fleet`, `traffic`, `anomaly`, `xml`, or `monitor` (the system
+    /// metrics the `monitor` block samples; `workload` is then `monitor`).
     pub kind: String,
     /// A row metric (`ack_latency`) or a trial metric (`throughput`); empty
     /// for functions that name no metric (`loss`, `failures`, `max_ks`, `max_tv`).
@@ -136,6 +138,14 @@ pub enum StatFn {
     },
     Min,
     Max,
+    /// The sample standard deviation of the rows (n − 1).
+    Stddev,
+    /// The coefficient of variation: standard deviation over mean.
+    Cv,
+    /// The largest row minus the smallest.
+    Range,
+    /// The largest row over the smallest.
+    MaxOverMin,
     /// The share of rows whose metric meets `op threshold`.
     Share {
         op: CmpOp,
@@ -215,6 +225,7 @@ mod tests {
                 right: Term::Constant {
                     value: 25e6,
                     unit: Unit::Ns,
+                    time_scaled: false,
                 },
             },
             abort: Some(Abort {
@@ -223,6 +234,19 @@ mod tests {
         };
         let json = serde_json::to_value(&claim).unwrap();
         assert_eq!(serde_json::from_value::<Claim>(json.clone()).unwrap(), claim);
+        // Plans without `scaled(…)` keep their shape.
+        assert!(json["right"].get("time_scaled").is_none(), "{json}");
+        let mut scaled = claim.clone();
+        if let ClaimKind::Compare { right, .. } = &mut scaled.kind {
+            *right = Term::Constant {
+                value: 10e9,
+                unit: Unit::Ns,
+                time_scaled: true,
+            };
+        }
+        let json_scaled = serde_json::to_value(&scaled).unwrap();
+        assert_eq!(json_scaled["right"]["time_scaled"], true);
+        assert_eq!(serde_json::from_value::<Claim>(json_scaled).unwrap(), scaled);
         let mut extra = json;
         extra["surprise"] = serde_json::json!(1);
         assert!(serde_json::from_value::<Claim>(extra).is_err());

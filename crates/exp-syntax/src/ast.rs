@@ -125,12 +125,15 @@ pub enum Term {
     },
     /// A number or quantity: `25ms`, `75%`, `0`.
     Constant(Expr),
+    /// `scaled(10s)`: a duration of the schedule, multiplied by the run's
+    /// `--time-scale`.
+    TimeScaled { value: Expr, span: Span },
 }
 
 impl Term {
     pub fn span(&self) -> Span {
         match self {
-            Term::Stat { span, .. } => *span,
+            Term::Stat { span, .. } | Term::TimeScaled { span, .. } => *span,
             Term::Constant(e) => e.span,
         }
     }

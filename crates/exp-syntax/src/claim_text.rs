@@ -6,22 +6,30 @@ use crate::format::flat;
 /// `p99(fleet.sensors.ack_latency) < 25ms abort(grace = 2s)`: one space
 /// around operators and words, none inside parentheses.
 pub fn claim_text(claim: &Claim) -> String {
-    let mut text = match &claim.form {
-        ClaimForm::Compare { left, op, right } => format!("{} {} {}", term(left), op.text, term(right)),
+    claim_pieces(claim).join(" ")
+}
+
+/// The claim's canonical text in the pieces `expc fmt` puts on lines of
+/// their own when the claim is longer than a line: the left side, then
+/// the comparison with the right side (`< 25ms`, `within 15% of 125ms`,
+/// `increases with devices`), then `abort`. Joined by spaces they are
+/// [`claim_text`].
+pub(crate) fn claim_pieces(claim: &Claim) -> Vec<String> {
+    let mut pieces = match &claim.form {
+        ClaimForm::Compare { left, op, right } => vec![term(left), format!("{} {}", op.text, term(right))],
         ClaimForm::Within { left, tolerance, right } => {
-            format!("{} within {} of {}", term(left), flat(tolerance), term(right))
+            vec![term(left), format!("within {} of {}", flat(tolerance), term(right))]
         }
         ClaimForm::Trend {
             stat: s,
             direction,
             parameter,
-        } => format!("{} {} with {}", stat(s), direction.name, parameter.name),
+        } => vec![stat(s), format!("{} with {}", direction.name, parameter.name)],
     };
     if let Some(a) = &claim.abort {
-        text.push(' ');
-        text.push_str(&abort(a));
+        pieces.push(abort(a));
     }
-    text
+    pieces
 }
 
 fn term(t: &Term) -> String {
@@ -35,6 +43,7 @@ fn term(t: &Term) -> String {
             factor: None, stat: s, ..
         } => stat(s),
         Term::Constant(e) => flat(e),
+        Term::TimeScaled { value, .. } => format!("scaled({})", flat(value)),
     }
 }
 

@@ -91,6 +91,14 @@ impl Builder<'_> {
         for p in pair.into_inner() {
             match p.as_rule() {
                 Rule::stat => stat = Some(self.stat(p)),
+                Rule::scaled => {
+                    let span = self.span(&p);
+                    let value = p
+                        .into_inner()
+                        .find(|q| matches!(q.as_rule(), Rule::number | Rule::quantity));
+                    let value = self.constant(value.expect("grammar: scaled holds a constant"));
+                    return Term::TimeScaled { value, span };
+                }
                 Rule::star => {}
                 _ => constant = Some(self.constant(p)),
             }

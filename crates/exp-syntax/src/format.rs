@@ -3,7 +3,8 @@
 //! Style: two-space indents, one statement per line, `=` aligned within a run
 //! of consecutive one-line properties, at most one blank line kept between
 //! statements, lists and calls broken one element per line when a line would
-//! pass 100 columns. Every comment is kept: comments between statements stay in
+//! pass 100 columns, a claim broken before its comparison and `abort` when
+//! it would. Every comment is kept: comments between statements stay in
 //! place, a comment at the end of a line stays there, and a comment inside an
 //! expression is moved to its own line before the statement.
 
@@ -266,12 +267,35 @@ impl Printer<'_> {
                 p.comments_hoisted_before(claim_end, start, depth + 1);
                 p.blank_line_before(start);
                 p.indent(depth + 1);
-                p.out.push_str(&crate::claim_text(claim));
+                p.claim(claim, depth + 1);
                 p.last_end = claim_end;
                 p.trailing_comment(claim_end);
                 p.out.push('\n');
             }
         });
+    }
+}
+
+impl Printer<'_> {
+    /// A claim on one line when it fits, else broken before its comparison
+    /// (`<`, `within`, `increases with`) and before `abort`, as few lines
+    /// as fit, each continuation one level deeper. The pieces come from the
+    /// canonical text, so formatting again gives the same lines.
+    fn claim(&mut self, claim: &Claim, depth: usize) {
+        let mut column = depth * 2;
+        for (i, piece) in crate::claim_text::claim_pieces(claim).into_iter().enumerate() {
+            let width = piece.chars().count();
+            if i > 0 && column + 1 + width <= WIDTH {
+                self.out.push(' ');
+                column += 1;
+            } else if i > 0 {
+                self.out.push('\n');
+                self.indent(depth + 1);
+                column = (depth + 1) * 2;
+            }
+            self.out.push_str(&piece);
+            column += width;
+        }
     }
 }
 

@@ -44,6 +44,7 @@ fn describe(rule: Rule) -> &'static str {
         Rule::kw_with => "`with`",
         Rule::kw_at => "`at`",
         Rule::kw_abort => "`abort`",
+        Rule::kw_scaled | Rule::scaled => "`scaled(…)`",
         Rule::direction => "`increases with`, `decreases with`",
         Rule::phase_word => "`during`, `before` or `after`",
         Rule::star => "`*`",

@@ -115,6 +115,16 @@ fn check(view: &RunView, args: &Args) -> Result<ExitCode, String> {
     Ok(crate::claims::exit_code(&claims))
 }
 
+/// `expc run --junit FILE`: the claims of the run at `dir`, evaluated from
+/// its tables and written as `expc report DIR --junit FILE` writes them.
+pub(crate) fn write_run_junit(dir: &Path, path: &Path, include_invalid: bool) -> Result<(), String> {
+    let view = open_run(dir).map_err(|e| e.to_string())?;
+    let plan = load_plan(&view.dir);
+    let (claims, warnings) = crate::claims::evaluate(&view, plan.as_ref(), include_invalid);
+    warn(&warnings);
+    crate::claims::write_junit(path, &run_name(&view), &claims)
+}
+
 fn write_junit(view: &RunView, args: &Args, claims: &[exp_results::claims::ClaimRecord]) -> Result<(), String> {
     match &args.junit {
         Some(path) => crate::claims::write_junit(path, &run_name(view), claims),

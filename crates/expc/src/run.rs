@@ -70,6 +70,12 @@ pub struct Args {
     /// A resumed run keeps the bounds it started with.
     #[arg(long, value_name = "NAME=VALUE", conflicts_with = "resume")]
     validity_bound: Vec<String>,
+    /// When the run ends (complete, aborted by a claim, interrupted or
+    /// failed), write its claims' verdicts as JUnit XML to FILE, as `expc
+    /// report RUN_DIR --junit FILE` writes them (a shard or split part
+    /// alone does not judge: report the merged run).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "merge"])]
+    junit: Option<PathBuf>,
 }
 
 /// The audits' bounds: the defaults with each `--validity-bound` set.
@@ -89,6 +95,9 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     };
     if let Some(dir) = &args.merge {
         return merge(dir);
+    }
+    if let Some(path) = &args.junit {
+        crate::claims::check_junit(path)?;
     }
     if let Some(dir) = &args.resume {
         return resume(dir, &args, launcher);
@@ -127,7 +136,8 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.dry_run {
         return dry_run(&plan, &options, &sources);
     }
-    execute(&sources, |events, cancel| async {
+    let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
+    execute(&sources, junit, |events, cancel| async {
         exp_runtime::run(&plan, options, events, cancel).await
     })
 }
@@ -170,7 +180,8 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         bounds: recorded.bounds,
         include_invalid: args.include_invalid,
     };
-    execute(&sources, |events, cancel| async {
+    let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
+    execute(&sources, junit, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await
     })
 }
@@ -217,8 +228,8 @@ fn merge(dir: &Path) -> Result<ExitCode, String> {
 }
 
 /// Runs `start` with progress on the terminal and signals turned into
-/// cancellation; prints how it ended.
-fn execute<F, Fut>(sources: &SourceMap, start: F) -> Result<ExitCode, String>
+/// cancellation; prints how it ended, and writes `--junit`.
+fn execute<F, Fut>(sources: &SourceMap, junit: crate::claims::Junit, start: F) -> Result<ExitCode, String>
 where
     F: FnOnce(Events, Cancel) -> Fut,
     Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
@@ -226,6 +237,9 @@ where
     match drive(start, true)? {
         Ok(outcome) => {
             crate::summary::print_run(&outcome.run_dir, &outcome.manifest);
+            if !junit.write(&outcome.run_dir, &outcome.manifest) {
+                return Ok(ExitCode::FAILURE);
+            }
             Ok(match outcome.manifest.status {
                 // Complete: the claims' verdicts say how it went (0, 3 refuted, 4 inconclusive).
                 RunStatus::Complete => crate::claims::exit_code(&outcome.manifest.claims),

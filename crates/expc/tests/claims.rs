@@ -2,7 +2,8 @@
 //! a plan file carrying claims (as the compiler will lower `expect`
 //! blocks), then the manifest's verdicts, `expc run`'s exit status,
 //! `expc report --check` (the same verdicts from the tables, the same
-//! status), `--junit`, and `repeat = until_decided(…)`.
+//! status), `--junit` (of `expc report` and of `expc run`), `repeat =
+//! until_decided(…)`, and `scaled(…)` constants at `--time-scale`.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -77,6 +78,11 @@ fn plan_file_of(
 /// Runs `plan`, counting every trial (`--include-invalid`): this test's
 /// verdicts must not depend on how busy the host is.
 fn run(scratch: &Scratch, plan: &Path) -> (Output, PathBuf) {
+    run_with(scratch, plan, &[])
+}
+
+/// [`run`] with more options (`--junit FILE`, `--time-scale F`).
+fn run_with(scratch: &Scratch, plan: &Path, more: &[&std::ffi::OsStr]) -> (Output, PathBuf) {
     let out = scratch.0.join("runs");
     let output = expc()
         .arg("run")
@@ -84,9 +90,23 @@ fn run(scratch: &Scratch, plan: &Path) -> (Output, PathBuf) {
         .arg("--include-invalid")
         .arg("--out")
         .arg(&out)
+        .args(more)
         .output()
         .unwrap();
     (output, run_dir(&out).unwrap())
+}
+
+/// `expc report DIR --junit FILE`'s file, to compare `expc run --junit` with.
+fn report_junit(scratch: &Scratch, dir: &Path) -> String {
+    let junit = scratch.0.join("report.xml");
+    let report = expc()
+        .args(["report", "--include-invalid", "--junit"])
+        .arg(&junit)
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(report.status.success(), "{}", text(&report));
+    std::fs::read_to_string(&junit).unwrap()
 }
 
 fn verdicts(manifest: &Manifest) -> Vec<ClaimVerdict> {
@@ -98,8 +118,16 @@ fn verdicts_reach_the_manifest_the_exit_status_check_and_junit() {
     let scratch = Scratch::new("verdicts");
     // Loopback acknowledgements take far less than 5 s, let alone 1000 s.
     let plan = plan_file(&scratch, vec![p99_claim("<", 5e9), p99_claim(">", 1e12)], None);
-    let (output, dir) = run(&scratch, &plan);
+    let run_junit = scratch.0.join("run.xml");
+    let (output, dir) = run_with(&scratch, &plan, &["--junit".as_ref(), run_junit.as_os_str()]);
     assert_eq!(output.status.code(), Some(3), "refuted: exit 3\n{}", text(&output));
+    let written = std::fs::read_to_string(&run_junit).unwrap();
+    assert_eq!(
+        written,
+        report_junit(&scratch, &dir),
+        "expc run --junit writes what expc report --junit does"
+    );
+    assert_eq!(written.matches("<failure type=\"refuted\"").count(), 1, "{written}");
     assert!(
         text(&output).contains("refuted      p99(fleet.s.ack_latency) > 1000000000000ns"),
         "{}",
@@ -196,7 +224,8 @@ fn an_abort_threshold_stops_the_run_within_2_s_of_the_violation() {
     claim["abort"] = serde_json::json!({ "grace_ns": 500_000_000u64 });
     let plan = plan_file_of(&scratch, LONG, vec![claim, p99_claim_in(4, "<", 5e9)], None);
     let started = std::time::Instant::now();
-    let (output, dir) = run(&scratch, &plan);
+    let run_junit = scratch.0.join("run.xml");
+    let (output, dir) = run_with(&scratch, &plan, &["--junit".as_ref(), run_junit.as_os_str()]);
     assert!(
         started.elapsed() < std::time::Duration::from_secs(15),
         "stopped early\n{}",
@@ -264,4 +293,127 @@ fn an_abort_threshold_stops_the_run_within_2_s_of_the_violation() {
     assert_eq!(check.status.code(), Some(3), "{}", text(&check));
     let again: Vec<exp_results::claims::ClaimRecord> = serde_json::from_slice(&check.stdout).unwrap();
     assert_eq!(again, manifest.claims);
+    // `--junit` is written on abort too, the aborting claim a refuted case.
+    let written = std::fs::read_to_string(&run_junit).unwrap();
+    assert_eq!(written, report_junit(&scratch, &dir));
+    assert!(
+        written.contains("name=\"p99(fleet.s.ack_latency) &lt; 1ns\"><failure type=\"refuted\""),
+        "{written}"
+    );
+}
+
+/// A 4 s activation of cpuoccupy on one core: at `--time-scale 0.1` it
+/// lasts 0.4 s, so its CPU time is above 50 ms (`scaled(500ms)`) and
+/// below 600 ms (`scaled(6s)`), and below the unscaled 500 ms.
+const SCALED: &str = r#"
+experiment "scaled" {
+  duration = 6s
+  anomaly "cpu" {
+    kind        = cpuoccupy
+    utilization = 100%
+    cores       = [0]
+    at          = 1s
+    for         = 4s
+  }
+  expect {
+    max(anomaly.cpu.cpu_time) > scaled(500ms)
+    max(anomaly.cpu.cpu_time) < scaled(6s)
+  }
+}
+"#;
+
+#[test]
+fn scaled_constants_follow_the_runs_time_scale() {
+    let scratch = Scratch::new("scaled");
+    let spec = scratch.0.join("scaled.exp");
+    std::fs::write(&spec, SCALED).unwrap();
+    let plan = expc().arg("plan").arg(&spec).output().unwrap();
+    assert!(plan.status.success(), "{}", text(&plan));
+    let plan: serde_json::Value = serde_json::from_slice(&plan.stdout).unwrap();
+    assert_eq!(plan["claims"][0]["right"]["time_scaled"], true, "{plan}");
+    assert_eq!(plan["claims"][0]["right"]["value"], 5e8, "{plan}");
+
+    let junit = scratch.0.join("run.xml");
+    let more = [
+        "--time-scale".as_ref(),
+        "0.1".as_ref(),
+        "--junit".as_ref(),
+        junit.as_os_str(),
+    ];
+    let (output, dir) = run_with(&scratch, &spec, &more);
+    assert_eq!(output.status.code(), Some(0), "both supported\n{}", text(&output));
+    let manifest = Manifest::read(&dir).unwrap();
+    assert_eq!(verdicts(&manifest), [ClaimVerdict::Supported, ClaimVerdict::Supported]);
+    let cpu_time = manifest.claims[0].points[0].estimate.unwrap();
+    assert!(
+        cpu_time > 0.05e9 && cpu_time < 0.5e9,
+        "an unscaled 500 ms would refute it: {cpu_time} ns"
+    );
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert_eq!(
+        (xml.matches("<testcase ").count(), xml.matches("<failure").count()),
+        (2, 0),
+        "{xml}"
+    );
+    let check = expc()
+        .args(["report", "--check", "--include-invalid"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(
+        check.status.code(),
+        Some(0),
+        "the same verdicts from the tables\n{}",
+        text(&check)
+    );
+}
+
+#[test]
+fn run_junit_into_a_directory_is_refused_before_the_run() {
+    let scratch = Scratch::new("junit-dir");
+    let spec = scratch.0.join("scaled.exp");
+    std::fs::write(&spec, SCALED).unwrap();
+    let output = expc()
+        .arg("run")
+        .arg(&spec)
+        .arg("--out")
+        .arg(scratch.0.join("runs"))
+        .arg("--junit")
+        .arg(&scratch.0)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output));
+    assert!(text(&output).contains("it is a directory"), "{}", text(&output));
+    assert!(!scratch.0.join("runs").exists(), "nothing ran");
+}
+
+/// The compiler's catalogue of the monitor's metrics and the columns the
+/// sampler writes agree: every metric is a column, and every column but
+/// the time, the interval and the per-CPU ones is a metric.
+#[test]
+fn the_monitors_claim_metrics_are_the_samplers_columns() {
+    let sampler = exp_host::SystemSampler::new(exp_host::SamplerOptions { per_cpu: true }).unwrap();
+    let columns: Vec<String> = sampler.columns().into_iter().map(|c| c.name).collect();
+    let catalogue: Vec<&str> = exp_check::registry::block("monitor")
+        .unwrap()
+        .row_metrics()
+        .iter()
+        .map(|m| m.name)
+        .collect();
+    for metric in &catalogue {
+        assert!(
+            columns.iter().any(|c| c == metric),
+            "`{metric}` is not a column: {columns:?}"
+        );
+    }
+    let per_cpu = |c: &str| c.starts_with("cpu") && c[3..].starts_with(|ch: char| ch.is_ascii_digit());
+    for column in columns
+        .iter()
+        .filter(|c| !per_cpu(c) && !["t_ns", "interval_ns"].contains(&c.as_str()))
+    {
+        assert!(
+            catalogue.contains(&column.as_str()),
+            "column `{column}` is not a claim metric"
+        );
+    }
 }

@@ -6,6 +6,8 @@
 mod points;
 mod stat;
 
+pub(crate) use stat::MONITOR;
+
 use exp_diagnostics::{Code, Diagnostic, Span};
 use exp_plan::claims::{Abort, Claim, ClaimKind, CmpOp, Direction, Term};
 use exp_plan::{Parameter, Unit};
@@ -21,7 +23,8 @@ const DEFAULT_GRACE_NS: u64 = 1_000_000_000;
 
 /// What claims are checked against.
 pub(crate) struct Context<'c> {
-    /// Each labelled workload of the experiment, with its kind.
+    /// Each labelled workload of the experiment, with its kind, and the
+    /// monitor (as [`MONITOR`]) if the experiment has one.
     pub workloads: Vec<(&'c str, &'static BlockSchema)>,
     /// The sweep's parameters with their values; `None` when they did not
     /// lower (their own errors are reported).
@@ -126,8 +129,27 @@ impl Checker<'_> {
         match term {
             ast::Term::Constant(expr) => {
                 let (value, unit) = self.claim_constant(expr)?;
-                Some(Term::Constant { value, unit })
+                Some(Term::Constant {
+                    value,
+                    unit,
+                    time_scaled: false,
+                })
             }
+            ast::Term::TimeScaled { value, .. } => match self.claim_constant(value)? {
+                (value, Unit::Ns) => Some(Term::Constant {
+                    value,
+                    unit: Unit::Ns,
+                    time_scaled: true,
+                }),
+                (_, unit) => {
+                    self.report(
+                        Diagnostic::error(Code::E1102, "`scaled(…)` takes a duration of the schedule")
+                            .primary(value.span, format!("{}, not a duration", describe_unit(unit)))
+                            .help("e.g. `scaled(10s)`: a window's length, which `--time-scale` multiplies"),
+                    );
+                    None
+                }
+            },
             ast::Term::Stat { factor, stat, .. } => {
                 let factor = factor.as_ref().map(|expr| self.factor(expr));
                 let stat = self.claim_stat(stat, ctx)?;
@@ -301,12 +323,21 @@ fn align(term: Term, other: &Term) -> Term {
             Term::Constant {
                 value,
                 unit: Unit::Count,
+                time_scaled,
             },
             Term::Scaled { stat, .. },
-        ) if compatible(Unit::Count, stat.unit) => Term::Constant { value, unit: stat.unit },
+        ) if compatible(Unit::Count, stat.unit) => Term::Constant {
+            value,
+            unit: stat.unit,
+            time_scaled,
+        },
         (term, _) => term,
     }
 }
+
+/// Row metrics whose rows are made from several stored rows (a window's
+/// throughput from its intervals): never watched for `abort`.
+const AGGREGATE_ROW_METRICS: [(&str, &str); 1] = [("traffic", "window_throughput")];
 
 /// Why a claim of this kind cannot abort a run, if it cannot.
 fn cannot_abort(kind: &ClaimKind) -> Option<&'static str> {
@@ -321,8 +352,14 @@ fn cannot_abort(kind: &ClaimKind) -> Option<&'static str> {
     if !matches!(stat.kind.as_str(), "fleet" | "traffic") {
         return Some("only a fleet's or traffic workload's rows are watched while the run goes on");
     }
+    if AGGREGATE_ROW_METRICS.contains(&(stat.kind.as_str(), stat.metric.as_str())) {
+        return Some("a window's throughput is known only once its window ends");
+    }
     match stat.function {
         StatFn::Value | StatFn::MaxKs | StatFn::MaxTv => Some("trial metrics are known only once a trial ends"),
+        StatFn::Stddev | StatFn::Cv | StatFn::Range | StatFn::MaxOverMin => {
+            Some("a spread of the rows: rows still to come can always change it")
+        }
         _ => None,
     }
 }

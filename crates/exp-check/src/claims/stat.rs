@@ -11,6 +11,9 @@ use crate::checker::Checker;
 use crate::registry::claims::{self as catalogue, Applies, STATISTICS};
 use crate::registry::{self, BlockSchema, Role};
 
+/// The name the monitor's metrics are found by: `monitor.cpu_user_pct`.
+pub(crate) const MONITOR: &str = "monitor";
+
 /// The workload and metric a statistic names.
 struct Target {
     workload: String,
@@ -87,12 +90,16 @@ impl Checker<'_> {
                 "mean" => StatFn::Mean,
                 "median" => StatFn::Median,
                 "min" => StatFn::Min,
+                "stddev" => StatFn::Stddev,
+                "cv" => StatFn::Cv,
+                "range" => StatFn::Range,
+                "max_over_min" => StatFn::MaxOverMin,
                 _ => StatFn::Max,
             },
         };
         let unit = match function {
-            StatFn::Share { .. } | StatFn::Loss | StatFn::Failures => Unit::Ratio,
-            StatFn::MaxKs | StatFn::MaxTv => Unit::Count,
+            StatFn::Share { .. } | StatFn::Loss | StatFn::Failures | StatFn::Cv => Unit::Ratio,
+            StatFn::MaxKs | StatFn::MaxTv | StatFn::MaxOverMin => Unit::Count,
             _ => target.unit,
         };
         Some(Stat {
@@ -250,6 +257,14 @@ impl Checker<'_> {
         if let Some((l, schema)) = ctx.workloads.iter().find(|(l, s)| *l == label.name && fits(s)) {
             return Some((l, schema));
         }
+        if kind.is_none() && label.name == MONITOR {
+            self.report(
+                Diagnostic::error(Code::E1110, "the experiment has no `monitor`")
+                    .primary(label.span, "nothing samples the system metrics")
+                    .help("add a `monitor` block to the experiment: the system metrics are sampled only with one"),
+            );
+            return None;
+        }
         let candidates: Vec<&str> = ctx.workloads.iter().filter(|(_, s)| fits(s)).map(|(l, _)| *l).collect();
         let what = kind.map_or("workload".to_string(), |k| format!("`{}` workload", k.name));
         let help = match closest(&label.name, candidates.iter().copied()) {
@@ -374,31 +389,27 @@ impl Checker<'_> {
     }
 }
 
-/// The unit of `metric` if a `schema` workload measures it (a row or trial metric).
+/// The unit of `metric` if a `schema` workload (or the monitor) measures
+/// it (a row or trial metric).
 fn metric_unit(schema: &BlockSchema, metric: &str, trial: bool) -> Option<Unit> {
-    let Role::Workload {
-        metrics, row_metrics, ..
-    } = schema.role
-    else {
-        return None;
-    };
     match trial {
-        true => metrics
+        true => schema
+            .trial_metrics()
             .contains(&metric)
             .then(|| catalogue::trial_metric_unit(schema.kind, metric)),
-        false => row_metrics
+        false => schema
+            .row_metrics()
             .iter()
             .find(|m| m.name == metric)
             .map(|m| catalogue::unit(m.dimension)),
     }
 }
 
-/// The names of a workload kind's row or trial metrics.
+/// The names of a workload kind's (or the monitor's) row or trial metrics.
 fn metric_names(schema: &BlockSchema, trial: bool) -> Vec<&'static str> {
-    match schema.role {
-        Role::Workload { metrics, .. } if trial => metrics.to_vec(),
-        Role::Workload { row_metrics, .. } => row_metrics.iter().map(|m| m.name).collect(),
-        _ => Vec::new(),
+    match trial {
+        true => schema.trial_metrics().to_vec(),
+        false => schema.row_metrics().iter().map(|m| m.name).collect(),
     }
 }
 

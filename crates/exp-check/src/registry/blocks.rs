@@ -46,7 +46,9 @@ pub const MONITOR: BlockSchema = BlockSchema {
     kind: "monitor",
     doc: "Samples system metrics (CPU, memory, vmstat, disk, network, workload processes) into the `system_metrics` table.",
     labelled: false,
-    role: Role::Service,
+    role: Role::Service {
+        row_metrics: super::monitor::METRICS,
+    },
     props: &[
         Prop::with_default("interval", Ty::Quantity(Duration), "1s", "Sampling interval.").range(10e6, 3600e9),
         Prop::with_default("per_cpu", Ty::Bool, "true", "One row per CPU as well as the machine total."),

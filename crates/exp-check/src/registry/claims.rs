@@ -45,6 +45,26 @@ pub const STATISTICS: &[Statistic] = &[
     stat("p99", Applies::Rows, "The 99th percentile of the trial's rows."),
     stat("p999", Applies::Rows, "The 99.9th percentile of the trial's rows."),
     stat(
+        "stddev",
+        Applies::Rows,
+        "The sample standard deviation of the trial's rows (n − 1), in the metric's unit.",
+    ),
+    stat(
+        "cv",
+        Applies::Rows,
+        "The coefficient of variation of the trial's rows: standard deviation over mean (a ratio).",
+    ),
+    stat(
+        "range",
+        Applies::Rows,
+        "The largest of the trial's rows minus the smallest, in the metric's unit.",
+    ),
+    stat(
+        "max_over_min",
+        Applies::Rows,
+        "The largest of the trial's rows over the smallest (a plain number).",
+    ),
+    stat(
         "share",
         Applies::Share,
         "The share of the trial's rows meeting a condition: `share(duration < 500ms)`.",

@@ -7,6 +7,7 @@ mod blocks;
 pub mod claims;
 mod fleet;
 mod functions;
+mod monitor;
 mod traffic;
 mod types;
 mod xml;

@@ -29,6 +29,7 @@ pub const TRAFFIC: BlockSchema = BlockSchema {
             RowMetric::new("duration", Some(Duration), ("traffic_connections", "duration_ns"), "A connection's duration, from its start to its end."),
             RowMetric::new("response_time", Some(Duration), ("traffic_epochs", "response_time_ns"), "An epoch's response time: request's first byte sent to response's last byte received."),
             RowMetric::new("rtt_achieved", Some(Duration), ("traffic_connections", "tcp_rtt_ns"), "The kernel's smoothed round-trip time of a connection at its end."),
+            RowMetric::new("window_throughput", Some(Bandwidth), ("traffic_throughput", "bytes"), "One row per active window (`every`/`active`; the whole run without a period): the bytes both directions carried in the window's measured intervals over their time, as the trial metric `throughput` counts them over the trial."),
         ],
         natural_end: NaturalEnd::Always,
     },

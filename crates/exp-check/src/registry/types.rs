@@ -139,8 +139,9 @@ pub enum Role {
     Experiment,
     /// `sweep { name = [values] }`: free-form parameter names.
     Sweep,
-    /// A per-trial service (`monitor`).
-    Service,
+    /// A per-trial service (`monitor`), with the row metrics claims read
+    /// from its table (`monitor.cpu_user_pct`).
+    Service { row_metrics: &'static [RowMetric] },
     /// A sub-block lowered as a nested object of its parent (`broker`).
     Part,
     /// Something that runs in a trial, with a time window.
@@ -230,6 +231,22 @@ impl BlockSchema {
             children.extend(workloads.map(|b| b.kind));
         }
         children
+    }
+
+    /// The row metrics claims summarise: a workload's, or the monitor's.
+    pub fn row_metrics(&self) -> &'static [RowMetric] {
+        match self.role {
+            Role::Workload { row_metrics, .. } | Role::Service { row_metrics } => row_metrics,
+            _ => &[],
+        }
+    }
+
+    /// A workload's trial metrics (one value per trial); none for others.
+    pub fn trial_metrics(&self) -> &'static [&'static str] {
+        match self.role {
+            Role::Workload { metrics, .. } => metrics,
+            _ => &[],
+        }
     }
 
     pub fn variant(&self, name: &str) -> Option<&'static Variant> {

@@ -206,6 +206,10 @@ impl Checker<'_> {
                 self.stat(stat);
             }
             Term::Constant(expr) => self.expr(expr),
+            Term::TimeScaled { value, span } => {
+                assert!(self.span(*span).starts_with("scaled("));
+                self.expr(value);
+            }
         }
     }
 
