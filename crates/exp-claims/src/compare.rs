@@ -6,7 +6,7 @@
 //! ratio) of their means, paired by trial when both are read at the same
 //! point.
 
-use exp_plan::claims::{CmpOp, Stat};
+use exp_plan::claims::{CmpOp, Stat, StatFn};
 use exp_plan::Unit;
 use exp_results::claims::{ClaimPoint, ClaimVerdict};
 use exp_stats::bootstrap::{self, Contrast, RESAMPLES};
@@ -68,7 +68,7 @@ pub(crate) fn across_repetitions(ctx: &mut Context, stat: &Stat, factor: f64, po
     let values: Vec<f64> = ctx.sample(stat, point).into_iter().map(|(_, v)| v * factor).collect();
     let n = values.len();
     let median = exp_stats::median_has_interval(n, CONFIDENCE);
-    let (statistic, estimate) = exp_stats::center(&values, CONFIDENCE, bounds(stat.unit, factor), median)?;
+    let (statistic, estimate) = exp_stats::center(&values, CONFIDENCE, bounds(stat, factor), median)?;
     let quantity = scaled(factor, &stat_name(stat));
     let range = estimate.interval().filter(|_| n >= 2);
     let method = match range {
@@ -162,12 +162,20 @@ pub(crate) fn threshold(op: CmpOp, c: f64) -> impl Fn(f64, f64) -> ClaimVerdict 
     move |low, high| decide::against(op, low, high, c)
 }
 
-/// The range a statistic scaled by `factor` can take, to cut a t interval.
-fn bounds(unit: Unit, factor: f64) -> Bounds {
-    let base = match unit {
-        Unit::Ratio => Bounds::RATIO,
-        Unit::Count => Bounds::ANY,
-        Unit::Ns | Unit::Bytes | Unit::BitPerS | Unit::PerS => Bounds::NON_NEGATIVE,
+/// The range a statistic scaled by `factor` can take, to cut a t interval:
+/// the spread statistics have their own (a coefficient of variation may
+/// pass 100 %, the largest row over the smallest is at least 1), the others
+/// their unit's.
+fn bounds(stat: &Stat, factor: f64) -> Bounds {
+    let base = match (&stat.function, stat.unit) {
+        (StatFn::Cv | StatFn::Stddev | StatFn::Range, _) => Bounds::NON_NEGATIVE,
+        (StatFn::MaxOverMin, _) => Bounds {
+            low: 1.0,
+            high: f64::INFINITY,
+        },
+        (_, Unit::Ratio) => Bounds::RATIO,
+        (_, Unit::Count) => Bounds::ANY,
+        (_, Unit::Ns | Unit::Bytes | Unit::BitPerS | Unit::PerS) => Bounds::NON_NEGATIVE,
     };
     if factor > 0.0 {
         Bounds {

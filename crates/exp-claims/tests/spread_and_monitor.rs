@@ -346,3 +346,47 @@ fn scaled_constants_follow_the_time_scale_and_others_do_not() {
     let claims = verdicts(&plan, tables, 1.0);
     check(&claims, &[Refuted, Refuted, Refuted]);
 }
+
+/// A coefficient of variation may pass 100 % and the largest window over
+/// the smallest is at least 1: the t interval across repetitions is cut to
+/// those ranges, not to a share's [0, 1].
+#[test]
+fn spread_intervals_keep_to_the_statistics_own_range() {
+    let claims = vec![
+        compare(
+            "cv(traffic.bulk.window_throughput) < 500%",
+            window_stat(StatFn::Cv, Unit::Ratio),
+            CmpOp::Lt,
+            constant(5.0, Unit::Ratio),
+        ),
+        compare(
+            "max_over_min(traffic.bulk.window_throughput) < 100",
+            window_stat(StatFn::MaxOverMin, Unit::Count),
+            CmpOp::Lt,
+            constant(100.0, Unit::Count),
+        ),
+    ];
+    let plan = plan(&[], 3, claims);
+    // Per trial: cv 1.92, 1.14, 1.40; max/min 1.01, 1.5, 1.02.
+    let trials = [
+        [1.0e9, 1.0e7, 1.0e7, 1.0e7],
+        [1.0e9, 1.0e9, 1.0e7, 1.0e7],
+        [1.0e9, 5.0e8, 1.0e7, 1.0e7],
+    ];
+    let cv_tables = trials
+        .iter()
+        .zip(0..)
+        .map(|(rates, t)| throughput_trial(t, rates))
+        .collect();
+    let cv = &verdicts(&plan, cv_tables, 1.0)[0].points[0];
+    assert!(cv.estimate.unwrap() > 1.0, "{cv:?}");
+    assert!(cv.high.unwrap() > 1.5, "a cv interval cut at 100 %: {cv:?}");
+    let near = [[1.0e9, 1.01e9], [1.0e9, 1.5e9], [1.0e9, 1.02e9]];
+    let ratio_tables = near
+        .iter()
+        .zip(0..)
+        .map(|(rates, t)| throughput_trial(t, rates))
+        .collect();
+    let ratio = &verdicts(&plan, ratio_tables, 1.0)[1].points[0];
+    assert!(ratio.low.unwrap() >= 1.0, "max/min below 1: {ratio:?}");
+}
