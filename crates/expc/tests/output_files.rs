@@ -145,6 +145,27 @@ fn test_junit_writes_through_devices_and_links() {
     });
 }
 
+/// `run --junit` writes when the run ends, by the same rule (each target a
+/// run of 0.2 s).
+#[test]
+fn run_junit_writes_through_devices_and_links() {
+    let scratch = Scratch::new("out-run-junit");
+    let spec = scratch.file("tiny.exp", TINY);
+    let runs = scratch.join("runs");
+    writes_by_the_rule(&scratch, "run --junit", |t| {
+        paths(&[
+            p("run"),
+            &spec,
+            p("--time-scale"),
+            p("0.2"),
+            p("--out"),
+            &runs,
+            p("--junit"),
+            t,
+        ])
+    });
+}
+
 #[test]
 fn traffic_synth_and_convert_write_through_devices_and_links() {
     let scratch = Scratch::new("out-traffic");
