@@ -3,11 +3,19 @@
 //! (`foo.rs` or `foo/mod.rs`; `lib.rs` or `main.rs` is the crate root) and
 //! it depends on another when its code names it: `use crate::a::b`,
 //! `super::x`, `self::child::f`, or a path starting at one of its child
-//! modules, in a `use` line or in an expression. A name a module
-//! re-exports (`pub use b::X`) counts as the module it comes from. Test code
-//! (`#[cfg(test)]` items and the modules they declare) is left out: tests
-//! read everything. Comments and literals are blanked before reading, so a
-//! doc link is not a dependency.
+//! modules, in a `use` line or in an expression. A name a module imports
+//! or re-exports (`pub use b::X`) counts as the module it comes from.
+//!
+//! What a module's ancestors declare themselves (`super::Failure` in
+//! `mqtt/passes.rs`, `crate::error_chain` of `lib.rs`) is the vocabulary of
+//! its directory and does not count: a parent that declares the types its
+//! children share and calls those children is one unit, read together. A
+//! module reaching up to an ancestor for what a sibling declares does
+//! count (it is that sibling's), and so does everything sideways.
+//!
+//! Test code (`#[cfg(test)]` items and the modules they declare) is left
+//! out: tests read everything. Comments and literals are blanked before
+//! reading, so a doc link is not a dependency.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::Path;
@@ -79,7 +87,7 @@ fn blank(source: &str) -> String {
                 i += 1;
                 continue;
             }
-            let close: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let close = format!("\"{}", "#".repeat(hashes));
             let body_start = i + 2 + hashes;
             let rest: String = chars[body_start..].iter().collect();
             let end = rest.find(&close).map_or(chars.len(), |p| body_start + rest[..p].chars().count() + close.len());
@@ -93,7 +101,7 @@ fn blank(source: &str) -> String {
             wipe(&mut out, i, j + 1);
             i = j + 1;
         } else if c == '\'' && next == Some('\\') {
-            let end = chars[i + 3..].iter().position(|&c| c == '\'').map_or(chars.len(), |p| i + 4 + p);
+            let end = chars.iter().skip(i + 3).position(|&c| c == '\'').map_or(chars.len(), |p| i + 4 + p);
             wipe(&mut out, i, end);
             i = end;
         } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
@@ -402,7 +410,8 @@ fn graph(files: &[(String, String)]) -> (BTreeMap<ModPath, Module>, BTreeMap<Mod
             Some(item) => origin(&modules, target, &item, 0),
             None => Some(target),
         };
-        if let Some(to) = to.filter(|to| *to != from) {
+        // The module itself, or an ancestor's own declaration: not a dependency.
+        if let Some(to) = to.filter(|to| !from.starts_with(to)) {
             edges.entry(from).or_default().push(Edge { to, site });
         }
     }
@@ -533,15 +542,19 @@ fn cycles_through_re_exports_and_parents_are_found_and_tests_are_not() {
         file("lib.rs", "mod a;\nmod b;\npub use a::Thing;\n// crate::b::f in a comment\n"),
         file("a.rs", "pub struct Thing;\npub fn g() { crate::b::f() }\n"),
         file("b.rs", "use super::Thing;\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::g; }\n"),
-        file("c/mod.rs", "mod d;\npub(crate) use d::h;\npub struct Finding;\n"),
-        file("c/d.rs", "use super::Finding;\npub fn h() -> &'static str { \"crate::a::g\" }\n"),
+        file("c/mod.rs", "mod d;\nmod e;\npub(crate) use d::h;\npub struct Finding;\n"),
+        file("c/d.rs", "use super::Finding;\nuse super::e::k;\npub fn h() -> &'static str { \"crate::a::g\" }\n"),
+        file("c/e.rs", "pub fn k() {\n    super::d::h();\n}\n"),
     ];
+    // `c/d.rs` uses what its parent declares: allowed; `b.rs` reaches up
+    // for what its sibling `a.rs` declares: that is `a.rs`'s; siblings
+    // `c/d.rs` and `c/e.rs` use each other.
     let found = cycles(&files);
     assert_eq!(
         found,
         [
             "{a.rs, b.rs}: a.rs:2 `crate::b::f` -> b.rs:1 `super::Thing`",
-            "{c/mod.rs, c/d.rs}: c/mod.rs:2 `d::h` -> c/d.rs:1 `super::Finding`",
+            "{c/d.rs, c/e.rs}: c/d.rs:2 `super::e::k` -> c/e.rs:2 `super::d::h`",
         ]
     );
     let acyclic = [file("lib.rs", "mod a;\nmod b;\n"), file("a.rs", "use crate::b::f;\n"), file("b.rs", "/// [crate::a]\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::*; }\n")];
