@@ -5,14 +5,13 @@
 //! is the order in the file; maps are `BTreeMap`s so the output is stable.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::run_status::RunStatus;
 pub use crate::times::{new_run_id, rfc3339, unix_ns};
-use crate::{BuildRecord, ResultsError, StoreSummary};
+use crate::{BuildRecord, StoreSummary};
 
 /// Bumped whenever the meaning or shape of the manifest changes incompatibly.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -334,44 +333,6 @@ impl Manifest {
     pub fn finish(&mut self, ended: SystemTime) {
         self.ended_at = Some(rfc3339(ended));
         self.ended_unix_ns = Some(unix_ns(ended));
-    }
-
-    /// Reads `manifest.json` with its journal's newer records applied;
-    /// `path` may be the file or the run directory. Journal lines that
-    /// cannot be applied are skipped and listed in `read_warnings`
-    /// (rundir/journal.rs says which).
-    pub fn read(path: &Path) -> Result<Manifest, ResultsError> {
-        let file = if path.is_dir() {
-            path.join("manifest.json")
-        } else {
-            path.to_path_buf()
-        };
-        let bytes = std::fs::read(&file).map_err(ResultsError::io("read", &file))?;
-        // Check the version before the shape, so a future manifest gets a
-        // clear message instead of a missing-field error.
-        #[derive(Deserialize)]
-        struct Version {
-            manifest_version: u32,
-        }
-        let version: Version = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
-            action: "parse",
-            path: file.clone(),
-            source,
-        })?;
-        if version.manifest_version != MANIFEST_VERSION {
-            return Err(ResultsError::UnsupportedManifest {
-                path: file,
-                version: version.manifest_version,
-                supported: MANIFEST_VERSION,
-            });
-        }
-        let mut manifest: Manifest = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
-            action: "parse",
-            path: file.clone(),
-            source,
-        })?;
-        manifest.read_warnings = crate::rundir::replay_journal(&mut manifest, &file)?;
-        Ok(manifest)
     }
 
     /// The pretty JSON written to `manifest.json`, with a final newline.
