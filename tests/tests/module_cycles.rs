@@ -64,7 +64,10 @@ fn blank(source: &str) -> String {
         let next = chars.get(i + 1).copied();
         let prev_ident = i > 0 && is_ident(chars[i - 1]);
         if c == '/' && next == Some('/') {
-            let end = chars[i..].iter().position(|&c| c == '\n').map_or(chars.len(), |p| i + p);
+            let end = chars[i..]
+                .iter()
+                .position(|&c| c == '\n')
+                .map_or(chars.len(), |p| i + p);
             wipe(&mut out, i, end);
             i = end;
         } else if c == '/' && next == Some('*') {
@@ -81,7 +84,10 @@ fn blank(source: &str) -> String {
             }
             wipe(&mut out, i, j);
             i = j;
-        } else if c == 'r' && matches!(next, Some('"' | '#')) && (!prev_ident || (i >= 1 && chars[i - 1] == 'b' && (i < 2 || !is_ident(chars[i - 2])))) {
+        } else if c == 'r'
+            && matches!(next, Some('"' | '#'))
+            && (!prev_ident || (i >= 1 && chars[i - 1] == 'b' && (i < 2 || !is_ident(chars[i - 2]))))
+        {
             let hashes = chars[i + 1..].iter().take_while(|&&c| c == '#').count();
             if chars.get(i + 1 + hashes) != Some(&'"') {
                 i += 1;
@@ -90,7 +96,9 @@ fn blank(source: &str) -> String {
             let close = format!("\"{}", "#".repeat(hashes));
             let body_start = i + 2 + hashes;
             let rest: String = chars[body_start..].iter().collect();
-            let end = rest.find(&close).map_or(chars.len(), |p| body_start + rest[..p].chars().count() + close.len());
+            let end = rest
+                .find(&close)
+                .map_or(chars.len(), |p| body_start + rest[..p].chars().count() + close.len());
             wipe(&mut out, i, end);
             i = end;
         } else if c == '"' {
@@ -101,7 +109,11 @@ fn blank(source: &str) -> String {
             wipe(&mut out, i, j + 1);
             i = j + 1;
         } else if c == '\'' && next == Some('\\') {
-            let end = chars.iter().skip(i + 3).position(|&c| c == '\'').map_or(chars.len(), |p| i + 4 + p);
+            let end = chars
+                .iter()
+                .skip(i + 3)
+                .position(|&c| c == '\'')
+                .map_or(chars.len(), |p| i + 4 + p);
             wipe(&mut out, i, end);
             i = end;
         } else if c == '\'' && chars.get(i + 2) == Some(&'\'') {
@@ -154,10 +166,7 @@ fn without_tests(code: &str) -> (String, Vec<String>) {
         }
         let end = item_end(&chars, close);
         let item: String = chars[close..end].iter().collect();
-        let words: Vec<&str> = item
-            .split(|c: char| !is_ident(c))
-            .filter(|w| !w.is_empty())
-            .collect();
+        let words: Vec<&str> = item.split(|c: char| !is_ident(c)).filter(|w| !w.is_empty()).collect();
         if let Some(pos) = words.iter().position(|w| *w == "mod") {
             if item.trim_end().ends_with(';') {
                 test_modules.extend(words.get(pos + 1).map(|w| w.to_string()));
@@ -297,10 +306,12 @@ fn resolve(modules: &BTreeSet<ModPath>, from: &ModPath, path: &[String]) -> Opti
 
 /// Whether `code` declares `name` as an item.
 fn declares(code: &str, name: &str) -> bool {
-    ["fn", "struct", "enum", "trait", "type", "const", "static", "mod"].iter().any(|kw| {
-        code.match_indices(&format!("{kw} {name}"))
-            .any(|(at, m)| !code[at + m.len()..].starts_with(is_ident) && !code[..at].ends_with(is_ident))
-    })
+    ["fn", "struct", "enum", "trait", "type", "const", "static", "mod"]
+        .iter()
+        .any(|kw| {
+            code.match_indices(&format!("{kw} {name}"))
+                .any(|(at, m)| !code[at + m.len()..].starts_with(is_ident) && !code[..at].ends_with(is_ident))
+        })
 }
 
 /// A path the code names, on a line: in a `use` line (with the name it
@@ -341,7 +352,9 @@ fn references(code: &str, children: &BTreeSet<String>) -> Vec<Reference> {
         let mut j = word_end;
         while chars.get(j) == Some(&':') && chars.get(j + 1) == Some(&':') {
             let start = j + 2;
-            let end = (start..chars.len()).find(|&k| !is_ident(chars[k])).unwrap_or(chars.len());
+            let end = (start..chars.len())
+                .find(|&k| !is_ident(chars[k]))
+                .unwrap_or(chars.len());
             if end == start {
                 break;
             }
@@ -350,7 +363,11 @@ fn references(code: &str, children: &BTreeSet<String>) -> Vec<Reference> {
         }
         let first = path[0].as_str();
         if path.len() > 1 && (matches!(first, "crate" | "super" | "self") || children.contains(first)) {
-            found.push(Reference { path, line: line_of(i), import: None });
+            found.push(Reference {
+                path,
+                line: line_of(i),
+                import: None,
+            });
         }
         i = j;
     }
@@ -531,7 +548,10 @@ fn no_crate_has_a_module_cycle() {
         found.extend(cycles(&files).into_iter().map(|c| format!("{name}: {c}")));
     }
     found.sort();
-    assert!(modules > 300 && edges > 500, "read only {modules} modules and {edges} dependencies");
+    assert!(
+        modules > 300 && edges > 500,
+        "read only {modules} modules and {edges} dependencies"
+    );
     assert!(found.is_empty(), "{} module cycles:\n{}", found.len(), found.join("\n"));
 }
 
@@ -539,11 +559,23 @@ fn no_crate_has_a_module_cycle() {
 fn cycles_through_re_exports_and_parents_are_found_and_tests_are_not() {
     let file = |name: &str, text: &str| (name.to_string(), text.to_string());
     let files = [
-        file("lib.rs", "mod a;\nmod b;\npub use a::Thing;\n// crate::b::f in a comment\n"),
+        file(
+            "lib.rs",
+            "mod a;\nmod b;\npub use a::Thing;\n// crate::b::f in a comment\n",
+        ),
         file("a.rs", "pub struct Thing;\npub fn g() { crate::b::f() }\n"),
-        file("b.rs", "use super::Thing;\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::g; }\n"),
-        file("c/mod.rs", "mod d;\nmod e;\npub(crate) use d::h;\npub struct Finding;\n"),
-        file("c/d.rs", "use super::Finding;\nuse super::e::k;\npub fn h() -> &'static str { \"crate::a::g\" }\n"),
+        file(
+            "b.rs",
+            "use super::Thing;\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::g; }\n",
+        ),
+        file(
+            "c/mod.rs",
+            "mod d;\nmod e;\npub(crate) use d::h;\npub struct Finding;\n",
+        ),
+        file(
+            "c/d.rs",
+            "use super::Finding;\nuse super::e::k;\npub fn h() -> &'static str { \"crate::a::g\" }\n",
+        ),
         file("c/e.rs", "pub fn k() {\n    super::d::h();\n}\n"),
     ];
     // `c/d.rs` uses what its parent declares: allowed; `b.rs` reaches up
@@ -557,6 +589,13 @@ fn cycles_through_re_exports_and_parents_are_found_and_tests_are_not() {
             "{c/d.rs, c/e.rs}: c/d.rs:2 `super::e::k` -> c/e.rs:2 `super::d::h`",
         ]
     );
-    let acyclic = [file("lib.rs", "mod a;\nmod b;\n"), file("a.rs", "use crate::b::f;\n"), file("b.rs", "/// [crate::a]\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::*; }\n")];
+    let acyclic = [
+        file("lib.rs", "mod a;\nmod b;\n"),
+        file("a.rs", "use crate::b::f;\n"),
+        file(
+            "b.rs",
+            "/// [crate::a]\npub fn f() {}\n#[cfg(test)]\nmod tests { use crate::a::*; }\n",
+        ),
+    ];
     assert!(cycles(&acyclic).is_empty());
 }
