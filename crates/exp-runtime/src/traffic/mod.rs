@@ -48,7 +48,7 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     // testbed each all trial long.
     let first = ctx.intervals.first().map_or(0, |i| i.start_ns);
     if !ctx.cancel.sleep_until_async(ctx.clock.at(first)).await {
-        return Ok(metrics::Totals::default().summary(prepared.skipped, &ctx.bounds));
+        return Ok(summary(metrics::Totals::default(), prepared.skipped, &ctx.bounds));
     }
     let network = Network::start(&traffic, ctx.seed, ctx.clock.now_ns())
         .await
@@ -86,7 +86,13 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     }
     queue?;
     stopped.map_err(failed("stopping the network"))?;
-    Ok(totals.summary(prepared.skipped, &ctx.bounds))
+    Ok(summary(totals, prepared.skipped, &ctx.bounds))
+}
+
+/// The trial's metrics and its audit's findings.
+fn summary(mut totals: metrics::Totals, skipped: usize, bounds: &exp_results::validity::Bounds) -> WorkloadSummary {
+    let findings = audit::findings(&mut totals, bounds);
+    totals.summary(skipped, findings)
 }
 
 /// Replays every active window in turn.
