@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::run_status::RunStatus;
 pub use crate::times::{new_run_id, rfc3339, unix_ns};
-use crate::{BuildRecord, StoreSummary};
+use crate::BuildRecord;
 
 /// Bumped whenever the meaning or shape of the manifest changes incompatibly.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -176,6 +176,12 @@ pub struct TrialRecord {
     pub validity: Option<crate::validity::Validity>,
 }
 
+impl crate::validity::Audited for TrialRecord {
+    fn validity(&self) -> Option<&crate::validity::Validity> {
+        self.validity.as_ref()
+    }
+}
+
 /// How an earlier attempt at a trial ended, and where its files went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AttemptRecord {
@@ -316,16 +322,6 @@ impl Manifest {
             claims: Vec::new(),
             aborted_by: None,
             read_warnings: Vec::new(),
-        }
-    }
-
-    /// Adds what the store reports having written to `tables` (a resumed
-    /// run keeps the counts of the files written before).
-    pub fn record_tables(&mut self, summary: &StoreSummary) {
-        for (table, written) in &summary.tables {
-            let total = self.tables.entry(table.clone()).or_default();
-            total.rows += written.rows;
-            total.files += written.files;
         }
     }
 
