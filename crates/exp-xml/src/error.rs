@@ -88,7 +88,7 @@ pub enum XmlError {
 pub enum SkipReason {
     /// Not well-formed (mismatched/unmatched end tag, bad syntax, bad
     /// attribute, invalid UTF-8 ...). The text is the scanner's message
-    /// (`parse/scanner.rs`, reading the tokens of `lexer.rs`).
+    /// (`parse/scanner.rs`, reading the tokens of `lexer/`).
     #[error("malformed XML: {0}")]
     Malformed(String),
     /// The input ended inside the document.

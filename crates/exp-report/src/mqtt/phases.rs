@@ -1,6 +1,6 @@
 //! Latency by anomaly phase: each non-warm-up sent message is classified by
 //! the anomalies active at its `sent_ns`, from the trial's `anomaly_timeline`
-//! (the ground truth the anomaly executor writes, `exp-runtime/src/anomaly.rs`).
+//! (the ground truth the anomaly executor writes, `exp-runtime/src/anomaly/`).
 //!
 //! The timeline is small (one row per activation), so it is read whole and
 //! cut into segments at every actual start and end; a message's phase is the
