@@ -31,7 +31,7 @@ pub mod signals;
 pub mod split;
 mod traffic;
 mod trial;
-mod trials;
+mod trials_table;
 mod xml;
 
 pub use cancel::{Cancel, Level};

@@ -22,7 +22,7 @@ use crate::preflight::{preflight, PreflightInput};
 use crate::resume::{finished, prepare};
 use crate::run_context::{RunContext, RunError, RunOptions, MAX_TIME_SCALE};
 use crate::shard::{shard_trials, ShardSpec};
-use crate::trials::TrialsTable;
+use crate::trials_table::TrialsTable;
 
 #[derive(Debug)]
 pub struct RunOutcome {

@@ -16,7 +16,7 @@ use crate::preflight::PreflightIssue;
 use crate::resume::ResumeError;
 use crate::selection::TrialSelection;
 use crate::shard::ShardSpec;
-use crate::trials::TrialsTable;
+use crate::trials_table::TrialsTable;
 
 #[derive(Clone)]
 pub struct RunOptions {

@@ -19,7 +19,7 @@ use crate::monitor;
 use crate::repeat::merge;
 use crate::run_context::RunContext;
 use crate::schedule::{intervals, scale};
-use crate::trials::TrialRow;
+use crate::trials_table::TrialRow;
 
 pub(crate) struct TrialResult {
     pub status: TrialStatus,

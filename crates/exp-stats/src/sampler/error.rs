@@ -1,6 +1,6 @@
 //! What a distribution's parameters can be wrong with: the error of
-//! [`super::Sampler::new`], apart from sample.rs so that the alias tables
-//! sample.rs builds on can return it without importing sample.rs back.
+//! [`super::Sampler::new`], apart from `sampler/mod.rs` so that the alias
+//! tables it builds on (alias.rs) can return it without importing it back.
 
 /// A distribution parameter that cannot describe a distribution.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
