@@ -39,8 +39,8 @@ mod warning;
 pub use columns::Columns;
 pub use error::{check_component, ResultsError};
 pub use manifest::{
-    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
-    ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
+    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, OptionsRecord, PointRecord, ResumeRecord, RunStatus,
+    ShardOf, ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use provenance::BuildRecord;

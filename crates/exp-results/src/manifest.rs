@@ -44,7 +44,7 @@ pub struct Manifest {
     /// `unknown` and why when the broker published none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub brokers: BTreeMap<String, String>,
-    pub options: RunOptions,
+    pub options: OptionsRecord,
     /// The trials this run runs (every trial of the plan, or the `--trials`
     /// selection), in trial order.
     pub trials: Vec<TrialRecord>,
@@ -126,8 +126,10 @@ pub struct SpecRecord {
     pub sha256: String,
 }
 
+/// The options a run was started with, as the manifest records them
+/// (`options`; exp-runtime's `RunOptions` are the ones it runs with).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunOptions {
+pub struct OptionsRecord {
     pub time_scale: f64,
     /// The `--trials` selection as given, if any.
     pub trials_selected: Option<String>,
@@ -141,9 +143,9 @@ pub struct RunOptions {
     pub validity_bounds: Option<crate::validity::Bounds>,
 }
 
-impl Default for RunOptions {
+impl Default for OptionsRecord {
     fn default() -> Self {
-        RunOptions {
+        OptionsRecord {
             time_scale: 1.0,
             trials_selected: None,
             forced: false,
@@ -310,7 +312,7 @@ impl Manifest {
             seed: plan.experiment.seed,
             host,
             brokers: BTreeMap::new(),
-            options: RunOptions::default(),
+            options: OptionsRecord::default(),
             trials,
             points: Vec::new(),
             tables: BTreeMap::new(),
