@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 
 use crate::checker::{Checker, Scope};
 use crate::query::{block_names, mentions};
-use crate::registry::{self, BlockSchema, Prop, Role};
+use crate::registry::{self, BlockSchema, Prop, Role, ValueRule};
 use crate::sweep::{self, SweepParam};
 use crate::typing::plan_key;
 use crate::FixedSet;
@@ -85,7 +85,7 @@ impl Checker<'_> {
                 let Some(json) = self.lower_prop(Some(attr), prop, scope) else {
                     break;
                 };
-                self.check_field_value(schema, prop, &json, attr);
+                self.check_field_value(prop, &json, attr);
                 values.push(json);
             }
             let key = plan_key(prop.name, &prop.ty);
@@ -102,12 +102,16 @@ impl Checker<'_> {
         lowered
     }
 
-    /// The checks lowering a whole block makes of this property's value.
-    fn check_field_value(&mut self, schema: &BlockSchema, prop: &Prop, json: &Json, attr: &Attribute) {
-        if schema.kind == "fleet" && prop.name == "gap" {
-            if let Ok(gap) = serde_json::from_value::<DistValue>(json.clone()) {
-                self.check_device_gap(&gap, attr.value.span);
+    /// The rule the registry names for this property's value, as lowering
+    /// a whole block checks it.
+    fn check_field_value(&mut self, prop: &Prop, json: &Json, attr: &Attribute) {
+        match prop.rule {
+            Some(ValueRule::DeviceGap) => {
+                if let Ok(gap) = serde_json::from_value::<DistValue>(json.clone()) {
+                    self.check_device_gap(&gap, attr.value.span);
+                }
             }
+            None => {}
         }
     }
 }

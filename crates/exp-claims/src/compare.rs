@@ -13,8 +13,8 @@ use exp_stats::bootstrap::{self, Contrast, RESAMPLES};
 use exp_stats::{Bounds, Rng};
 
 use crate::decide;
-use crate::evaluate::Context;
 use crate::values::stat_name;
+use crate::values::Context;
 use crate::CONFIDENCE;
 
 /// What a side of a comparison is decided by, before the verdict.

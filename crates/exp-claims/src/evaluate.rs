@@ -3,39 +3,16 @@
 //! inconclusive.
 
 use exp_plan::claims::{Claim, ClaimKind, CmpOp, Direction, Stat, Term};
-use exp_plan::{Plan, Unit};
+use exp_plan::Unit;
 use exp_results::claims::{ClaimPoint, ClaimRecord, ClaimVerdict};
 use exp_stats::bootstrap::Contrast;
 
 use crate::compare::{self, across_repetitions, contrast, missing, point, threshold};
 use crate::decide;
 use crate::points;
-use crate::values::{stat_name, Counted, Values};
+use crate::values::{stat_name, Context};
 
 const NO_VALUE: &str = "no counted trial has rows for it";
-
-pub(crate) struct Context<'a, 'r> {
-    pub plan: &'a Plan,
-    /// The run's `--time-scale`, which `scaled(…)` constants follow.
-    pub time_scale: f64,
-    pub values: Values<'r>,
-    pub counted: Counted,
-    pub seed: u64,
-    /// Only the frames reading this point (`until_decided`); trends, which
-    /// need every point, are then left out.
-    pub only: Option<u32>,
-}
-
-impl Context<'_, '_> {
-    /// (trial, value) of `stat` over the counted trials of `point` that have one.
-    pub fn sample(&mut self, stat: &Stat, point: u32) -> Vec<(u32, f64)> {
-        let trials = self.counted.by_point.get(&point).cloned().unwrap_or_default();
-        trials
-            .into_iter()
-            .filter_map(|t| self.values.get(t, stat).map(|v| (t, v)))
-            .collect()
-    }
-}
 
 /// Claim `index` of the plan.
 pub(crate) fn claim(ctx: &mut Context, index: usize, claim: &Claim) -> ClaimRecord {

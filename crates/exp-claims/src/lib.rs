@@ -65,7 +65,7 @@ pub fn decided_at(run: &RunView, plan: &Plan, options: Options, point: u32) -> b
 }
 
 fn evaluate_at(run: &RunView, plan: &Plan, options: Options, only: Option<u32>) -> Evaluation {
-    let mut ctx = evaluate::Context {
+    let mut ctx = values::Context {
         plan,
         time_scale: run.manifest.options.time_scale,
         values: values::Values::new(run),

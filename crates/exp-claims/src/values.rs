@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 
 use exp_plan::claims::{Stat, StatFn};
+use exp_plan::Plan;
 use exp_plan::{display_quantity, RangeUnit};
 use exp_results::schemas::{CONNECTIONS_TABLE, GENERATION_TABLE, MESSAGES_TABLE, THROUGHPUT_TABLE};
 use exp_results::validity::LeftOut;
@@ -225,4 +226,29 @@ fn threshold_text(stat: &Stat, threshold: f64) -> String {
 fn format_quantile(q: f64) -> String {
     let percent = format!("{}", (q * 1000.0).round() / 10.0);
     percent.replace('.', "")
+}
+
+/// What evaluating a plan's claims reads (evaluate.rs, compare.rs): the
+/// plan, each trial's values, the trials that count, the bootstrap's seed.
+pub(crate) struct Context<'a, 'r> {
+    pub plan: &'a Plan,
+    /// The run's `--time-scale`, which `scaled(…)` constants follow.
+    pub time_scale: f64,
+    pub values: Values<'r>,
+    pub counted: Counted,
+    pub seed: u64,
+    /// Only the frames reading this point (`until_decided`); trends, which
+    /// need every point, are then left out.
+    pub only: Option<u32>,
+}
+
+impl Context<'_, '_> {
+    /// (trial, value) of `stat` over the counted trials of `point` that have one.
+    pub fn sample(&mut self, stat: &Stat, point: u32) -> Vec<(u32, f64)> {
+        let trials = self.counted.by_point.get(&point).cloned().unwrap_or_default();
+        trials
+            .into_iter()
+            .filter_map(|t| self.values.get(t, stat).map(|v| (t, v)))
+            .collect()
+    }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use crate::facts::{read_trimmed, CPU_DIR};
+use crate::small_files::{read_trimmed, CPU_DIR};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CpuFacts {

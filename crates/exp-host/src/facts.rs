@@ -10,10 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpu_facts::{cpu_facts, CpuFacts};
 use crate::net_facts::{network_facts, NetworkFacts};
+use crate::small_files::{parse_cpu_list, read_trimmed};
 use crate::system_facts::{memory_facts, virtualization, MemoryFacts, Virtualization};
 use crate::{caches, meminfo, Cache};
-
-pub(crate) const CPU_DIR: &str = "/sys/devices/system/cpu";
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostFacts {
@@ -60,13 +59,6 @@ impl From<Cache> for CacheFact {
 
 fn trimmed(path: &str) -> String {
     read_trimmed(path).unwrap_or_default()
-}
-
-/// A small file's text without surrounding white space; `None` if it
-/// cannot be read or is empty.
-pub(crate) fn read_trimmed(path: &str) -> Option<String> {
-    let text = std::fs::read_to_string(path).ok()?;
-    Some(text.trim().to_string()).filter(|t| !t.is_empty())
 }
 
 /// This machine's host name (empty if it cannot be read).
@@ -117,31 +109,9 @@ pub fn online_cpus() -> Vec<u32> {
     cpus
 }
 
-pub(crate) fn parse_cpu_list(text: &str) -> Vec<u32> {
-    let mut cpus = Vec::new();
-    for part in text.split(',').filter(|p| !p.is_empty()) {
-        match part.split_once('-') {
-            Some((a, b)) => {
-                if let (Ok(a), Ok(b)) = (a.parse::<u32>(), b.parse::<u32>()) {
-                    cpus.extend(a..=b);
-                }
-            }
-            None => cpus.extend(part.parse::<u32>().ok()),
-        }
-    }
-    cpus
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cpu_lists() {
-        assert_eq!(parse_cpu_list("0-3,6"), vec![0, 1, 2, 3, 6]);
-        assert_eq!(parse_cpu_list("0"), vec![0]);
-        assert_eq!(parse_cpu_list(""), Vec::<u32>::new());
-    }
 
     #[test]
     fn this_machine() {

@@ -19,6 +19,7 @@ mod netdev;
 mod pid;
 mod process;
 mod procstat;
+mod small_files;
 mod sys;
 mod system;
 mod system_facts;

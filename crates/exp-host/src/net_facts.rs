@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::facts::read_trimmed;
+use crate::small_files::read_trimmed;
 use crate::sys::{ethtool_value, EthtoolGet};
 
 /// Sysctls that shape TCP: `/proc/sys/net/<name with / for .>`.

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::facts::read_trimmed;
+use crate::small_files::read_trimmed;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MemoryFacts {
@@ -33,7 +33,7 @@ pub(crate) fn memory_facts() -> MemoryFacts {
         |file: &str| read_trimmed(&format!("/sys/kernel/mm/transparent_hugepage/{file}")).and_then(|s| selected(&s));
     MemoryFacts {
         numa_nodes: read_trimmed("/sys/devices/system/node/online")
-            .map(|list| crate::facts::parse_cpu_list(&list).len() as u32)
+            .map(|list| crate::small_files::parse_cpu_list(&list).len() as u32)
             .filter(|&n| n > 0),
         transparent_hugepages: thp("enabled"),
         transparent_hugepages_defrag: thp("defrag"),

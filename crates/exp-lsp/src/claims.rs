@@ -9,8 +9,8 @@ use exp_check::registry::{self, BlockSchema, Role, RowMetric};
 use lsp_types::CompletionItemKind;
 
 use crate::analysis::{Analysis, FrameKind};
-use crate::completion::Insert;
 use crate::cursor::Spot;
+use crate::insert::Insert;
 use crate::lex::Tok;
 
 /// One completion: label, kind, detail, documentation, what to insert.

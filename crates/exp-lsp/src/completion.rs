@@ -16,6 +16,7 @@ use lsp_types::{
 use crate::analysis::Analysis;
 use crate::context::{record_fields, Context};
 use crate::cursor::{cursor, Expected, Spot};
+use crate::insert::Insert;
 use crate::markdown;
 use crate::scope::Names;
 use crate::text::LineIndex;
@@ -101,11 +102,6 @@ impl Items<'_> {
             ..CompletionItem::default()
         });
     }
-}
-
-pub(crate) enum Insert {
-    Plain(String),
-    Snippet { snippet: String, plain: String },
 }
 
 fn top_level(items: &mut Items) {

@@ -19,6 +19,7 @@ mod diagnostics;
 mod documents;
 mod fixes;
 mod hover;
+mod insert;
 mod lex;
 mod library;
 mod markdown;

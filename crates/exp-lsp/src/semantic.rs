@@ -1,4 +1,4 @@
-//! `textDocument/semanticTokens/full`: the token roles of `analysis.rs`, with
+//! `textDocument/semanticTokens/full`: the token roles of `analysis/`, with
 //! names resolved (a sweep parameter, a `let`, an import, a member).
 
 use lsp_types::{SemanticToken, SemanticTokenModifier, SemanticTokenType, SemanticTokensLegend};

@@ -19,7 +19,7 @@
 //! numbers by hand, so after the buffer has grown once no message allocates.
 
 use exp_plan::{DistValue, Payload};
-use exp_stats::{sample::standard_normal, Rng, Sampler};
+use exp_stats::{sampler::standard_normal, Rng, Sampler};
 
 use crate::MqttError;
 

@@ -24,3 +24,9 @@ pub const ANOMALY_TASKS: (f64, f64) = (1.0, 1024.0);
 
 /// A TCP port.
 pub const PORT: (f64, f64) = (1.0, 65535.0);
+
+/// The paths of `paths(count = …)`.
+pub const PATHS: (f64, f64) = (1.0, 4_294_967_295.0);
+
+/// The least receiver window a connection is given, in bytes.
+pub const RECEIVER_WINDOW_MIN_BYTES: f64 = 256.0;

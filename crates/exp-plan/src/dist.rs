@@ -72,3 +72,17 @@ pub enum Dist {
         values: Vec<f64>,
     },
 }
+
+impl Dist {
+    /// The shape parameter of the families that have one (lognormal,
+    /// Pareto, Weibull, gamma), which the language bounds to `SHAPE_RANGE`.
+    pub fn shape(&self) -> Option<f64> {
+        match self {
+            Dist::Lognormal { shape, .. }
+            | Dist::Pareto { shape, .. }
+            | Dist::Weibull { shape, .. }
+            | Dist::Gamma { shape, .. } => Some(*shape),
+            _ => None,
+        }
+    }
+}

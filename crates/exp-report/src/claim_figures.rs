@@ -234,6 +234,7 @@ mod tests {
             Term::Constant {
                 value: 1.0,
                 unit: Unit::Ns,
+                time_scaled: false,
             },
         );
         assert_eq!(figures_of(&threshold, &figures), ["fleet-ack-latency-cdf"]);
@@ -269,6 +270,7 @@ mod tests {
             Term::Constant {
                 value: 1.0,
                 unit: Unit::Bytes,
+                time_scaled: false,
             },
         );
         assert!(figures_of(&rss, &figures).is_empty());
@@ -277,6 +279,7 @@ mod tests {
             Term::Constant {
                 value: 1.0,
                 unit: Unit::Count,
+                time_scaled: false,
             },
         );
         assert_eq!(figures_of(&operations, &figures), ["repetitions-leak-operations"]);

@@ -9,7 +9,7 @@ use std::fmt::Write;
 use exp_plan::Unit;
 use exp_results::claims::{ClaimPoint, ClaimRecord};
 
-use crate::html::escape;
+use crate::html_text::escape;
 use crate::text::units;
 
 /// A value in its unit: `14.78ms`, `91.2%`, `0.853`.

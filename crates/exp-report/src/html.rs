@@ -12,6 +12,7 @@ use crate::aggregate::SweepTable;
 use crate::claims::FigureLink;
 use crate::compare::RunComparison;
 use crate::figures::{point_label, Figure};
+pub use crate::html_text::escape;
 use crate::ReportError;
 
 const STYLE: &str = "body{font-family:sans-serif;max-width:800px;margin:2em auto;color:#222}\
@@ -210,20 +211,4 @@ fn sweep_table(out: &mut String, m: &Manifest, table: &SweepTable) {
         );
     }
     out.push_str("</table>\n");
-}
-
-/// Text for HTML element content and attribute values.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use crate::compare::RunComparison;
-use crate::html::escape;
+use crate::html_text::escape;
 use crate::text::compare::{change, context, legend};
 use crate::text::units::value_text;
 

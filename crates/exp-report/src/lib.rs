@@ -21,6 +21,7 @@ pub mod expected;
 pub mod figures;
 pub mod html;
 mod html_compare;
+mod html_text;
 pub mod json;
 mod kinds;
 pub mod methods;

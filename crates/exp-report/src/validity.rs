@@ -10,7 +10,7 @@ use exp_results::validity::Verdict;
 use exp_results::{Manifest, TrialRecord};
 use serde_json::{json, Value};
 
-use crate::html::escape;
+use crate::html_text::escape;
 
 /// An HTML page lists every trial up to this many; beyond, only those that
 /// are not valid.

@@ -34,16 +34,17 @@ pub mod table;
 pub mod timeline;
 mod times;
 pub mod validity;
+mod warning;
 
 pub use columns::Columns;
 pub use error::{check_component, ResultsError};
 pub use manifest::{
-    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, PointRecord, ResumeRecord, RunOptions, RunStatus, ShardOf,
-    ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
+    new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, OptionsRecord, PointRecord, ResumeRecord, RunStatus,
+    ShardOf, ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use provenance::BuildRecord;
-pub use read::{open_run, PartFile, RunView, TableFiles, Warning};
+pub use read::{open_run, PartFile, RunView, TableFiles};
 pub use rundir::{
     create_dir_below, experiment_dir_name, has_partial_name, locate_run, plan_sha256, AttemptFiles, Role, RunDir,
     LOCK_FILE,
@@ -51,3 +52,4 @@ pub use rundir::{
 pub use shards::{merge as merge_shards, read_run, write_merged, Writers};
 pub use store::{RowCounts, Store, StoreOptions, StoreSummary, TableSink, CHANNEL_BATCHES};
 pub use table::{Batch, Cell, ColumnData, ColumnSpec, DType, RowError, Schema};
+pub use warning::Warning;

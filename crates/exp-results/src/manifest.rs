@@ -5,14 +5,13 @@
 //! is the order in the file; maps are `BTreeMap`s so the output is stable.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::run_status::RunStatus;
 pub use crate::times::{new_run_id, rfc3339, unix_ns};
-use crate::{BuildRecord, ResultsError, StoreSummary};
+use crate::BuildRecord;
 
 /// Bumped whenever the meaning or shape of the manifest changes incompatibly.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -45,7 +44,7 @@ pub struct Manifest {
     /// `unknown` and why when the broker published none.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub brokers: BTreeMap<String, String>,
-    pub options: RunOptions,
+    pub options: OptionsRecord,
     /// The trials this run runs (every trial of the plan, or the `--trials`
     /// selection), in trial order.
     pub trials: Vec<TrialRecord>,
@@ -127,8 +126,10 @@ pub struct SpecRecord {
     pub sha256: String,
 }
 
+/// The options a run was started with, as the manifest records them
+/// (`options`; exp-runtime's `RunOptions` are the ones it runs with).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunOptions {
+pub struct OptionsRecord {
     pub time_scale: f64,
     /// The `--trials` selection as given, if any.
     pub trials_selected: Option<String>,
@@ -142,9 +143,9 @@ pub struct RunOptions {
     pub validity_bounds: Option<crate::validity::Bounds>,
 }
 
-impl Default for RunOptions {
+impl Default for OptionsRecord {
     fn default() -> Self {
-        RunOptions {
+        OptionsRecord {
             time_scale: 1.0,
             trials_selected: None,
             forced: false,
@@ -175,6 +176,12 @@ pub struct TrialRecord {
     /// trial not audited (not run yet, or a run from before audits).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity: Option<crate::validity::Validity>,
+}
+
+impl crate::validity::Audited for TrialRecord {
+    fn validity(&self) -> Option<&crate::validity::Validity> {
+        self.validity.as_ref()
+    }
 }
 
 /// How an earlier attempt at a trial ended, and where its files went.
@@ -305,7 +312,7 @@ impl Manifest {
             seed: plan.experiment.seed,
             host,
             brokers: BTreeMap::new(),
-            options: RunOptions::default(),
+            options: OptionsRecord::default(),
             trials,
             points: Vec::new(),
             tables: BTreeMap::new(),
@@ -320,58 +327,10 @@ impl Manifest {
         }
     }
 
-    /// Adds what the store reports having written to `tables` (a resumed
-    /// run keeps the counts of the files written before).
-    pub fn record_tables(&mut self, summary: &StoreSummary) {
-        for (table, written) in &summary.tables {
-            let total = self.tables.entry(table.clone()).or_default();
-            total.rows += written.rows;
-            total.files += written.files;
-        }
-    }
-
     /// Sets the end time (the status is the caller's to set).
     pub fn finish(&mut self, ended: SystemTime) {
         self.ended_at = Some(rfc3339(ended));
         self.ended_unix_ns = Some(unix_ns(ended));
-    }
-
-    /// Reads `manifest.json` with its journal's newer records applied;
-    /// `path` may be the file or the run directory. Journal lines that
-    /// cannot be applied are skipped and listed in `read_warnings`
-    /// (rundir/journal.rs says which).
-    pub fn read(path: &Path) -> Result<Manifest, ResultsError> {
-        let file = if path.is_dir() {
-            path.join("manifest.json")
-        } else {
-            path.to_path_buf()
-        };
-        let bytes = std::fs::read(&file).map_err(ResultsError::io("read", &file))?;
-        // Check the version before the shape, so a future manifest gets a
-        // clear message instead of a missing-field error.
-        #[derive(Deserialize)]
-        struct Version {
-            manifest_version: u32,
-        }
-        let version: Version = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
-            action: "parse",
-            path: file.clone(),
-            source,
-        })?;
-        if version.manifest_version != MANIFEST_VERSION {
-            return Err(ResultsError::UnsupportedManifest {
-                path: file,
-                version: version.manifest_version,
-                supported: MANIFEST_VERSION,
-            });
-        }
-        let mut manifest: Manifest = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
-            action: "parse",
-            path: file.clone(),
-            source,
-        })?;
-        manifest.read_warnings = crate::rundir::replay_journal(&mut manifest, &file)?;
-        Ok(manifest)
     }
 
     /// The pretty JSON written to `manifest.json`, with a final newline.

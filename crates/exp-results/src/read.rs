@@ -5,11 +5,10 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
-
 use crate::manifest::RunStatus;
 use crate::runner::Runner;
 use crate::store::PARTIAL_DIR;
+use crate::warning::Warning;
 use crate::{read_run, Manifest, ResultsError};
 
 /// A run directory as found on disk.
@@ -42,29 +41,6 @@ pub struct TableFiles {
 pub struct PartFile {
     pub shard: u32,
     pub path: PathBuf,
-}
-
-/// Something in a run directory that could not be used; reports show it
-/// and go on with the rest.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Warning {
-    pub path: PathBuf,
-    pub message: String,
-}
-
-impl std::fmt::Display for Warning {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.path.display(), self.message)
-    }
-}
-
-impl Warning {
-    pub(crate) fn new(path: &Path, message: impl Into<String>) -> Self {
-        Warning {
-            path: path.to_path_buf(),
-            message: message.into(),
-        }
-    }
 }
 
 /// Reads `dir/manifest.json` and lists `dir/tables/<table>/trial=<n>/part-<shard>.parquet`.

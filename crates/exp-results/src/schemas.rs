@@ -14,7 +14,7 @@ use crate::{DType, Schema};
 
 /// The runtime's table of trials.
 pub const TRIALS_TABLE: &str = "trials";
-/// The anomaly executor's table of activations (`exp-runtime/src/anomaly.rs`).
+/// The anomaly executor's table of activations (`exp-runtime/src/anomaly/`).
 pub const TIMELINE_TABLE: &str = "anomaly_timeline";
 /// The monitor's table of system samples (its columns depend on the
 /// machine: one set per CPU, see exp-host's `SystemSampler`).

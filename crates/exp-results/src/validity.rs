@@ -197,8 +197,21 @@ impl Default for Bounds {
 /// trial never audited (`validity: None`: not run yet, or a run from before
 /// audits) counts, as it did before. Status is the caller's concern: this
 /// answers only for validity.
-pub fn counts(trial: &crate::manifest::TrialRecord, include_invalid: bool) -> bool {
-    include_invalid || trial.validity.as_ref().is_none_or(|v| v.verdict != Verdict::Invalid)
+pub fn counts(trial: &impl Audited, include_invalid: bool) -> bool {
+    include_invalid || trial.validity().is_none_or(|v| v.verdict != Verdict::Invalid)
+}
+
+/// A record that may hold a trial's audit (the manifest's `TrialRecord`):
+/// what [`counts`] and [`LeftOut::note`] read, so that this module needs
+/// nothing of the manifest that holds its types.
+pub trait Audited {
+    fn validity(&self) -> Option<&Validity>;
+}
+
+impl<T: Audited> Audited for &T {
+    fn validity(&self) -> Option<&Validity> {
+        (*self).validity()
+    }
 }
 
 /// What an aggregate left out, to say so beside it: how many trials, and
@@ -213,14 +226,14 @@ pub struct LeftOut {
 
 impl LeftOut {
     /// Notes `trial` if [`counts`] leaves it out; returns whether it counts.
-    pub fn note(&mut self, trial: &crate::manifest::TrialRecord, include_invalid: bool) -> bool {
+    pub fn note(&mut self, trial: &impl Audited, include_invalid: bool) -> bool {
         if counts(trial, include_invalid) {
             return true;
         }
         self.trials += 1;
         let mut codes: Vec<&str> = trial
-            .validity
-            .iter()
+            .validity()
+            .into_iter()
             .flat_map(|v| &v.findings)
             .filter(|f| f.verdict == Verdict::Invalid)
             .map(|f| f.code.as_str())

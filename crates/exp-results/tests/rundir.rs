@@ -199,7 +199,7 @@ fn a_manifest_from_a_plan() {
     );
     assert_eq!(
         manifest.options,
-        RunOptions {
+        OptionsRecord {
             time_scale: 1.0,
             trials_selected: None,
             forced: false,

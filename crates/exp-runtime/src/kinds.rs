@@ -1,13 +1,17 @@
 //! Everything the runtime does by workload kind, in one place: running a
-//! workload, its preflight, its plan limits and the table that shows it ran.
-//! Adding a kind adds an arm to each match here and a module of its own
-//! (docs/architecture.md, "Adding a workload kind").
+//! workload, its plan limits, its preflight, what it needs of the machine,
+//! what it prepares for a whole plan, and the table that shows it ran.
+//! Every kind has the same shape: a directory `<kind>/` whose `mod.rs` runs
+//! it and whose `check.rs` holds its limits, preflight and needs; this file
+//! is the only one that reaches them by kind. Adding a kind adds an arm to
+//! each match here and a directory of its own (docs/architecture.md,
+//! "Adding a workload kind").
 
-use exp_plan::{Workload, WorkloadConfig};
+use exp_plan::{Plan, Workload, WorkloadConfig};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::preflight::{Finding, Host};
-use crate::{anomaly, fleet, plan_limits, traffic, xml};
+use crate::findings::{Finding, Host};
+use crate::{anomaly, fleet, traffic, xml};
 
 /// Runs one workload with its kind's executor: blocking ones (anomalies
 /// supervise a child, xml generates documents) on a thread of their own,
@@ -36,10 +40,10 @@ pub(crate) async fn execute(context: WorkloadContext) -> Result<WorkloadSummary,
 pub(crate) fn preflight(workload: &Workload, host: &Host) -> Vec<Finding> {
     let name = &workload.name;
     match &workload.config {
-        WorkloadConfig::Fleet(fleet) => fleet::preflight(name, fleet, host),
-        WorkloadConfig::Anomaly(anomaly) => anomaly::preflight(name, anomaly, host),
-        WorkloadConfig::Traffic(traffic) => traffic::preflight(name, traffic, host),
-        WorkloadConfig::Xml(xml) => xml::preflight(name, xml, host),
+        WorkloadConfig::Fleet(fleet) => fleet::check::preflight(name, fleet, host),
+        WorkloadConfig::Anomaly(anomaly) => anomaly::check::preflight(name, anomaly, host),
+        WorkloadConfig::Traffic(traffic) => traffic::check::preflight(name, traffic, host),
+        WorkloadConfig::Xml(xml) => xml::check::preflight(name, xml, host),
     }
 }
 
@@ -47,11 +51,35 @@ pub(crate) fn preflight(workload: &Workload, host: &Host) -> Vec<Finding> {
 /// read from a file is checked as strictly as a compiled one).
 pub(crate) fn limits(name: &str, config: &WorkloadConfig) -> Vec<Finding> {
     match config {
-        WorkloadConfig::Fleet(fleet) => plan_limits::fleet_problems(name, fleet),
-        WorkloadConfig::Anomaly(anomaly) => plan_limits::anomaly_problems(name, anomaly),
-        WorkloadConfig::Traffic(traffic) => plan_limits::traffic_problems(name, traffic),
-        WorkloadConfig::Xml(xml) => plan_limits::xml_problems(name, xml),
+        WorkloadConfig::Fleet(fleet) => fleet::check::limits(name, fleet),
+        WorkloadConfig::Anomaly(anomaly) => anomaly::check::limits(name, anomaly),
+        WorkloadConfig::Traffic(traffic) => traffic::check::limits(name, traffic),
+        WorkloadConfig::Xml(xml) => xml::check::limits(name, xml),
     }
+}
+
+/// Scratch space the workload needs in the run directory (an io anomaly
+/// without a `dir` of its own).
+pub(crate) fn scratch_need(workload: &Workload) -> u64 {
+    match &workload.config {
+        WorkloadConfig::Anomaly(anomaly) => anomaly::check::scratch_need(anomaly),
+        WorkloadConfig::Fleet(_) | WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => 0,
+    }
+}
+
+/// The memory the workload may take, where its kind declares one (memory
+/// anomalies); preflight sums it over the workloads that run together.
+pub(crate) fn memory_need(workload: &Workload) -> Option<u64> {
+    match &workload.config {
+        WorkloadConfig::Anomaly(anomaly) => anomaly::check::memory_need(anomaly),
+        WorkloadConfig::Fleet(_) | WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => None,
+    }
+}
+
+/// Prepares what the kinds share across a plan's trials before the first
+/// starts: the embedded MQTT broker sized for the plan's largest fleet.
+pub(crate) fn prepare_for_plan(plan: &Plan) {
+    fleet::broker::size_for_plan(plan);
 }
 
 /// The table a workload of this kind writes a row to for everything it

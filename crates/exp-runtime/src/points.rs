@@ -13,7 +13,7 @@ use crate::clock::TrialClock;
 use crate::events::Event;
 use crate::repeat::stop_rule_met;
 use crate::replacement;
-use crate::run::{RunContext, RunError};
+use crate::run_context::{RunContext, RunError};
 use crate::schedule::scale;
 use crate::split::{common_start, SplitError};
 use crate::trial::run_trial;

@@ -9,7 +9,7 @@
 use exp_results::manifest::{AttemptRecord, TrialRecord, TrialStatus};
 use exp_results::validity::{counts, Verdict};
 
-use crate::run::{RunContext, RunError};
+use crate::run_context::{RunContext, RunError};
 
 /// Replacements a point may run: half the maximum, at least one; none
 /// without a stop rule or with invalid trials counted.

@@ -13,7 +13,6 @@ use exp_plan::Plan;
 use exp_results::manifest::{AttemptRecord, Manifest, ResumeRecord, RunStatus, TrialRecord, TrialStatus};
 use exp_results::{has_partial_name, locate_run, ResultsError, Role, RunDir};
 
-use crate::run::RunOutcome;
 use crate::selection::TrialSelection;
 
 #[derive(Debug, thiserror::Error)]
@@ -149,18 +148,18 @@ fn check_given_plan(dir: &Path, manifest: &Manifest, plan: &Plan) -> Result<(), 
     }
 }
 
-/// A complete run (or shard) has nothing to resume: it is returned as it
-/// is, untouched. One whose runner stopped between writing its manifest
-/// and renaming it is renamed (taken over first). `None` for a run that
-/// is not complete.
-pub(crate) fn finished(dir: &Path, role: Role) -> Result<Option<RunOutcome>, ResumeError> {
+/// A complete run (or shard) has nothing to resume: its directory and
+/// manifest are returned as they are, untouched. One whose runner stopped
+/// between writing its manifest and renaming it is renamed (taken over
+/// first). `None` for a run that is not complete.
+pub(crate) fn finished(dir: &Path, role: Role) -> Result<Option<(PathBuf, Manifest)>, ResumeError> {
     let dir = locate_run(dir)?;
     let manifest = Manifest::read(&dir.join(role.manifest_file()))?;
     if manifest.status != RunStatus::Complete {
         return Ok(None);
     }
     if role != Role::Whole || !has_partial_name(&dir) {
-        return Ok(Some(RunOutcome { run_dir: dir, manifest }));
+        return Ok(Some((dir, manifest)));
     }
     let run_dir = RunDir::reopen(&dir)?;
     let manifest = Manifest::read(&run_dir.path().join(role.manifest_file()))?;
@@ -168,7 +167,7 @@ pub(crate) fn finished(dir: &Path, role: Role) -> Result<Option<RunOutcome>, Res
         return Ok(None);
     }
     let run_dir = run_dir.finish()?;
-    Ok(Some(RunOutcome { run_dir, manifest }))
+    Ok(Some((run_dir, manifest)))
 }
 
 /// Takes the run over and returns it with a manifest ready to go on:

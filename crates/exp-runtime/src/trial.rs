@@ -17,9 +17,9 @@ use crate::executor::{ExecError, Processes, Tables, WorkloadContext, WorkloadSum
 use crate::fleet::cpu::CpuMeter;
 use crate::monitor;
 use crate::repeat::merge;
-use crate::run::RunContext;
+use crate::run_context::RunContext;
 use crate::schedule::{intervals, scale};
-use crate::trials::TrialRow;
+use crate::trials_table::TrialRow;
 
 pub(crate) struct TrialResult {
     pub status: TrialStatus,

@@ -10,7 +10,7 @@
 //! takes its alias, so P(value i) = (qᵢ-part kept + parts given away) / n = pᵢ.
 
 use crate::rng::Rng;
-use crate::sample::SampleError;
+use crate::sampler::error::SampleError;
 
 #[derive(Debug, Clone)]
 pub(crate) struct AliasTable {

@@ -25,7 +25,7 @@
 //! the tail, where accept/reject decisions are made; it is not the exact
 //! finite-n distribution (Marsaglia, Tsang & Wang 2003).
 
-use crate::sample::Sampler;
+use crate::sampler::Sampler;
 
 /// A KS statistic and its p-value.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -16,7 +16,7 @@ pub mod intervals;
 pub mod kendall;
 pub mod ks;
 pub mod rng;
-pub mod sample;
+pub mod sampler;
 pub mod two_sample;
 
 pub use alias_index::{AliasError, AliasIndex};
@@ -26,7 +26,7 @@ pub use intervals::{center, mean_interval, median_has_interval, quantile_interva
 pub use kendall::{kendall_tau, Kendall};
 pub use ks::{kolmogorov_survival, ks_one_sample, ks_one_sample_with, ks_two_sample, KsError, KsResult};
 pub use rng::Rng;
-pub use sample::{SampleError, Sampler};
+pub use sampler::{SampleError, Sampler};
 pub use two_sample::{compare as compare_samples, welch, Comparison, Verdict, Welch};
 
 use statrs::distribution::{ContinuousCDF, StudentsT};

@@ -1,7 +1,7 @@
 //! A claim's canonical text, as `expc fmt` writes it and reports show it.
 
 use crate::ast::{Abort, Claim, ClaimForm, Stat, Term};
-use crate::format::flat;
+use crate::flat::flat;
 
 /// `p99(fleet.sensors.ack_latency) < 25ms abort(grace = 2s)`: one space
 /// around operators and words, none inside parentheses.

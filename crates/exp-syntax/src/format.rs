@@ -10,6 +10,7 @@
 
 use crate::ast::*;
 use crate::escape;
+use crate::flat::flat;
 
 const WIDTH: usize = 100;
 
@@ -352,41 +353,5 @@ fn arg(a: &Arg, depth: usize) -> String {
     match &a.name {
         Some(name) => format!("{} = {}", name.name, expr(&a.value, depth, name.name.len() + 3)),
         None => expr(&a.value, depth, 0),
-    }
-}
-
-pub(crate) fn flat(e: &Expr) -> String {
-    match &e.kind {
-        ExprKind::Number(n) => n.clone(),
-        ExprKind::Quantity { number, unit } => format!("{number}{unit}"),
-        ExprKind::Str(s) => format!("\"{}\"", escape(s)),
-        ExprKind::Bool(b) => b.to_string(),
-        ExprKind::List(items) => {
-            let items: Vec<String> = items.iter().map(flat).collect();
-            format!("[{}]", items.join(", "))
-        }
-        ExprKind::Record(fields) if fields.is_empty() => "{}".into(),
-        ExprKind::Record(fields) => {
-            let fields: Vec<String> = fields
-                .iter()
-                .map(|f| format!("{} = {}", f.name.name, flat(&f.value)))
-                .collect();
-            format!("{{ {} }}", fields.join(", "))
-        }
-        ExprKind::Call { callee, args } => {
-            let args: Vec<String> = args
-                .iter()
-                .map(|a| match &a.name {
-                    Some(name) => format!("{} = {}", name.name, flat(&a.value)),
-                    None => flat(&a.value),
-                })
-                .collect();
-            format!("{}({})", callee.dotted(), args.join(", "))
-        }
-        ExprKind::Path(p) => p.dotted(),
-        ExprKind::Range { start, end, step } => match step {
-            Some(step) => format!("{}..{} step {}", flat(start), flat(end), flat(step)),
-            None => format!("{}..{}", flat(start), flat(end)),
-        },
     }
 }

@@ -11,6 +11,7 @@ mod builder;
 mod claim_text;
 mod claims;
 mod dump;
+mod flat;
 mod format;
 mod parser;
 mod scan;

@@ -17,7 +17,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 use exp_plan::{Dist, DistValue, Unit};
-use exp_stats::{sample::standard_normal, Rng, Sampler};
+use exp_stats::{sampler::standard_normal, Rng, Sampler};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -87,7 +87,8 @@ pub enum XmlError {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SkipReason {
     /// Not well-formed (mismatched/unmatched end tag, bad syntax, bad
-    /// attribute, invalid UTF-8 ...). The text is quick-xml's message.
+    /// attribute, invalid UTF-8 ...). The text is the scanner's message
+    /// (`parse/scanner.rs`, reading the tokens of `lexer/`).
     #[error("malformed XML: {0}")]
     Malformed(String),
     /// The input ended inside the document.
@@ -107,8 +108,8 @@ pub enum SkipReason {
 pub struct Skipped {
     /// Input name (file path or the name given to an in-memory input).
     pub input: String,
-    /// Byte position in the input where the problem was detected
-    /// (quick-xml's `error_position`/`buffer_position`).
+    /// Byte position in the input of the first problem found in the
+    /// document.
     pub position: u64,
     pub reason: SkipReason,
 }

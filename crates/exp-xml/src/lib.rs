@@ -3,7 +3,7 @@
 //! commands; see docs/architecture.md §4.12).
 //!
 //! Inputs (files, `.gz`, `.zip` entries; see [`expand_inputs`]) are read
-//! with a streaming byte-level lexer (`lexer.rs`); a document is the whole
+//! with a streaming byte-level lexer (`lexer/`); a document is the whole
 //! input or, with [`Config::split_at`], each child of the root with that
 //! name. Malformed documents are skipped and recorded, entities are never
 //! expanded, nothing recurses on document depth, and a document nesting

@@ -181,6 +181,11 @@ fn main() -> ExitCode {
     }
 }
 
+/// Largest plan file read (`expc run plan.json`, a run directory's
+/// `plan.json`, a stored snapshot). A compiled plan holds each block at most
+/// 10,000 times (about 20 MB a block).
+pub(crate) const PLAN_CAP: exp_files::Cap = exp_files::Cap::new(256 << 20, "a plan file");
+
 pub(crate) fn style() -> RenderStyle {
     if std::io::stderr().is_terminal() {
         RenderStyle::Color

@@ -348,7 +348,7 @@ fn write_svgs(dir: &Path, figures: &[Figure]) -> Result<(), String> {
 /// The run's plan, for the sweep's values and the metrics' units; a run
 /// without a readable `plan.json` still gets its tables' figures.
 fn load_plan(dir: &Path) -> Option<exp_plan::Plan> {
-    let bytes = exp_files::read_bytes(&dir.join("plan.json"), crate::run::PLAN_CAP).ok()?;
+    let bytes = exp_files::read_bytes(&dir.join("plan.json"), crate::PLAN_CAP).ok()?;
     exp_plan::Plan::from_json(&bytes).ok()
 }
 

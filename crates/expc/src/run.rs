@@ -299,10 +299,6 @@ where
     Ok(result)
 }
 
-/// Largest plan file read (`expc run plan.json`). A compiled plan holds
-/// each block at most 10,000 times (about 20 MB a block).
-pub(crate) const PLAN_CAP: exp_files::Cap = exp_files::Cap::new(256 << 20, "a plan file");
-
 /// The plan and, when it was compiled here, its sources (for spans).
 pub(crate) fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, SourceMap)>, String> {
     let yaml = crate::yaml::is_yaml_path(file);
@@ -314,7 +310,7 @@ pub(crate) fn load(file: &Path, seed: Option<u64>) -> Result<Option<(Plan, Sourc
         }
         // The bounded reader: a FIFO would block and /dev/zero never end.
         let mut bytes =
-            exp_files::read_bytes(file, PLAN_CAP).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+            exp_files::read_bytes(file, crate::PLAN_CAP).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
         if yaml {
             let text = String::from_utf8(bytes).map_err(|_| format!("{}: not UTF-8", file.display()))?;
             let json = crate::yaml::from_yaml(&text).map_err(|e| format!("{}: {e}", file.display()))?;

@@ -310,7 +310,7 @@ fn print_fleet_warnings(manifest: &Manifest) {
 /// Each workload's kind (`fleet`, …) from the run's `plan.json`; empty if
 /// it cannot be read (metrics then get the units their names imply).
 fn workload_kinds(dir: &Path) -> BTreeMap<String, String> {
-    let plan = exp_files::read_bytes(&dir.join("plan.json"), crate::run::PLAN_CAP)
+    let plan = exp_files::read_bytes(&dir.join("plan.json"), crate::PLAN_CAP)
         .ok()
         .and_then(|bytes| exp_plan::Plan::from_json(&bytes).ok());
     plan.iter()

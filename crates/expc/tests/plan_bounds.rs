@@ -1,9 +1,12 @@
-//! A plan file is held to the language's bounds: for every property the
-//! registry bounds (exp-check `registry/`), a compiled plan with that
-//! property set just outside its range is refused — by the plan's types
-//! when it is read, or by preflight (exp-runtime `plan_limits.rs`) — so a
-//! hand-edited plan cannot run what no spec could ask for. The registry is
-//! walked, not listed: a new bound is checked the day it is declared.
+//! A plan file is held to the language's bounds: for every property and
+//! every function argument the registry bounds (exp-check `registry/`), a
+//! compiled plan with that value set just outside its range is refused —
+//! by the plan's types when it is read, or by preflight (exp-runtime
+//! `plan_limits.rs` and each kind's `check.rs`) — and the plan at the bound
+//! itself is not, so a hand-edited plan cannot run what no spec could ask
+//! for and the runtime refuses nothing a spec may ask for. The registry is
+//! walked, not listed: a new bound is checked the day it is declared (a
+//! function gets a place to be called in `call_site`).
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -54,12 +57,17 @@ fn spec(block: &str, variant: Option<&str>, prop: &str, value: &str) -> String {
             .map(|(name, value)| format!("{name} = {value}\n "))
             .collect()
     };
-    let fleet = base(&[("devices", "2"), ("gap", "1s")]);
+    // Lockstep: a gap under test may have no mean to spread first sends over.
+    let fleet = base(&[("devices", "2"), ("gap", "1s"), ("first_send", "lockstep")]);
     let body = match block {
         "fleet" => format!("fleet \"f\" {{\n {fleet}{setting}\n }}"),
         "broker" => format!("fleet \"f\" {{\n {fleet}broker {{\n {setting}\n }}\n }}"),
         "traffic" => format!(
-            "traffic \"t\" {{\n vectors = synthetic(connections = 2, arrival = constant(1ms), epochs = 0, request = 10B, response = 10B)\n {setting}\n }}"
+            "traffic \"t\" {{\n {}{setting}\n }}",
+            base(&[(
+                "vectors",
+                "synthetic(connections = 2, arrival = constant(1ms), epochs = 0, request = 10B, response = 10B)"
+            )])
         ),
         "xml" => format!(
             "xml \"x\" {{\n corpus = \"specs/xml/corpus\"\n {}{setting}\n }}",
@@ -111,11 +119,24 @@ fn preflight_errors(plan: &Plan) -> Vec<String> {
     issues.into_iter().map(|i| i.diagnostic.message).collect()
 }
 
-/// How a plan whose `prop` is `bad` is refused: by its types when read, or
-/// by a preflight error the plan at the bound does not have.
-fn refused(plan: &Plan, prop: &str, bad: Value) -> Result<String, String> {
+/// The value under `keys` in `json`: each key the first found below the
+/// one before.
+fn find_path<'a>(json: &'a mut Value, keys: &[&str]) -> Option<&'a mut Value> {
+    keys.iter().try_fold(json, |inside, key| find_key(inside, key))
+}
+
+/// How a plan whose value under `keys` is `bad` is refused: by its types
+/// when read, or by a preflight error the plan at the bound does not have.
+/// The plan at the bound must pass preflight's checks of that value.
+fn refused(plan: &Plan, keys: &[&str], bad: Value) -> Result<String, String> {
+    let prop = keys.last().copied().unwrap_or_default();
+    let before = preflight_errors(plan);
+    let names_prop = |e: &&String| e.contains(&format!("`{prop}")) || e.contains(&format!(".{prop}"));
+    if let Some(error) = before.iter().find(names_prop) {
+        return Err(format!("the bound itself is refused by preflight: {error}"));
+    }
     let mut json = serde_json::to_value(plan).unwrap();
-    let slot = find_key(&mut json, prop).ok_or_else(|| format!("no plan key for `{prop}`"))?;
+    let slot = find_path(&mut json, keys).ok_or_else(|| format!("no plan key for `{prop}`"))?;
     *match slot {
         Value::Array(items) => items.first_mut().unwrap(),
         other => other,
@@ -124,7 +145,6 @@ fn refused(plan: &Plan, prop: &str, bad: Value) -> Result<String, String> {
         Err(e) => return Ok(format!("read: {e}")),
         Ok(changed) => changed,
     };
-    let before = preflight_errors(plan);
     let after = preflight_errors(&changed);
     after
         .iter()
@@ -202,7 +222,7 @@ fn every_registry_bound_is_enforced_on_a_plan_file() {
                 failures.push(format!("{case}: no plan key"));
                 continue;
             };
-            match refused(&plan, prop.name, outside(bound, above, &like)) {
+            match refused(&plan, &[prop.name], outside(bound, above, &like)) {
                 Ok(_) => checked += 1,
                 Err(why) => failures.push(format!("{case}: {why}")),
             }
@@ -215,4 +235,105 @@ fn every_registry_bound_is_enforced_on_a_plan_file() {
         failures.join("\n")
     );
     assert!(checked > 40, "only {checked} bounds checked");
+}
+
+/// Where a function whose arguments the registry bounds is called in a
+/// spec: the block, the property it is given to and the plan key the call
+/// lowers to. A function with a new bounded argument fails the test below
+/// until it has one.
+fn call_site(function: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match function {
+        "lognormal" | "pareto" | "weibull" | "gamma" => ("fleet", "gap", "gap"),
+        "json" => ("fleet", "payload", "json"),
+        "synthetic" => ("traffic", "vectors", "synthetic"),
+        "paths" => ("traffic", "rtt", "paths"),
+        _ => return None,
+    })
+}
+
+/// A value of type `ty` that any bound of the registry's functions accepts,
+/// for the arguments a call needs besides the one under test.
+fn valid(ty: &Ty) -> Option<&'static str> {
+    Some(match ty {
+        Ty::Int => "1",
+        Ty::Float => "1.0",
+        Ty::Quantity(Dimension::Bytes) | Ty::Dist(Some(Dimension::Bytes)) => "256B",
+        // A gap's mean stays above 1 ms whatever shape is under test.
+        Ty::Quantity(Dimension::Duration) | Ty::Dist(Some(Dimension::Duration)) | Ty::Dist(None) => "1s",
+        _ => return None,
+    })
+}
+
+/// `function(...)` with `param` set to `value` and every argument it needs
+/// (and `scale`, which Pareto needs one of three for) set to a valid value.
+fn call(function: &registry::FnSchema, param: &str, value: &str) -> Option<String> {
+    let mut args = vec![format!("{param} = {value}")];
+    for other in function.params.iter().filter(|p| p.name != param) {
+        let needed = matches!(other.default, registry::Default::Required) || other.name == "scale";
+        if needed {
+            args.push(format!("{} = {}", other.name, valid(&other.ty)?));
+        }
+    }
+    Some(format!("{}({})", function.name, args.join(", ")))
+}
+
+#[test]
+fn every_function_argument_bound_is_enforced_on_a_plan_file() {
+    let mut failures = Vec::new();
+    let mut checked = 0;
+    for function in registry::FUNCTIONS {
+        for param in function.params.iter().filter(|p| p.min.is_some() || p.max.is_some()) {
+            let Some((block, property, key)) = call_site(function.name) else {
+                failures.push(format!("{}: no place to call it in `call_site`", function.name));
+                continue;
+            };
+            for (bound, above) in [(param.max, true), (param.min, false)] {
+                let Some(bound) = bound else { continue };
+                let case = format!(
+                    "{}({} {} {bound})",
+                    function.name,
+                    param.name,
+                    if above { ">" } else { "<" }
+                );
+                let Some(text) = literal(&param.ty, bound).and_then(|v| call(function, param.name, &v)) else {
+                    failures.push(format!("{case}: no literal for its arguments"));
+                    continue;
+                };
+                let compiled = exp_check::compile(
+                    "bounds.exp",
+                    &OneFile(spec(block, None, property, &text)),
+                    &exp_check::Options {
+                        seed: None,
+                        require_experiment: true,
+                    },
+                );
+                let Some(plan) = compiled.plan else {
+                    failures.push(format!(
+                        "{case}: `{text}` does not compile: {:?}",
+                        compiled.diagnostics.iter().map(|d| &d.message).collect::<Vec<_>>()
+                    ));
+                    continue;
+                };
+                let mut json = serde_json::to_value(&plan).unwrap();
+                let like = find_path(&mut json, &[key, param.name]).map(|v| match v {
+                    Value::Array(items) => items[0].clone(),
+                    v => v.clone(),
+                });
+                let Some(like) = like else {
+                    failures.push(format!("{case}: no plan key under `{key}`"));
+                    continue;
+                };
+                match refused(&plan, &[key, param.name], outside(bound, above, &like)) {
+                    Ok(_) => checked += 1,
+                    Err(why) => failures.push(format!("{case}: {why}")),
+                }
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{checked} argument bounds checked; not enforced on a plan file:\n{}",
+        failures.join("\n")
+    );
+    assert!(checked >= 10, "only {checked} argument bounds checked");
 }

@@ -37,7 +37,8 @@ pub const FLEET: BlockSchema = BlockSchema {
     },
     props: &[
         Prop::required("devices", Ty::Int, "Number of emulated devices.").range(1.0, 1_000_000.0),
-        Prop::required("gap", Ty::Dist(Some(Duration)), "Gap between a device's messages, drawn per message (a plain duration means constant)."),
+        Prop::required("gap", Ty::Dist(Some(Duration)), "Gap between a device's messages, drawn per message (a plain duration means constant).")
+            .rule(ValueRule::DeviceGap),
         Prop::with_default("client_id", Ty::Str, "\"{fleet}-{index}\"", "Client id template: {fleet}, {index}."),
         Prop::with_default("topic", Ty::Str, "\"{fleet}/{device}/telemetry\"", "Topic template: {fleet}, {device}, {index}."),
         Prop::with_default("qos", Ty::Int, "1", "MQTT quality of service.").range(0.0, 2.0),

@@ -159,7 +159,8 @@ pub const FUNCTIONS: &[FnSchema] = &[
             def("server_time", Ty::Dist(Some(Duration)), "constant(0s)", "Acceptor time before a response."),
             def("think_time", Ty::Dist(Some(Duration)), "constant(0s)", "Initiator time between exchanges."),
             def("rtt", Ty::Dist(Some(Duration)), "constant(0s)", "Connection RTT written to `r` lines."),
-            def("window", Ty::Quantity(Bytes), "64KiB", "Receiver window written to `w` lines.").at_least(256.0),
+            def("window", Ty::Quantity(Bytes), "64KiB", "Receiver window written to `w` lines.")
+                .at_least(exp_plan::bounds::RECEIVER_WINDOW_MIN_BYTES),
         ],
     },
     FnSchema {
@@ -167,7 +168,7 @@ pub const FUNCTIONS: &[FnSchema] = &[
         kind: FnKind::Constructor,
         doc: "`count` paths of fixed RTTs, as in a testbed: each connection takes a path whatever its own RTT (`assign`).",
         params: &[
-            p("count", Ty::Int, "Number of paths.").range(1.0, 4_294_967_295.0),
+            p("count", Ty::Int, "Number of paths.").range(exp_plan::bounds::PATHS.0, exp_plan::bounds::PATHS.1),
             def("rtts", Ty::List(&Ty::Quantity(Duration)), "[]", "RTT of each path, `count` of them; the trace's RTT quantiles when empty and no `distribution`.")
                 .at_least(0.0),
             opt("distribution", Ty::Dist(Some(Duration)), "Draw the path RTTs from this distribution (with the trial's seed) instead."),

@@ -13,7 +13,7 @@ mod types;
 mod xml;
 
 pub use functions::{function, DistParam, FnKind, FnSchema, FUNCTIONS, VALUE};
-pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, RowMetric, Ty, Variant};
+pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, RowMetric, Ty, ValueRule, Variant};
 
 use exp_syntax::units::Dimension;
 

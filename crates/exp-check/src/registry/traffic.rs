@@ -46,7 +46,8 @@ pub const TRAFFIC: BlockSchema = BlockSchema {
             "none",
             "RTT emulation in the packet path: none, mean (one RTT for all), per_connection (each its own `r`), paths(count = n) (n fixed paths, as in a testbed), or a distribution (constant(20ms)).",
         ),
-        Prop::optional("window", Ty::Quantity(Bytes), "Receiver window for all connections; from the trace's `w` lines when absent.").at_least(256.0),
+        Prop::optional("window", Ty::Quantity(Bytes), "Receiver window for all connections; from the trace's `w` lines when absent.")
+            .at_least(exp_plan::bounds::RECEIVER_WINDOW_MIN_BYTES),
         Prop::with_default("network", Ty::Enum(&["loopback", "namespaces"]), "loopback", "Where initiator and acceptor run; RTT emulation and bottlenecks need namespaces (root)."),
         Prop::optional("bottleneck", Ty::Quantity(Bandwidth), "Rate of a constrained link between the sides.").at_least(1000.0),
         Prop::with_default("queue", Ty::Quantity(Bytes), "1MiB", "Bottleneck queue size.").at_least(1500.0),

@@ -67,7 +67,20 @@ pub struct Prop {
     /// a `OneOf`, they bound its first alternative only.
     pub min: Option<f64>,
     pub max: Option<f64>,
+    /// A check of the lowered value beyond its type and bounds, for the
+    /// generic lowering of plan fields (`field.rs`); a whole block's value
+    /// gets it from its kind's checks (`workload.rs`).
+    pub rule: Option<ValueRule>,
     pub doc: &'static str,
+}
+
+/// A check of a property's lowered value that its type and bounds do not
+/// express, named by the registry so lowering stays generic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueRule {
+    /// A distribution of gaps whose mean leaves a device at most 1,000
+    /// messages per second (E0606).
+    DeviceGap,
 }
 
 impl Prop {
@@ -78,6 +91,7 @@ impl Prop {
             default: Default::Required,
             min: None,
             max: None,
+            rule: None,
             doc,
         }
     }
@@ -89,6 +103,7 @@ impl Prop {
             default: Default::Optional,
             min: None,
             max: None,
+            rule: None,
             doc,
         }
     }
@@ -100,6 +115,7 @@ impl Prop {
             default: Default::Value(default),
             min: None,
             max: None,
+            rule: None,
             doc,
         }
     }
@@ -112,6 +128,11 @@ impl Prop {
 
     pub const fn at_least(mut self, min: f64) -> Prop {
         self.min = Some(min);
+        self
+    }
+
+    pub const fn rule(mut self, rule: ValueRule) -> Prop {
+        self.rule = Some(rule);
         self
     }
 

@@ -76,7 +76,7 @@ mod tests {
             "manifest_version": 1, "expc_version": "expc test", "experiment": "aa", "run_id": "r1",
             "status": "complete", "error": null, "started_at": "", "ended_at": null, "started_unix_ns": 0,
             "ended_unix_ns": null, "spec": null, "plan_sha256": "", "seed": 1,
-            "host": exp_host::HostFacts::default(), "options": exp_results::manifest::RunOptions::default(),
+            "host": exp_host::HostFacts::default(), "options": exp_results::manifest::OptionsRecord::default(),
             "trials": [], "points": [], "tables": {}
         }))
         .unwrap();

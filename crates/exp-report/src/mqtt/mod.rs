@@ -210,7 +210,7 @@ fn value_passes(
         .map(|(_, o)| phases.map(|p| phases::skeleton(p, &o.phases)).unwrap_or_default())
         .collect();
     let order = phases.map(phases::Phases::order).unwrap_or_default();
-    for (k, pass) in phases::PASSES.iter().enumerate() {
+    for (k, pass) in passes::PASSES.iter().enumerate() {
         // Sizes each fleet's and phase's vector once (the last group, of
         // rows not sent, grows as needed).
         let expected = |fleet: &str, group: usize| {

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
-use super::phases::{PhaseCount, Phases};
+use super::phases::{PhaseCount, PhaseStats, Phases};
 use super::stats::Quantiles;
 use super::Failure;
 use crate::scan::for_each_chunk;
@@ -354,3 +354,37 @@ pub(crate) fn contended(files: &[&Path]) -> Result<Option<bool>, Failure> {
     }
     Ok(flag)
 }
+
+/// A value pass: its column, rows, the counts bounding a fleet's and a
+/// phase's values, and where its quantiles go.
+pub(super) struct Pass {
+    pub column: &'static str,
+    pub taken: Taken,
+    pub fleet_count: fn(&Counts) -> u64,
+    pub phase_count: fn(&PhaseCount) -> u64,
+    pub phase_field: fn(&mut PhaseStats) -> &mut Option<Quantiles>,
+}
+
+pub(super) const PASSES: [Pass; 3] = [
+    Pass {
+        column: "ack_latency_ns",
+        taken: Taken::Completed,
+        fleet_count: |c| c.acknowledged,
+        phase_count: |c| c.ok,
+        phase_field: |s| &mut s.ack_latency_ns,
+    },
+    Pass {
+        column: "delivery_latency_ns",
+        taken: Taken::Completed,
+        fleet_count: |c| c.delivered,
+        phase_count: |c| c.delivered,
+        phase_field: |s| &mut s.delivery_latency_ns,
+    },
+    Pass {
+        column: "lateness_ns",
+        taken: Taken::Sent,
+        fleet_count: |c| c.sent,
+        phase_count: |c| c.n,
+        phase_field: |s| &mut s.lateness_ns,
+    },
+];

@@ -1,6 +1,6 @@
 //! Latency by anomaly phase: each non-warm-up sent message is classified by
 //! the anomalies active at its `sent_ns`, from the trial's `anomaly_timeline`
-//! (the ground truth the anomaly executor writes, `exp-runtime/src/anomaly.rs`).
+//! (the ground truth the anomaly executor writes, `exp-runtime/src/anomaly/`).
 //!
 //! The timeline is small (one row per activation), so it is read whole and
 //! cut into segments at every actual start and end; a message's phase is the
@@ -12,7 +12,6 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::passes::{Counts, Taken};
 use super::plan::PlanGaps;
 use super::stats::Quantiles;
 use super::trial_files;
@@ -201,40 +200,6 @@ pub(crate) fn read(
     }
     Phases::new(&activations)
 }
-
-/// A value pass: its column, rows, the counts bounding a fleet's and a
-/// phase's values, and where its quantiles go.
-pub(super) struct Pass {
-    pub column: &'static str,
-    pub taken: Taken,
-    pub fleet_count: fn(&Counts) -> u64,
-    pub phase_count: fn(&PhaseCount) -> u64,
-    pub phase_field: fn(&mut PhaseStats) -> &mut Option<Quantiles>,
-}
-
-pub(super) const PASSES: [Pass; 3] = [
-    Pass {
-        column: "ack_latency_ns",
-        taken: Taken::Completed,
-        fleet_count: |c| c.acknowledged,
-        phase_count: |c| c.ok,
-        phase_field: |s| &mut s.ack_latency_ns,
-    },
-    Pass {
-        column: "delivery_latency_ns",
-        taken: Taken::Completed,
-        fleet_count: |c| c.delivered,
-        phase_count: |c| c.delivered,
-        phase_field: |s| &mut s.delivery_latency_ns,
-    },
-    Pass {
-        column: "lateness_ns",
-        taken: Taken::Sent,
-        fleet_count: |c| c.sent,
-        phase_count: |c| c.n,
-        phase_field: |s| &mut s.lateness_ns,
-    },
-];
 
 /// Each fleet's phases in report order, with the counts of the overview
 /// pass (`counts`, by phase index) and no quantiles yet.

@@ -7,7 +7,8 @@
 //! written whole when the run starts and ends; each whole write records the
 //! number of the last journal line it includes (`journal_seq`) before the
 //! journal is emptied, so a crash between the two leaves lines that readers
-//! skip. Readers ([`Manifest::read`]) apply the newer lines in order. A crash
+//! skip. Readers ([`Manifest::read`], defined here: the manifest's type
+//! knows nothing of the files it is kept in) apply the newer lines in order. A crash
 //! can only tear the last line, which has no newline yet and is ignored;
 //! any other line that cannot be applied is skipped with a warning, never
 //! hiding the lines after it ([`replay`]).
@@ -20,7 +21,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use serde::{Deserialize, Serialize};
 
-use crate::manifest::{Manifest, PointRecord, TrialRecord};
+use crate::manifest::{Manifest, PointRecord, TrialRecord, MANIFEST_VERSION};
 use crate::{ResultsError, Warning};
 
 /// The journal beside the manifest at `manifest` (`manifest.json` →
@@ -52,6 +53,46 @@ struct Line {
 pub(crate) enum Change<'a> {
     Trial(&'a TrialRecord),
     Point(&'a PointRecord),
+}
+
+impl Manifest {
+    /// Reads `manifest.json` with its journal's newer records applied;
+    /// `path` may be the file or the run directory. Journal lines that
+    /// cannot be applied are skipped and listed in `read_warnings`
+    /// ([`replay`] says which).
+    pub fn read(path: &Path) -> Result<Manifest, ResultsError> {
+        let file = if path.is_dir() {
+            path.join("manifest.json")
+        } else {
+            path.to_path_buf()
+        };
+        let bytes = std::fs::read(&file).map_err(ResultsError::io("read", &file))?;
+        // Check the version before the shape, so a future manifest gets a
+        // clear message instead of a missing-field error.
+        #[derive(Deserialize)]
+        struct Version {
+            manifest_version: u32,
+        }
+        let version: Version = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
+            action: "parse",
+            path: file.clone(),
+            source,
+        })?;
+        if version.manifest_version != MANIFEST_VERSION {
+            return Err(ResultsError::UnsupportedManifest {
+                path: file,
+                version: version.manifest_version,
+                supported: MANIFEST_VERSION,
+            });
+        }
+        let mut manifest: Manifest = serde_json::from_slice(&bytes).map_err(|source| ResultsError::Json {
+            action: "parse",
+            path: file.clone(),
+            source,
+        })?;
+        manifest.read_warnings = replay(&mut manifest, &file)?;
+        Ok(manifest)
+    }
 }
 
 /// The writing side, owned by the [`crate::RunDir`] that writes the manifest.

@@ -23,7 +23,6 @@ pub use files::create_dir_below;
 use files::plan_json;
 pub use files::plan_sha256;
 pub(crate) use files::{sha256_hex, sync_dir, write_atomic};
-pub(crate) use journal::replay as replay_journal;
 use journal::{Change, Journal};
 use reopen::DirId;
 pub use reopen::{has_partial_name, locate_run};

@@ -24,7 +24,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::error::check_component;
-use crate::manifest::TableRecord;
+use crate::manifest::{Manifest, TableRecord};
 use crate::table::{Batch, Schema};
 use crate::ResultsError;
 pub(crate) use files::{parquet_rows, PARTIAL_DIR};
@@ -92,6 +92,19 @@ impl RowCounts {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StoreSummary {
     pub tables: BTreeMap<String, TableRecord>,
+}
+
+impl Manifest {
+    /// Adds what the store reports having written to `tables` (a resumed
+    /// run keeps the counts of the files written before). Here, not in
+    /// manifest.rs: the manifest's type knows nothing of the store.
+    pub fn record_tables(&mut self, summary: &StoreSummary) {
+        for (table, written) in &summary.tables {
+            let total = self.tables.entry(table.clone()).or_default();
+            total.rows += written.rows;
+            total.files += written.files;
+        }
+    }
 }
 
 pub struct Store {

@@ -40,7 +40,7 @@ pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
             ..Default::default()
         },
         brokers: BTreeMap::new(),
-        options: RunOptions::default(),
+        options: OptionsRecord::default(),
         trials: vec![TrialRecord {
             trial: 0,
             point: 0,

@@ -12,7 +12,7 @@ use super::cpu::CpuUse;
 /// the runner's CPU and the send lateness bound (ns).
 pub fn findings(t: &Totals, cpu: CpuUse, lateness_bound_ns: u64, bounds: &Bounds) -> Vec<Finding> {
     let mut found = Vec::new();
-    if let Some(p99) = super::metrics::p99(&t.lateness).filter(|p99| *p99 > lateness_bound_ns) {
+    if let Some(p99) = super::collector::p99(&t.lateness).filter(|p99| *p99 > lateness_bound_ns) {
         found.push(
             Finding::new(
                 "V0101",

@@ -1,16 +1,88 @@
-//! Preflight checks of a fleet (E1006, E1007): what would otherwise fail
-//! every trial, found before anything starts.
+//! A fleet's checks before a run (E1006, E1007), reached through
+//! `kinds.rs`: the limits a compiled plan meets (QoS, its numbers' bounds,
+//! a gap the pacer can keep) and its preflight (a broker it can reach and
+//! hold): what would otherwise fail every trial, found before anything
+//! starts.
 
+use exp_diagnostics::limits::{MAX_PLAN_INTEGER, MIN_MEAN_GAP_NS};
 use exp_diagnostics::{Code, Diagnostic};
 use exp_mqtt::MqttError;
-use exp_plan::Fleet;
+use exp_plan::{FirstSend, Fleet, Payload, Warmup};
 
-use crate::preflight::{Finding, Host};
+use crate::findings::{out_of_bounds, shape, Finding, Host};
 
 /// The most devices the embedded broker (rumqttd) is trusted with: it drops
 /// connections when many arrive in bursts, and ~4,000 devices connecting at
 /// 400/s were the most it held on the 2-core reference machine.
 pub const EMBEDDED_BROKER_MAX_DEVICES: u32 = 4000;
+
+/// A fleet's QoS, numbers and gap.
+pub(crate) fn limits(name: &str, fleet: &Fleet) -> Vec<Finding> {
+    let mut problems = Vec::new();
+    if fleet.qos > 2 {
+        problems.push((
+            format!("qos {name}"),
+            Diagnostic::error(
+                Code::E1006,
+                format!("fleet `{name}`: QoS {} is not an MQTT level (0, 1 or 2)", fleet.qos),
+            ),
+        ));
+    }
+    problems.extend(out_of_bounds(Code::E1007, "fleet", name, fleet_numbers(fleet)));
+    // A gap that cannot be sampled is reported by the fleet's own check.
+    let mean = exp_stats::Sampler::new(&fleet.gap).ok().and_then(|s| s.mean());
+    if let Some(mean) = mean.filter(|m| m.is_nan() || *m < MIN_MEAN_GAP_NS as f64) {
+        problems.push((
+            format!("gap {name}"),
+            Diagnostic::error(
+                Code::E0606,
+                format!("fleet `{name}`: a device's mean gap is {mean:.0} ns, less than {MIN_MEAN_GAP_NS} ns"),
+            )
+            .help("for more load, add devices rather than shortening their gap"),
+        ));
+    }
+    problems
+}
+
+/// A fleet's numbers with the bounds the language gives their properties
+/// (exp-check's `registry/fleet.rs`): outside them the runtime would divide
+/// by zero, overflow a duration or size a broker for nothing.
+fn fleet_numbers(fleet: &Fleet) -> Vec<(&'static str, f64, (f64, f64))> {
+    let ns = |n: u64| n as f64;
+    let mut numbers = vec![
+        ("devices", f64::from(fleet.devices), (1.0, 1e6)),
+        ("connect_rate_per_s", fleet.connect_rate_per_s, (0.001, f64::MAX)),
+        match fleet.warmup {
+            Warmup::Ratio(ratio) => ("warmup.ratio", ratio, (0.0, 0.99)),
+            Warmup::Ns(span) => ("warmup.ns", ns(span), (0.0, MAX_PLAN_INTEGER)),
+        },
+        ("keep_alive_ns", ns(fleet.keep_alive_ns), (1e9, 65535e9)),
+        ("ack_timeout_ns", ns(fleet.ack_timeout_ns), (1e6, MAX_PLAN_INTEGER)),
+        ("max_inflight", f64::from(fleet.broker.max_inflight), (1.0, 65535.0)),
+        (
+            "max_packet_bytes",
+            ns(fleet.broker.max_packet_bytes),
+            (1024.0, 268_435_455.0),
+        ),
+    ];
+    if let Some(messages) = fleet.messages {
+        numbers.push(("messages", ns(messages), (1.0, MAX_PLAN_INTEGER)));
+    }
+    if let Some(port) = fleet.broker.port {
+        numbers.push(("port", f64::from(port), exp_plan::bounds::PORT));
+    }
+    numbers.extend(shape("gap.shape", &fleet.gap));
+    if let FirstSend::Dist(offsets) = &fleet.first_send {
+        numbers.extend(shape("first_send.shape", offsets));
+    }
+    match &fleet.payload {
+        Payload::Json { size_bytes, .. } => {
+            numbers.push(("payload.size_bytes", ns(*size_bytes), (1.0, MAX_PLAN_INTEGER)))
+        }
+        Payload::Raw { size } => numbers.extend(shape("payload.size.shape", size)),
+    }
+    numbers
+}
 
 /// The broker a fleet names must be usable: a URL this build can connect to
 /// (with usable TLS files for `mqtts://`), credentials that are set, and a

@@ -364,3 +364,22 @@ fn lost_status(reason: &LostReason) -> (Status, Option<&'static str>) {
 pub fn ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
+
+/// The nearest-rank 99th percentile of sorted values.
+pub(super) fn p99(sorted: &[u64]) -> Option<u64> {
+    let n = sorted.len();
+    sorted.get((n * 99).div_ceil(100).max(1) - 1).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn p99_is_a_nearest_rank() {
+        assert_eq!(p99(&[]), None);
+        assert_eq!(p99(&[5]), Some(5));
+        let v: Vec<u64> = (1..=200).collect();
+        assert_eq!(p99(&v), Some(198));
+    }
+}

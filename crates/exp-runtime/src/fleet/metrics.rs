@@ -4,7 +4,7 @@
 use exp_plan::Fleet;
 use exp_stats::Sampler;
 
-use super::collector::{ns, Totals};
+use super::collector::{ns, p99, Totals};
 use super::cpu::CpuUse;
 use crate::executor::WorkloadSummary;
 use exp_results::validity::Bounds;
@@ -112,12 +112,6 @@ pub fn lateness_bound_ns(fleet: &Fleet) -> u64 {
     })
 }
 
-/// The nearest-rank 99th percentile of sorted values.
-pub(super) fn p99(sorted: &[u64]) -> Option<u64> {
-    let n = sorted.len();
-    sorted.get((n * 99).div_ceil(100).max(1) - 1).copied()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -146,13 +140,5 @@ mod tests {
         assert_eq!(lateness_bound_ns(&fleet), 1_000_000, "the floor");
         fleet.lateness_bound_ns = Some(300_000);
         assert_eq!(lateness_bound_ns(&fleet), 300_000, "as the spec says");
-    }
-
-    #[test]
-    fn p99_is_a_nearest_rank() {
-        assert_eq!(p99(&[]), None);
-        assert_eq!(p99(&[5]), Some(5));
-        let v: Vec<u64> = (1..=200).collect();
-        assert_eq!(p99(&v), Some(198));
     }
 }

@@ -14,8 +14,8 @@
 //! the runtime.
 
 mod audit;
-mod broker;
-mod check;
+pub(crate) mod broker;
+pub(crate) mod check;
 mod collector;
 mod connect;
 pub(crate) mod cpu;
@@ -34,8 +34,6 @@ use exp_mqtt::{Device, DeviceOptions, Endpoint, FleetSchedule, PayloadGenerator,
 use exp_plan::Fleet;
 use tokio::sync::{mpsc, oneshot};
 
-pub use broker::size_for_plan;
-pub(crate) use check::preflight;
 use collector::{Collector, Inputs, Msg, Totals};
 use connect::{ConnectPhase, Tally};
 use devices::WarmupRule;

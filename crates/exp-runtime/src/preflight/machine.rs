@@ -6,9 +6,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Origin, Plan, Workload, WorkloadConfig};
+use exp_plan::{Origin, Plan, Workload};
 
-use super::Finding;
+use crate::findings::{bytes, check_disk, writable_dir, Finding};
+use crate::kinds::memory_need;
 
 const MIB: u64 = 1 << 20;
 /// Free space a run directory needs at least (manifest, plan, tables).
@@ -109,14 +110,6 @@ fn peak_memory(plan: &Plan) -> Vec<(&Workload, u64)> {
     peaks.into_values().collect()
 }
 
-/// What an anomaly may take; other kinds have no declared need.
-fn memory_need(workload: &Workload) -> Option<u64> {
-    match &workload.config {
-        WorkloadConfig::Anomaly(a) => exp_anomaly::memory_need_bytes(&a.params),
-        _ => None,
-    }
-}
-
 /// Of workloads that run together: the largest need of one anomaly plus
 /// those whose windows overlap it, with that anomaly's position.
 fn peak_together(workloads: &[&Workload], trial_ns: Option<u64>) -> Option<(usize, u64)> {
@@ -142,36 +135,6 @@ fn peak_together(workloads: &[&Workload], trial_ns: Option<u64>) -> Option<(usiz
         .max_by_key(|(_, need)| *need)
 }
 
-/// Whether `dir`'s file system has `need` bytes free.
-pub(crate) fn check_disk(dir: &Path, need: u64, what: &str) -> Option<Finding> {
-    let free = exp_host::disk_free_bytes(dir).ok()?;
-    (need > free).then(|| {
-        (
-            format!("disk {what}"),
-            Diagnostic::error(
-                Code::E1002,
-                format!(
-                    "{what} needs {} on {} but {} is free",
-                    bytes(need),
-                    dir.display(),
-                    bytes(free)
-                ),
-            )
-            .help("free space, choose another directory, or lower `file_size`/`ntasks`"),
-        )
-    })
-}
-
-/// `path` relative to `base` unless absolute.
-pub(crate) fn resolve(base: &Path, path: &str) -> PathBuf {
-    let path = Path::new(path);
-    if path.is_absolute() {
-        path.to_path_buf()
-    } else {
-        base.join(path)
-    }
-}
-
 /// The nearest directory of `path` that exists (where it would be created).
 fn existing_ancestor(path: &Path) -> PathBuf {
     let mut path = path.to_path_buf();
@@ -181,36 +144,6 @@ fn existing_ancestor(path: &Path) -> PathBuf {
         }
     }
     path
-}
-
-/// A directory we can create files in (probed by creating and removing one).
-pub(crate) fn writable_dir(dir: &Path) -> Result<(), String> {
-    if dir.exists() && !dir.is_dir() {
-        return Err(format!("{} is a file, not a directory", dir.display()));
-    }
-    if !dir.is_dir() {
-        return Err("no such directory".into());
-    }
-    let probe = dir.join(format!(".expc-preflight-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
-    let _ = std::fs::remove_file(probe);
-    Ok(())
-}
-
-/// A size in binary units, for messages.
-pub(crate) fn bytes(n: u64) -> String {
-    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let mut value = n as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{n} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }
 
 #[cfg(test)]
@@ -223,11 +156,5 @@ mod tests {
         assert_eq!(memory_budget(10 * gib, 20 * gib), 9 * gib);
         assert_eq!(memory_budget(300 * MIB, 1024 * MIB), 44 * MIB);
         assert_eq!(memory_budget(100 * MIB, 1024 * MIB), 0);
-    }
-
-    #[test]
-    fn sizes_read_well() {
-        assert_eq!(bytes(512), "512 B");
-        assert_eq!(bytes(3 * 1024 * MIB / 2), "1.5 GiB");
     }
 }

@@ -1,8 +1,10 @@
 //! Checks of the machine against the whole plan, before anything starts:
-//! the plan's limits, each workload kind's own preflight (its module's
-//! `preflight`, dispatched by `kinds.rs`), then memory and the
-//! run directory's disk ([`machine`]). Failing checks are diagnostics
-//! (E10xx), never panics, and write nothing.
+//! the plan's limits (`plan_limits.rs`), each workload kind's own limits
+//! and preflight (its `<kind>/check.rs`, reached through `kinds.rs`), then
+//! memory and the run directory's disk ([`machine`]). Failing checks are
+//! diagnostics (E10xx), never panics, and write nothing. What the checks
+//! share (`Host`, `Finding`) is the leaf `findings.rs`: nothing below
+//! calls back here.
 
 mod machine;
 
@@ -13,8 +15,10 @@ use std::path::Path;
 use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::{Origin, Plan, Workload};
 
+use crate::findings::{Finding, Host};
+use crate::{kinds, plan_limits};
+
 pub use machine::memory_budget;
-pub(crate) use machine::{check_disk, resolve, writable_dir};
 
 /// A failed check, with where in the spec the workload came from.
 #[derive(Debug, Clone)]
@@ -34,25 +38,11 @@ pub struct PreflightInput<'a> {
     pub spec_dir: &'a Path,
 }
 
-/// What a workload kind's preflight may look at besides its workload.
-pub(crate) struct Host<'a> {
-    pub online_cpus: &'a BTreeSet<u32>,
-    /// Directory that relative paths are resolved against.
-    pub spec_dir: &'a Path,
-    /// A variant as compiled (`true`), or a field's value set into a copy
-    /// of one: what no field can change (a fleet's broker) was checked then.
-    pub first_look: bool,
-}
-
-/// A problem one kind's preflight found: a key naming it across variants
-/// (each is reported once), and its diagnostic.
-pub(crate) type Finding = (String, Diagnostic);
-
 pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
     let mut issues = Issues::default();
-    issues.add(None, crate::plan_limits::check_times(input.plan));
+    issues.add(None, plan_limits::check_times(input.plan));
     let online_cpus: BTreeSet<u32> = exp_host::online_cpus().into_iter().collect();
-    // The scratch space io anomalies need in the run directory.
+    // The scratch space workloads need in the run directory.
     let mut scratch_need = 0;
     // Each distinct variant of each workload once, however many points run
     // it, and each value of its fields set into a copy of one (lazily: a
@@ -77,9 +67,10 @@ pub fn preflight(input: &PreflightInput) -> Vec<PreflightIssue> {
             first_look: matches!(workload, Cow::Borrowed(_)),
         };
         let origin = Some(&workload.origin);
-        issues.add(origin, crate::plan_limits::check(input.plan, &workload));
-        issues.add(origin, crate::kinds::preflight(&workload, &host));
-        scratch_need = scratch_need.max(crate::anomaly::scratch_need(&workload));
+        issues.add(origin, plan_limits::check(input.plan, &workload));
+        issues.add(origin, kinds::limits(&workload.name, &workload.config));
+        issues.add(origin, kinds::preflight(&workload, &host));
+        scratch_need = scratch_need.max(kinds::scratch_need(&workload));
     }
     if !input.force {
         for (finding, origin) in machine::memory(input.plan) {

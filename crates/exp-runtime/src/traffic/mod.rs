@@ -12,29 +12,26 @@
 //!
 //! `vectors` prepares the connections, `network` runs the sides (loopback,
 //! namespaces with the delay stage, or an `expc serve` server), `tables`
-//! writes rows and `metrics` sums up the trial.
+//! writes rows and `metrics` sums up the trial; `check` holds its checks
+//! before a run.
 
 mod audit;
+pub(crate) mod check;
 mod metrics;
 mod network;
 mod tables;
 mod vectors;
 
-use std::path::Path;
 use std::time::Duration;
 
-use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::Traffic;
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::preflight::{Finding, Host};
 use crate::schedule::Interval;
 use network::Network;
 use tables::RowKey;
 use vectors::Prepared;
-
-pub use network::needs_namespaces;
 
 /// How long a cancelled window's replay may take to finish its connections
 /// (and keep its records) before it is dropped.
@@ -43,14 +40,15 @@ const CANCEL_GRACE: Duration = Duration::from_secs(2);
 pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSummary, ExecError> {
     // The compiler resolved the trace's path against the spec's directory.
     let name = ctx.workload.name.as_str();
-    let failed = |step: &'static str| move |e: String| ExecError::step("traffic", name, step, e);
-    let prepared = Prepared::load(&traffic, ctx.seed).map_err(|e| failed("connection vectors")(e.to_string()))?;
+    let failed = |step: &'static str| move |e| ExecError::step("traffic", name, step, e);
+    let prepared = Prepared::load(&traffic, ctx.seed)
+        .map_err(|e| ExecError::step("traffic", name, "connection vectors", e.to_string()))?;
     // The sides (namespaces included) exist only from the first window on:
     // the blocks of a trial that run one after another do not hold a
     // testbed each all trial long.
     let first = ctx.intervals.first().map_or(0, |i| i.start_ns);
     if !ctx.cancel.sleep_until_async(ctx.clock.at(first)).await {
-        return Ok(metrics::Totals::default().summary(prepared.skipped, &ctx.bounds));
+        return Ok(summary(metrics::Totals::default(), prepared.skipped, &ctx.bounds));
     }
     let network = Network::start(&traffic, ctx.seed, ctx.clock.now_ns())
         .await
@@ -88,7 +86,13 @@ pub async fn run(ctx: WorkloadContext, traffic: Traffic) -> Result<WorkloadSumma
     }
     queue?;
     stopped.map_err(failed("stopping the network"))?;
-    Ok(totals.summary(prepared.skipped, &ctx.bounds))
+    Ok(summary(totals, prepared.skipped, &ctx.bounds))
+}
+
+/// The trial's metrics and its audit's findings.
+fn summary(mut totals: metrics::Totals, skipped: usize, bounds: &exp_results::validity::Bounds) -> WorkloadSummary {
+    let findings = audit::findings(&mut totals, bounds);
+    totals.summary(skipped, findings)
 }
 
 /// Replays every active window in turn.
@@ -186,60 +190,6 @@ fn window_length(interval: &Interval, trial_end_ns: Option<u64>) -> Option<Durat
         .end_ns
         .or(trial_end_ns)
         .map(|end| Duration::from_nanos(end.saturating_sub(interval.start_ns)))
-}
-
-/// Help for a path or address that cannot be used.
-const PATH_HELP: &str = "paths in a spec are relative to the spec's own directory";
-/// Help when the namespaces cannot be set up.
-const PRIVILEGES_HELP: &str =
-    "run as root (RTT emulation, bottlenecks and loss need namespaces), or use `rtt = none` and `network = loopback`";
-
-/// A traffic workload's preflight. A trace that is not a file or a server
-/// that does not resolve is E1004; RTT emulation without root or TUN is E1005.
-pub(crate) fn preflight(name: &str, traffic: &Traffic, _host: &Host) -> Vec<Finding> {
-    problems(traffic)
-        .into_iter()
-        .map(|(code, problem, help)| {
-            let diagnostic = Diagnostic::error(code, format!("traffic `{name}`: {problem}")).help(help);
-            (format!("traffic {name} {problem}"), diagnostic)
-        })
-        .collect()
-}
-
-/// Each problem's code, text and help line.
-fn problems(traffic: &Traffic) -> Vec<(Code, String, &'static str)> {
-    let mut problems = Vec::new();
-    if let exp_plan::Vectors::Trace { file, .. } = &traffic.vectors {
-        if !Path::new(file).is_file() {
-            let problem = format!("trace `{file}` is not a file");
-            problems.push((Code::E1004, problem, PATH_HELP));
-        }
-    }
-    if let Some(server) = &traffic.server {
-        if let Err(problem) = network::resolve(server) {
-            problems.push((Code::E1004, problem, "start `expc serve` there, or check `host:port`"));
-        }
-        if let Some(var) = &traffic.secret_env {
-            // The name only: the value is a secret and never printed.
-            if let Err(problem) = network::secret(var) {
-                let help = "export the secret `expc serve` uses (its file or its EXPC_SERVE_SECRET) before running";
-                problems.push((Code::E1005, problem, help));
-            }
-        }
-        if network::emulates(traffic) {
-            let problem = "RTT emulation, bottlenecks and loss run in this machine's delay stage, \
-                           which a `server` elsewhere is not behind"
-                .to_string();
-            let help = "remove `server` to emulate here, or drop `rtt`, `bottleneck`, `apply_loss` and \
-                        `network = namespaces` to replay across the real path";
-            problems.push((Code::E1005, problem, help));
-        }
-    } else if needs_namespaces(traffic) {
-        if let Err(e) = exp_traffic::emulate::preflight() {
-            problems.push((Code::E1005, e.to_string(), PRIVILEGES_HELP));
-        }
-    }
-    problems
 }
 
 #[cfg(test)]

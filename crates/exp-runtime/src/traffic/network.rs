@@ -14,9 +14,47 @@ use std::time::Duration;
 
 use exp_plan::Traffic;
 use exp_traffic::cvec::Connection;
-use exp_traffic::emulate::{Bottleneck, Capacity, Direction, FlowKey, FlowParams, Protocol, StageConfig, Testbed};
-use exp_traffic::replay::{self, Acceptor, ClientSession, FlowHook, ReplayConfig, ReplayResult, Secret};
+use exp_traffic::emulate::{
+    Bottleneck, Capacity, Direction, EmulateError, FlowKey, FlowParams, Protocol, StageConfig, Testbed,
+};
+use exp_traffic::replay::{
+    self, Acceptor, AuthError, ClientSession, FlowHook, ReplayConfig, ReplayError, ReplayResult, Secret,
+};
 use tokio::sync::oneshot;
+
+/// Why the sides of a replay could not be set up, run or stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    #[error("environment variable `{0}` is not set")]
+    SecretUnset(String),
+    #[error("environment variable `{var}`: {source}")]
+    Secret { var: String, source: AuthError },
+    #[error("server `{server}`: {source}")]
+    Resolve { server: String, source: std::io::Error },
+    #[error("server `{0}` resolves to no address")]
+    NoAddress(String),
+    #[error("{0}")]
+    Session(AuthError),
+    #[error("{0}")]
+    Replay(ReplayError),
+    #[error("{0}")]
+    Emulate(EmulateError),
+    #[error("measuring the delay stage's capacity: {0}")]
+    Capacity(EmulateError),
+    /// A side's runtime or thread could not start: `what` it was.
+    #[error("starting the {what}: {source}")]
+    Start { what: &'static str, source: std::io::Error },
+    /// The acceptor's runtime in its namespace could not start.
+    #[error("acceptor: {0}")]
+    Acceptor(std::io::Error),
+    #[error("the acceptor thread ended before listening")]
+    AcceptorGone,
+    #[error("the replay thread ended without a result")]
+    ReplayLost,
+    /// A thread that panicked: which, and the panic as tokio reports it.
+    #[error("the {what} thread panicked{}", .detail.as_ref().map(|d| format!(": {d}")).unwrap_or_default())]
+    Panicked { what: &'static str, detail: Option<String> },
+}
 
 /// Namespaces are named `expc-PID-N-i` and `expc-PID-N-a`.
 const NAMESPACE_PREFIX: &str = "expc";
@@ -53,7 +91,7 @@ pub struct Emulated {
     pub capacity: Option<Capacity>,
 }
 
-type AcceptorThread = std::thread::JoinHandle<Result<Result<(), String>, exp_traffic::emulate::EmulateError>>;
+type AcceptorThread = std::thread::JoinHandle<Result<Result<(), std::io::Error>, EmulateError>>;
 
 /// How long opening a session with `expc serve` may take.
 const SESSION_TIMEOUT: Duration = Duration::from_secs(10);
@@ -75,22 +113,28 @@ pub fn emulates(traffic: &Traffic) -> bool {
 }
 
 /// The secret in environment variable `var` (preflight checked it).
-pub fn secret(var: &str) -> Result<Secret, String> {
-    let text = std::env::var(var).map_err(|_| format!("environment variable `{var}` is not set"))?;
-    Secret::from_text(&text).map_err(|e| format!("environment variable `{var}`: {e}"))
+pub fn secret(var: &str) -> Result<Secret, NetworkError> {
+    let text = std::env::var(var).map_err(|_| NetworkError::SecretUnset(var.to_string()))?;
+    Secret::from_text(&text).map_err(|source| NetworkError::Secret {
+        var: var.to_string(),
+        source,
+    })
 }
 
 /// Resolves `server = "host:port"`.
-pub fn resolve(server: &str) -> Result<SocketAddr, String> {
+pub fn resolve(server: &str) -> Result<SocketAddr, NetworkError> {
     server
         .to_socket_addrs()
-        .map_err(|e| format!("server `{server}`: {e}"))?
+        .map_err(|source| NetworkError::Resolve {
+            server: server.to_string(),
+            source,
+        })?
         .next()
-        .ok_or_else(|| format!("server `{server}` resolves to no address"))
+        .ok_or_else(|| NetworkError::NoAddress(server.to_string()))
 }
 
 impl Network {
-    pub async fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Network, String> {
+    pub async fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Network, NetworkError> {
         if let Some(server) = &traffic.server {
             let target = resolve(server)?;
             let session = match &traffic.secret_env {
@@ -98,7 +142,7 @@ impl Network {
                     let secret = secret(var)?;
                     let session = ClientSession::open(target, secret, SESSION_TIMEOUT)
                         .await
-                        .map_err(|e| e.to_string())?;
+                        .map_err(NetworkError::Session)?;
                     Some(Arc::new(session))
                 }
                 None => None,
@@ -109,12 +153,15 @@ impl Network {
             let traffic = traffic.clone();
             return tokio::task::spawn_blocking(move || Emulated::start(&traffic, seed, now_ns))
                 .await
-                .map_err(|e| format!("the testbed thread panicked: {e}"))?
+                .map_err(|e| NetworkError::Panicked {
+                    what: "testbed",
+                    detail: Some(e.to_string()),
+                })?
                 .map(|e| Network::Namespaces(Box::new(e)));
         }
         let (acceptor, session) = Acceptor::bind_private(SocketAddr::from(([127, 0, 0, 1], 0)))
             .await
-            .map_err(|e| e.to_string())?;
+            .map_err(NetworkError::Replay)?;
         let count = u8::try_from(traffic.source_addresses).unwrap_or(u8::MAX);
         Ok(Network::Loopback {
             acceptor,
@@ -161,13 +208,16 @@ impl Network {
         connections: Vec<Connection>,
         config: ReplayConfig,
         stop: oneshot::Receiver<()>,
-    ) -> Result<Option<ReplayResult>, String> {
-        let job = move || -> Result<Option<ReplayResult>, String> {
+    ) -> Result<Option<ReplayResult>, NetworkError> {
+        let job = move || -> Result<Option<ReplayResult>, NetworkError> {
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .worker_threads(REPLAY_WORKERS)
                 .enable_all()
                 .build()
-                .map_err(|e| format!("starting the replay runtime: {e}"))?;
+                .map_err(|source| NetworkError::Start {
+                    what: "replay runtime",
+                    source,
+                })?;
             let result = runtime.block_on(async move {
                 tokio::select! {
                     result = replay::replay(connections, config) => Some(result),
@@ -175,7 +225,7 @@ impl Network {
                 }
             });
             runtime.shutdown_background();
-            result.transpose().map_err(|e| e.to_string())
+            result.transpose().map_err(NetworkError::Replay)
         };
         let (tx, rx) = oneshot::channel();
         let send = move || {
@@ -187,7 +237,7 @@ impl Network {
                 drop(
                     e.testbed
                         .spawn_in(exp_traffic::emulate::Side::Initiator, send)
-                        .map_err(|e| e.to_string())?,
+                        .map_err(NetworkError::Emulate)?,
                 );
             }
             _ => {
@@ -195,16 +245,18 @@ impl Network {
                     std::thread::Builder::new()
                         .name("expc-replay".into())
                         .spawn(send)
-                        .map_err(|e| format!("starting the replay thread: {e}"))?,
+                        .map_err(|source| NetworkError::Start {
+                            what: "replay thread",
+                            source,
+                        })?,
                 );
             }
         }
-        rx.await
-            .map_err(|_| "the replay thread ended without a result".to_string())?
+        rx.await.map_err(|_| NetworkError::ReplayLost)?
     }
 
     /// Stops the acceptor and removes the namespaces (by dropping the testbed).
-    pub async fn stop(self) -> Result<(), String> {
+    pub async fn stop(self) -> Result<(), NetworkError> {
         if let Network::Namespaces(mut e) = self {
             if let Some(stop) = e.stop_acceptor.take() {
                 let _ = stop.send(());
@@ -212,13 +264,21 @@ impl Network {
             let thread = e.acceptor_thread.take();
             let joined = tokio::task::spawn_blocking(move || thread.map(|t| t.join()))
                 .await
-                .map_err(|e| format!("the acceptor thread panicked: {e}"))?;
+                .map_err(|e| NetworkError::Panicked {
+                    what: "acceptor",
+                    detail: Some(e.to_string()),
+                })?;
             drop(e);
             match joined {
                 Some(Ok(Ok(Ok(())))) | None => {}
-                Some(Ok(Ok(Err(message)))) => return Err(format!("acceptor: {message}")),
-                Some(Ok(Err(error))) => return Err(error.to_string()),
-                Some(Err(_)) => return Err("the acceptor thread panicked".into()),
+                Some(Ok(Ok(Err(error)))) => return Err(NetworkError::Acceptor(error)),
+                Some(Ok(Err(error))) => return Err(NetworkError::Emulate(error)),
+                Some(Err(_)) => {
+                    return Err(NetworkError::Panicked {
+                        what: "acceptor",
+                        detail: None,
+                    })
+                }
             }
         }
         Ok(())
@@ -226,7 +286,7 @@ impl Network {
 }
 
 impl Emulated {
-    fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Emulated, String> {
+    fn start(traffic: &Traffic, seed: u64, now_ns: u64) -> Result<Emulated, NetworkError> {
         let config = StageConfig {
             default: FlowParams::with_rtt(Duration::ZERO),
             bottleneck: traffic.bottleneck_bit_per_s.map(|rate| Bottleneck {
@@ -243,11 +303,11 @@ impl Emulated {
         let capacity = match traffic.bottleneck_bit_per_s {
             Some(_) => Some(
                 exp_traffic::emulate::measure_capacity(NAMESPACE_PREFIX, CAPACITY_PROBE)
-                    .map_err(|e| format!("measuring the delay stage's capacity: {e}"))?,
+                    .map_err(NetworkError::Capacity)?,
             ),
             None => None,
         };
-        let testbed = Arc::new(Testbed::create(NAMESPACE_PREFIX, config).map_err(|e| e.to_string())?);
+        let testbed = Arc::new(Testbed::create(NAMESPACE_PREFIX, config).map_err(NetworkError::Emulate)?);
         let address = testbed.address(exp_traffic::emulate::Side::Acceptor);
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (stop_tx, stop_rx) = oneshot::channel::<()>();
@@ -256,26 +316,28 @@ impl Emulated {
                 let runtime = tokio::runtime::Builder::new_multi_thread()
                     .worker_threads(NAMESPACE_WORKERS)
                     .enable_all()
-                    .build()
-                    .map_err(|e| e.to_string())?;
+                    .build()?;
                 runtime.block_on(async move {
-                    let bound = Acceptor::bind_private(SocketAddr::from((address, 0)))
-                        .await
-                        .map_err(|e| e.to_string());
-                    let reply = bound
-                        .as_ref()
-                        .map(|(acceptor, session)| (acceptor.local_addr(), Arc::clone(session)))
-                        .map_err(Clone::clone);
-                    let _ = addr_tx.send(reply);
-                    let _acceptor = bound?;
-                    let _ = stop_rx.await;
+                    // A failed bind goes back through the channel: the
+                    // caller reports it, and this thread has nothing to add.
+                    match Acceptor::bind_private(SocketAddr::from((address, 0))).await {
+                        Err(error) => {
+                            let _ = addr_tx.send(Err(error));
+                        }
+                        Ok((acceptor, session)) => {
+                            let _ = addr_tx.send(Ok((acceptor.local_addr(), session)));
+                            let _ = stop_rx.await;
+                            drop(acceptor);
+                        }
+                    }
                     Ok(())
                 })
             })
-            .map_err(|e| e.to_string())?;
+            .map_err(NetworkError::Emulate)?;
         let (target, session) = addr_rx
             .recv()
-            .map_err(|_| "the acceptor thread ended before listening".to_string())??;
+            .map_err(|_| NetworkError::AcceptorGone)?
+            .map_err(NetworkError::Replay)?;
         Ok(Emulated {
             hook: Arc::new(StageHook {
                 testbed: testbed.clone(),

@@ -1,5 +1,8 @@
+use exp_diagnostics::Code;
 use exp_plan::{Rtt, Vectors};
 
+use super::check::problems;
+use super::network::needs_namespaces;
 use super::*;
 
 fn traffic(file: &str) -> Traffic {

@@ -25,7 +25,7 @@ use exp_plan::{Dist, DistValue, Unit};
 
 use super::{Family, Fit};
 use crate::rng::Rng;
-use crate::sample::{standard_normal, SampleError, Sampler};
+use crate::sampler::{standard_normal, SampleError, Sampler};
 
 /// Why a sampler could not be built from a family and parameters.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

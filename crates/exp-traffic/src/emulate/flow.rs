@@ -7,15 +7,8 @@ use std::net::SocketAddrV4;
 use std::sync::{PoisonError, RwLock};
 use std::time::Duration;
 
-use super::packet::Endpoints;
+use super::packet::{Endpoints, Protocol};
 use super::EmulateError;
-
-/// Transport protocol of a flow.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Protocol {
-    Tcp,
-    Udp,
-}
 
 /// Which way a packet travels through the stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -30,9 +30,10 @@ mod sys;
 mod testbed;
 
 pub use capacity::{measure_capacity, Capacity};
-pub use flow::{Direction, FlowKey, FlowParams, FlowTable, Protocol};
+pub use flow::{Direction, FlowKey, FlowParams, FlowTable};
 pub use link::{BacklogSample, Bottleneck};
 pub use netns::cleanup_stale_namespaces;
+pub use packet::Protocol;
 pub use pipeline::{DirectionStats, LossRng};
 pub use rtt::{Assigned, Assignment, PathRtts, Paths, RttMode};
 pub use testbed::{Side, StageConfig, StageStats, Testbed};

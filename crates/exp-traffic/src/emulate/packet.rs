@@ -4,7 +4,12 @@
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use super::flow::Protocol;
+/// Transport protocol of a packet and its flow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    Tcp,
+    Udp,
+}
 
 /// The transport endpoints of one IPv4 TCP or UDP packet, as sent.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -236,9 +236,9 @@ impl Pipeline {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::emulate::flow::Protocol;
     use crate::emulate::link::Bottleneck;
     use crate::emulate::packet::tests::ipv4;
+    use crate::emulate::packet::Protocol;
 
     fn pipeline(default: FlowParams, link: Option<Link>) -> (Pipeline, Arc<FlowTable>) {
         let flows = Arc::new(FlowTable::new());

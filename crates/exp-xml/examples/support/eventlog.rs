@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use exp_stats::{sample::standard_normal, select, Family, Rng};
+use exp_stats::{sampler::standard_normal, select, Family, Rng};
 
 /// Families fitted here: common ones whose CDF is closed-form. Fitting all
 /// 13 costs minutes on this corpus (the iterative fits and incomplete-gamma

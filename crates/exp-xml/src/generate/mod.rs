@@ -9,6 +9,7 @@
 //! threads, or by shards on other machines — and concatenates to the same
 //! bytes as one sequential run. The output driver is in `output.rs`.
 
+mod error;
 mod number;
 mod output;
 mod plan;
@@ -17,7 +18,8 @@ mod values;
 
 use exp_stats::{AliasIndex, Rng};
 
-pub use output::{generate_to_dir, generate_to_dir_until, generate_to_writer, GenerateError, GenerateStats, STOP_POLL};
+pub use error::GenerateError;
+pub use output::{generate_to_dir, generate_to_dir_until, generate_to_writer, GenerateStats, STOP_POLL};
 pub use plan::{Amount, GenerateOptions, Layout, Shard};
 
 use crate::hash::FastMap;

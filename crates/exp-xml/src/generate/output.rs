@@ -39,6 +39,7 @@ use std::time::{Duration, Instant};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 
+use super::error::GenerateError;
 use super::plan::{GenerateOptions, Layout, Plan};
 use super::Generator;
 
@@ -57,20 +58,6 @@ pub struct GenerateStats {
     pub written: u64,
     pub files: u64,
     pub wall: Duration,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum GenerateError {
-    #[error("invalid generation options: {0}")]
-    Options(String),
-    #[error("cannot write `{path}`: {source}")]
-    File {
-        path: PathBuf,
-        #[source]
-        source: io::Error,
-    },
-    #[error("cannot write the output: {0}")]
-    Write(#[source] io::Error),
 }
 
 /// Generates into `out` (layout `Stream`).

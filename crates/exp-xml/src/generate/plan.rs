@@ -2,7 +2,7 @@
 //! documents a run or shard produces, the batch grid, and the framing
 //! (XML declaration, split-root wrapper) of streams and files.
 
-use super::output::GenerateError;
+use super::error::GenerateError;
 use super::Generator;
 
 const DECLARATION: &[u8] = b"<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";

@@ -177,7 +177,7 @@ fn check(spec: &Path, options: &TestOptions, outcome: &mut SpecOutcome) {
 fn compare(spec: &Path, plan: &Plan, dir: &Path, outcome: &mut SpecOutcome) {
     let path = snapshot_path(spec);
     let text = super::data_files::snapshot_text(plan, dir);
-    let stored = match exp_files::read_text(&path, crate::run::PLAN_CAP) {
+    let stored = match exp_files::read_text(&path, crate::PLAN_CAP) {
         Ok(stored) => stored,
         Err(e) if e.is_not_found() => {
             outcome.failures.push(Failure::NoSnapshot);

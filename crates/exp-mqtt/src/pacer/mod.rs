@@ -1,24 +1,25 @@
 //! A central high-resolution pacer: one OS thread fires every device's sends.
 //!
 //! Why not one sleeping task per device: tokio's timer wheel has 1 ms
-//! resolution and every task wakes independently, which measured p99
-//! lateness of 9 ms (560 ms with a busy neighbour). Here one thread owns a
-//! min-heap of (deadline, device), sleeps coarsely until `spin_margin_ns` before the
-//! next deadline (the kernel's sleep overshoot, ~50–100 µs with the default
-//! timer slack, stays inside that margin) and spins for the final stretch, so
-//! the deadline is hit to within a microsecond or so while the thread only
-//! burns CPU for the last `spin_margin_ns` of each wait. At high fleet rates the
-//! deadlines are closer together than `spin_margin_ns` and the thread would spin
-//! all the time, taking a core from the system under test; spinning is
-//! therefore capped at `spin_share` of a core (a token bucket, so it never
-//! spins for more than a millisecond at a time), and beyond that the thread
-//! sleeps all the way, with its timer slack set to 1 ns so the kernel wakes
-//! it at the deadline rather than up to 50 µs after. Everything due is fired in
-//! one pass: a `Fire` goes to the device's handler over a channel and the
-//! device's next deadline is pushed from its [`DeviceSchedule`]. Passes are
-//! capped at `max_passes_per_s` (each wakes this thread and the runtime's
-//! worker, the bulk of a fleet's CPU at 20,000 messages/s), so dense
-//! deadlines go out in batches, at most `1 / max_passes_per_s` late.
+//! resolution and every task wakes independently, which measured p99 lateness
+//! of 9 ms (560 ms with a busy neighbour). Here one thread owns a min-heap of
+//! (deadline, device), sleeps coarsely until `spin_margin_ns` before the next
+//! deadline (the kernel's sleep overshoot stays inside that margin) and spins
+//! for the final stretch, so the deadline is hit to within a microsecond or so
+//! while the thread only burns CPU for the last `spin_margin_ns` of each wait.
+//! At high fleet rates the deadlines are closer together than `spin_margin_ns`
+//! and the thread would spin all the time, taking a core from the system under
+//! test; spinning is therefore capped at `spin_share` of a core (a token
+//! bucket, so it never spins for more than a millisecond at a time;
+//! `pacer/budget.rs`), and beyond that the thread sleeps all the way. Its timer
+//! slack is 1 ns, so the kernel wakes it at the deadline rather than up to
+//! 50 µs after (`pacer/thread.rs`, with the other requests that get it run on
+//! time). Everything due is fired in one pass: a `Fire` goes to the device's
+//! handler over a channel and the device's next deadline is pushed from its
+//! [`DeviceSchedule`]. Passes are capped at `max_passes_per_s` (each wakes this
+//! thread and the runtime's worker, the bulk of a fleet's CPU at 20,000
+//! messages/s), so dense deadlines go out in batches, at most
+//! `1 / max_passes_per_s` late.
 //!
 //! Deadlines are offsets from the fleet's `start` instant (absolute, from the
 //! schedule), so lateness never carries into the next send.

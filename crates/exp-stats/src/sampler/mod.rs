@@ -29,30 +29,14 @@ use exp_plan::{Dist, DistValue, Unit};
 use statrs::function::erf::erfc;
 use statrs::function::gamma::{checked_gamma_lr, checked_gamma_ur, gamma};
 
+pub(crate) mod error;
 mod variates;
 
 use crate::alias::AliasTable;
 use crate::rng::Rng;
+pub use error::SampleError;
 pub use variates::standard_normal;
 use variates::{Gamma, Poisson};
-
-/// A distribution parameter that cannot describe a distribution.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum SampleError {
-    #[error("{family}: `{name}` must be {requirement}, got {value}")]
-    InvalidParameter {
-        family: &'static str,
-        name: &'static str,
-        requirement: &'static str,
-        value: f64,
-    },
-    #[error("uniform: `min` ({min}) must not exceed `max` ({max}), and max − min must be finite")]
-    UniformRange { min: f64, max: f64 },
-    #[error("empirical: no values to resample")]
-    EmptyEmpirical,
-    #[error("empirical: value #{index} is not finite ({value})")]
-    NonFiniteEmpirical { index: usize, value: f64 },
-}
 
 /// A validated distribution, ready to draw from.
 #[derive(Debug, Clone)]

@@ -12,6 +12,7 @@
 //! The set is made by exp-xml's one corpus → set pipeline
 //! ([`exp_xml::extract_set`]), the same `expc xml extract` runs.
 
+pub(crate) mod check;
 mod tables;
 
 pub use tables::GENERATION_TABLE;
@@ -20,7 +21,6 @@ use std::fmt::Display;
 use std::path::Path;
 use std::time::Instant;
 
-use exp_diagnostics::{Code, Diagnostic};
 use exp_plan::Xml;
 use exp_xml::compare::{compare, CompareConfig, Comparison};
 use exp_xml::generate::{generate_to_dir_until, Amount, GenerateOptions, GenerateStats, Generator, Layout, Shard};
@@ -31,7 +31,6 @@ use exp_xml::{AttributePolicy, Config, Source};
 
 use crate::audit::XmlAmount;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::preflight::{Finding, Host};
 use tables::Generation;
 
 /// The corpus inputs of a workload. The compiler already resolved the
@@ -272,39 +271,4 @@ pub fn dir_name(name: &str) -> String {
             }
         })
         .collect()
-}
-
-/// An xml workload's preflight: the corpus must name at least one readable
-/// input, a set directory must exist (E1004).
-pub(crate) fn preflight(name: &str, xml: &Xml, _host: &Host) -> Vec<Finding> {
-    problems(xml)
-        .into_iter()
-        .map(|problem| {
-            let diagnostic = Diagnostic::error(Code::E1004, format!("xml `{name}`: {problem}"))
-                .help("paths in a spec are relative to the spec's own directory");
-            (format!("xml {name} {problem}"), diagnostic)
-        })
-        .collect()
-}
-
-/// What is wrong with the workload's inputs, as messages.
-fn problems(xml: &Xml) -> Vec<String> {
-    let mut problems = Vec::new();
-    if let Some(corpus) = &xml.corpus {
-        match corpus_sources(corpus) {
-            Ok(sources) if sources.is_empty() => problems.push(format!("corpus `{corpus}` matches no file")),
-            Ok(_) => {}
-            Err(e) => problems.push(format!("corpus `{corpus}`: {e}")),
-        }
-    }
-    if let Some(set) = &xml.set {
-        let dir = Path::new(set);
-        if !dir.join("set.json").is_file() {
-            problems.push(format!("set `{set}`: {} has no set.json", dir.display()));
-        }
-    }
-    if xml.corpus.is_none() && xml.set.is_none() {
-        problems.push("give `corpus` (to extract from) or `set` (an existing set directory)".into());
-    }
-    problems
 }

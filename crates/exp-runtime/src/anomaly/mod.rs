@@ -3,18 +3,19 @@
 //! (planned and actual start/end) in `anomaly_timeline`.
 //!
 //! Runs on a blocking thread of its own: the child is started and reaped on
-//! that thread, which outlives it, as PR_SET_PDEATHSIG requires.
+//! that thread, which outlives it, as PR_SET_PDEATHSIG requires. Its
+//! checks before a run are `check.rs`.
+
+pub(crate) mod check;
 
 use std::time::{Duration, Instant};
 
 use exp_anomaly::{Counters, ExitKind, InstanceConfig, Outcome};
-use exp_diagnostics::{Code, Diagnostic};
-use exp_plan::{Anomaly, AnomalyParams, Workload, WorkloadConfig};
+use exp_plan::{Anomaly, AnomalyParams};
 use exp_results::{Cell, DType, Schema, TableSink};
 
 use crate::cancel::Level;
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
-use crate::preflight::{self, Finding, Host};
 
 /// How long a child gets to stop after SIGTERM before SIGKILL.
 const GRACE: Duration = Duration::from_secs(1);
@@ -299,59 +300,4 @@ fn one_row(schema: &Schema, row: Vec<(&'static str, Cell)>) -> Result<exp_result
     let mut batch = schema.batch();
     batch.push_row(schema.row(row)?)?;
     Ok(batch)
-}
-
-/// An anomaly's preflight: its CPUs are online, and its own `dir` (io
-/// kinds) is writable with the disk space it needs.
-pub(crate) fn preflight(name: &str, anomaly: &Anomaly, host: &Host) -> Vec<Finding> {
-    let mut found = Vec::new();
-    for core in anomaly.cores.iter().filter(|c| !host.online_cpus.contains(c)) {
-        let cpus: Vec<String> = host.online_cpus.iter().map(u32::to_string).collect();
-        found.push((
-            format!("cpu {name} {core}"),
-            Diagnostic::error(
-                Code::E1003,
-                format!("anomaly `{name}` is pinned to CPU {core}, which is not online"),
-            )
-            .note(format!("online CPUs: {}", cpus.join(", "))),
-        ));
-    }
-    let Some(dir) = work_dir(&anomaly.params) else {
-        return found;
-    };
-    let dir = preflight::resolve(host.spec_dir, dir);
-    match preflight::writable_dir(&dir) {
-        Err(problem) => found.push((
-            format!("dir {name}"),
-            Diagnostic::error(
-                Code::E1004,
-                format!("anomaly `{name}` cannot work in {}: {problem}", dir.display()),
-            )
-            .help("create the directory or leave `dir` out to use scratch space in the run directory"),
-        )),
-        Ok(()) => {
-            let need = exp_anomaly::disk_need_bytes(&anomaly.params);
-            found.extend(need.and_then(|need| preflight::check_disk(&dir, need, name)));
-        }
-    }
-    found
-}
-
-/// Scratch space an anomaly without a `dir` of its own needs in the run
-/// directory.
-pub(crate) fn scratch_need(workload: &Workload) -> u64 {
-    match &workload.config {
-        WorkloadConfig::Anomaly(a) if work_dir(&a.params).is_none() => {
-            exp_anomaly::disk_need_bytes(&a.params).unwrap_or(0)
-        }
-        _ => 0,
-    }
-}
-
-/// The directory an io anomaly works in, when the spec gives one.
-fn work_dir(params: &AnomalyParams) -> Option<&str> {
-    match params {
-        AnomalyParams::Iometadata { dir, .. } | AnomalyParams::Iobandwidth { dir, .. } => dir.as_deref(),
-        _ => None,
-    }
 }

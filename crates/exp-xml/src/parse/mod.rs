@@ -1,5 +1,5 @@
 //! Streaming split of an input into documents, over the byte-level lexer of
-//! `lexer.rs`.
+//! `lexer/`.
 //!
 //! Nothing here builds a DOM: the [`Scanner`] checks well-formedness and
 //! hands each document's elements to a [`Sink`] as events (open, text,
