@@ -14,6 +14,7 @@ pub mod events;
 mod executor;
 mod fleet;
 mod kinds;
+pub mod live;
 mod monitor;
 mod plan_limits;
 mod points;

@@ -133,6 +133,7 @@ fn lines(events: Incoming) {
                 status,
                 elapsed_ns,
                 error,
+                ..
             } => format!(
                 "trial #{trial} {status} after {}{}",
                 seconds(*elapsed_ns),

@@ -92,6 +92,17 @@ pub struct ReplayConfig {
     /// [`Interruption::Cut`]), those never started get a record marked
     /// [`Interruption::NotStarted`], and `replay` returns normally.
     pub deadline: Option<std::time::Instant>,
+    /// Counted as connections start and end, for whoever watches the
+    /// replay while it runs (`expc run --metrics`); only atomics are bumped.
+    pub counts: Option<Arc<ConnectionCounts>>,
+}
+
+/// Connections of a replay so far: started (the scheduler reached them)
+/// and finished (recorded, whatever their status); open is the difference.
+#[derive(Debug, Default)]
+pub struct ConnectionCounts {
+    pub started: std::sync::atomic::AtomicU64,
+    pub finished: std::sync::atomic::AtomicU64,
 }
 
 impl ReplayConfig {
@@ -117,6 +128,7 @@ impl ReplayConfig {
             fds_per_connection: 2,
             stop: None,
             deadline: None,
+            counts: None,
         }
     }
 }
@@ -137,6 +149,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("fds_per_connection", &self.fds_per_connection)
             .field("stop", &self.stop)
             .field("deadline", &self.deadline)
+            .field("counts", &self.counts)
             .finish()
     }
 }
