@@ -77,9 +77,13 @@ where
     std::thread::Builder::new()
         .name(name.to_string())
         .spawn(move || {
-            for stream in listener.incoming().flatten() {
-                // A client that misbehaves loses its own connection, nothing else.
-                let _ = answer(stream, &handle);
+            for stream in listener.incoming() {
+                match stream {
+                    // A client that misbehaves loses its own connection, nothing else.
+                    Ok(stream) => drop(answer(stream, &handle)),
+                    // Out of descriptors, say: never a loop that spins on it.
+                    Err(_) => std::thread::sleep(std::time::Duration::from_millis(100)),
+                }
             }
         })
         .map_err(|e| format!("cannot start the {name} thread: {e}"))

@@ -83,11 +83,11 @@ fn serve_for_run(dir: PathBuf, every: Duration) -> Result<ExitCode, String> {
         .as_fd()
         .try_clone_to_owned()
         .map_err(|e| format!("no listening socket on standard input: {e}"))?;
-    let server = Server {
-        listener: TcpListener::from(socket),
-        token,
-        every,
-    };
+    let listener = TcpListener::from(socket);
+    listener
+        .local_addr()
+        .map_err(|e| format!("standard input is not a listening socket: {e}"))?;
+    let server = Server { listener, token, every };
     let parent = std::os::unix::process::parent_id();
     server.start(dir)?;
     // Reparented: the runner is gone, and with it the reason to serve.
@@ -128,6 +128,7 @@ impl Server {
             dir,
             every: self.every,
             figures: Mutex::new(None),
+            part: Mutex::new(None),
         };
         let token = self.token;
         crate::http::serve(self.listener, "expc-watch", move |request: &Request| {
@@ -141,7 +142,11 @@ impl Server {
                     "text/html; charset=utf-8",
                     page::shell(&pages.title(), &token, pages.every, &pages.run_part()),
                 )),
-                "/state" => with_policy(Response::new(200, "text/html; charset=utf-8", pages.run_part())),
+                "/state" => with_policy(Response::new(
+                    200,
+                    "text/html; charset=utf-8",
+                    pages.run_part().as_bytes(),
+                )),
                 _ => Response::text(404, "not here\n"),
             }
         })
@@ -225,14 +230,14 @@ fn token() -> Result<String, String> {
 struct Figures {
     fingerprint: Vec<(PathBuf, u64, Option<std::time::SystemTime>)>,
     html: Arc<String>,
-    drawn: Instant,
-    took: Duration,
 }
 
 struct Pages {
     dir: PathBuf,
     every: Duration,
     figures: Mutex<Option<Figures>>,
+    /// The run's part last read: when, how long reading it took, and it.
+    part: Mutex<Option<(Instant, Duration, Arc<String>)>>,
 }
 
 impl Pages {
@@ -241,7 +246,23 @@ impl Pages {
     }
 
     /// The run's part as the directory holds it now.
-    fn run_part(&self) -> String {
+    /// Read again at most every other time reading took (at least 1 s
+    /// apart), so that a run of many trials and files costs the watch a
+    /// bounded share of a core however often it is asked.
+    fn run_part(&self) -> Arc<String> {
+        let mut cached = self.part.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some((read, took, part)) = cached.as_ref() {
+            if read.elapsed() < (*took * 2).max(Duration::from_secs(1)) {
+                return part.clone();
+            }
+        }
+        let started = Instant::now();
+        let part = Arc::new(self.read_part());
+        *cached = Some((started, started.elapsed(), part.clone()));
+        part
+    }
+
+    fn read_part(&self) -> String {
         let dir = &self.dir;
         let snapshot = match snapshot::read(dir) {
             Ok(snapshot) => snapshot,
@@ -260,24 +281,16 @@ impl Pages {
     }
 
     /// The report's figures of `snapshot`, drawn again only when its files
-    /// changed, and at most every other time drawing took, so that a large
-    /// run costs a bounded share of a core however often the page asks.
+    /// changed.
     fn figures(&self, snapshot: &snapshot::Snapshot, plan: Option<&exp_plan::Plan>) -> Arc<String> {
         let mut cached = self.figures.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(figures) = cached.as_ref() {
-            let unchanged = figures.fingerprint == snapshot.fingerprint;
-            let too_soon = figures.drawn.elapsed() < (figures.took * 2).max(Duration::from_secs(1));
-            if unchanged || too_soon {
-                return figures.html.clone();
-            }
+        if let Some(figures) = cached.as_ref().filter(|f| f.fingerprint == snapshot.fingerprint) {
+            return figures.html.clone();
         }
-        let started = Instant::now();
         let html = Arc::new(draw(snapshot, plan));
         *cached = Some(Figures {
             fingerprint: snapshot.fingerprint.clone(),
             html: html.clone(),
-            drawn: started,
-            took: started.elapsed(),
         });
         html
     }

@@ -164,11 +164,9 @@ fn label(trial: &TrialRecord) -> String {
 /// with status, verdict and flags; a long run shows those around the
 /// first that has not ended.
 fn trial_order(out: &mut String, trials: &[TrialRecord], order: Option<&[u32]>) {
+    let by_number: std::collections::HashMap<u32, &TrialRecord> = trials.iter().map(|t| (t.trial, t)).collect();
     let mut ordered: Vec<&TrialRecord> = match order {
-        Some(order) => order
-            .iter()
-            .filter_map(|n| trials.iter().find(|t| t.trial == *n))
-            .collect(),
+        Some(order) => order.iter().filter_map(|n| by_number.get(n).copied()).collect(),
         None => trials.iter().collect(),
     };
     if ordered.len() < trials.len() {
