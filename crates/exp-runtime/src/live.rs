@@ -113,10 +113,13 @@ pub struct RunState {
     pub stopping: bool,
 }
 
+/// A workload's name, kind and counters.
+pub type Registered = (String, &'static str, Arc<WorkloadCounters>);
+
 /// The live counters of one run; cloned handles share them.
 #[derive(Clone, Default)]
 pub struct Live {
-    workloads: Arc<Mutex<Vec<(String, &'static str, Arc<WorkloadCounters>)>>>,
+    workloads: Arc<Mutex<Vec<Registered>>>,
     state: Arc<Mutex<RunState>>,
 }
 
@@ -133,7 +136,7 @@ impl Live {
     }
 
     /// Every workload seen so far, in the order their first trial named them.
-    pub fn workloads(&self) -> Vec<(String, &'static str, Arc<WorkloadCounters>)> {
+    pub fn workloads(&self) -> Vec<Registered> {
         self.workloads.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 

@@ -8,7 +8,7 @@ use std::fmt::Write;
 use std::net::TcpListener;
 use std::sync::atomic::Ordering::Relaxed;
 
-use exp_runtime::live::{Live, WorkloadCounters};
+use exp_runtime::live::{Live, Registered, WorkloadCounters};
 
 use crate::http::{Request, Response};
 
@@ -203,7 +203,7 @@ pub fn exposition(live: &Live) -> String {
 
 /// The fleets' acknowledgement latency as a summary without quantiles:
 /// its rate of `_sum` over its rate of `_count` is the mean of any window.
-fn ack_latency(out: &mut String, workloads: &[(String, &'static str, std::sync::Arc<WorkloadCounters>)]) {
+fn ack_latency(out: &mut String, workloads: &[Registered]) {
     let fleets: Vec<_> = workloads.iter().filter(|(_, kind, _)| *kind == "fleet").collect();
     if fleets.is_empty() {
         return;

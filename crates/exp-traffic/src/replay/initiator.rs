@@ -232,9 +232,7 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
     let origin = shared.origin;
     let start = Instant::now();
     let script = Script::of(index as u64, connection, config.window);
-    if let Some(counts) = &config.counts {
-        counts.started.fetch_add(1, Ordering::Relaxed);
-    }
+    let _counted = config.counts.as_deref().map(super::ConnectionCounts::start);
     let mut row = blank_record(shared, index, micros_since(origin, start));
     let mut epochs = Vec::new();
     let opened = tokio::select! {
@@ -326,9 +324,6 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
     let end = Instant::now();
     row.end_us = micros_since(origin, end);
     row.duration_us = row.end_us.saturating_sub(row.actual_start_us);
-    if let Some(counts) = &config.counts {
-        counts.finished.fetch_add(1, Ordering::Relaxed);
-    }
     (row, epochs)
 }
 

@@ -105,6 +105,23 @@ pub struct ConnectionCounts {
     pub finished: std::sync::atomic::AtomicU64,
 }
 
+impl ConnectionCounts {
+    /// Counts a connection started; it counts as finished when the
+    /// returned guard is dropped, however its task ends.
+    fn start(&self) -> Counted<'_> {
+        self.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted(self)
+    }
+}
+
+struct Counted<'a>(&'a ConnectionCounts);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 impl ReplayConfig {
     /// In-process defaults: 1 s intervals, no window override, and for a
     /// loopback IPv4 target eight source addresses 127.0.0.1–127.0.0.8.
