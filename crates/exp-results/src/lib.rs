@@ -44,7 +44,7 @@ pub use manifest::{
 };
 pub use parts::{recorded as recorded_parts, PartMode, PartsAgreement, PARTS_FILE};
 pub use provenance::BuildRecord;
-pub use read::{open_run, PartFile, RunView, TableFiles};
+pub use read::{open_run, open_run_unlocked, PartFile, RunView, TableFiles};
 pub use rundir::{
     create_dir_below, experiment_dir_name, has_partial_name, locate_run, plan_sha256, AttemptFiles, Role, RunDir,
     LOCK_FILE,

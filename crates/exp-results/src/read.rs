@@ -47,6 +47,20 @@ pub struct PartFile {
 /// Fails only if the manifest cannot be read; problems with table files
 /// become [`RunView::warnings`].
 pub fn open_run(dir: &Path) -> Result<RunView, ResultsError> {
+    open_run_with(dir, read_run)
+}
+
+/// As [`open_run`], without touching any runner's lock (a snapshot for a
+/// reader that comes back every few seconds while the run goes on): a run
+/// whose runner crashed still says `running`, its runner as its lock file
+/// describes it.
+pub fn open_run_unlocked(dir: &Path) -> Result<RunView, ResultsError> {
+    open_run_with(dir, crate::shards::read_run_unlocked)
+}
+
+type ReadRun = fn(&Path) -> Result<(crate::Manifest, crate::Writers), ResultsError>;
+
+fn open_run_with(dir: &Path, read_run: ReadRun) -> Result<RunView, ResultsError> {
     let (mut manifest, runners) = read_run(dir)?;
     // The runner of a whole run, or of the first shard found running or gone.
     let runner = runners

@@ -153,6 +153,19 @@ pub fn probe(path: &Path) -> Option<Runner> {
     }
 }
 
+/// What the lock file at `path` says of its runner, without touching the
+/// lock: `Running` with its description whenever there is a lock file,
+/// whether or not its runner is still alive. For readers that must never
+/// take a run's lock, not even for an instant (`expc watch`).
+pub fn describe(path: &Path) -> Option<Runner> {
+    let mut file = File::open(path).ok()?;
+    Some(Runner::Running(read_info(&mut file).unwrap_or(RunnerInfo {
+        pid: 0,
+        host: String::new(),
+        started_unix_ns: 0,
+    })))
+}
+
 fn read_info(file: &mut File) -> Option<RunnerInfo> {
     let mut text = String::new();
     file.rewind().ok()?;

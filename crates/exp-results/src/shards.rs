@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::manifest::{Manifest, PointRecord, RunStatus, ShardState, TrialRecord, TrialStatus};
-use crate::runner::{probe, Runner};
+use crate::runner::{describe, probe, Runner};
 use crate::{ResultsError, Role};
 
 /// Each writer of a run (the whole run, or a shard) with the state its
@@ -26,6 +26,17 @@ pub type Writers = Vec<(Role, Option<Runner>)>;
 /// Reads the run in `dir`: its manifest (fragments merged) with crashed
 /// writers marked `crashed`, and each writer's state from its lock file.
 pub fn read_run(dir: &Path) -> Result<(Manifest, Writers), ResultsError> {
+    read_run_with(dir, probe)
+}
+
+/// As [`read_run`], without touching any runner's lock: each writer as its
+/// lock file describes it ([`crate::runner::describe`]), so a run whose
+/// runner crashed still says `running`.
+pub fn read_run_unlocked(dir: &Path) -> Result<(Manifest, Writers), ResultsError> {
+    read_run_with(dir, describe)
+}
+
+fn read_run_with(dir: &Path, probe: fn(&Path) -> Option<Runner>) -> Result<(Manifest, Writers), ResultsError> {
     let fragments = fragments(dir)?;
     if fragments.is_empty() {
         let mut manifest = Manifest::read(&dir.join(Role::Whole.manifest_file()))?;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::cancel::Level;
+use crate::live::Live;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -39,6 +40,8 @@ pub enum Event {
         status: String,
         elapsed_ns: u64,
         error: Option<String>,
+        /// What the trial's audit found (docs/running.md, "Validity").
+        validity: exp_results::validity::Validity,
     },
     /// `repeat until` met its rule (or its maximum) for a sweep point.
     RepeatStopped {
@@ -67,23 +70,36 @@ pub enum Event {
 }
 
 /// Where events go. Sending never fails the run: a closed receiver only
-/// means nobody is watching.
+/// means nobody is watching. The run's live counters travel with them.
 #[derive(Clone)]
 pub struct Events {
     tx: Option<std::sync::mpsc::Sender<Event>>,
+    live: Live,
 }
 
 impl Events {
     pub fn new(tx: std::sync::mpsc::Sender<Event>) -> Self {
-        Events { tx: Some(tx) }
+        Events {
+            tx: Some(tx),
+            live: Live::default(),
+        }
     }
 
     /// Events that nobody receives (tests, library use).
     pub fn none() -> Self {
-        Events { tx: None }
+        Events {
+            tx: None,
+            live: Live::default(),
+        }
+    }
+
+    /// The run's live counters (`expc run --metrics`, the progress line).
+    pub fn live(&self) -> &Live {
+        &self.live
     }
 
     pub fn send(&self, event: Event) {
+        self.live.observe(&event);
         if let Some(tx) = &self.tx {
             let _ = tx.send(event);
         }

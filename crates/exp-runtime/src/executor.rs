@@ -46,6 +46,8 @@ pub struct WorkloadContext {
     pub bounds: exp_results::validity::Bounds,
     /// Where a fleet records its broker's version, once per run and broker.
     pub brokers: crate::fleet::BrokerVersions,
+    /// Its live counters (`crate::live`): bumped as it goes, read by watchers.
+    pub live: Arc<crate::live::WorkloadCounters>,
 }
 
 /// Metrics of one workload in one trial, by the names the schema registry

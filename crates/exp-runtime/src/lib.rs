@@ -15,6 +15,7 @@ mod executor;
 mod findings;
 mod fleet;
 mod kinds;
+pub mod live;
 mod monitor;
 mod plan_limits;
 mod points;

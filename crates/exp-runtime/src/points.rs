@@ -239,6 +239,7 @@ async fn run_one(
         status: result.status.as_str().to_string(),
         elapsed_ns: result.end_unix_ns.saturating_sub(result.start_unix_ns),
         error: result.error.clone(),
+        validity: result.validity.clone(),
     });
     let record: &mut TrialRecord = &mut manifest.trials[index];
     record.status = result.status;

@@ -88,6 +88,7 @@ pub(crate) async fn run_trial(
             split: ctx.options.split,
             bounds,
             brokers: ctx.brokers.clone(),
+            live: ctx.events.live().workload(&workload.name, workload.config.kind()),
         };
         workloads.push(spawn_workload(context, stop.clone()));
     }
@@ -147,8 +148,11 @@ fn spawn_workload(
     stop: Cancel,
 ) -> tokio::task::JoinHandle<(String, Result<WorkloadSummary, ExecError>)> {
     let name = context.workload.name.clone();
+    let live = context.live.clone();
     tokio::spawn(async move {
+        live.running.store(true, std::sync::atomic::Ordering::Relaxed);
         let result = crate::kinds::execute(context).await;
+        live.running.store(false, std::sync::atomic::Ordering::Relaxed);
         if result.is_err() {
             stop.raise(Level::Stop);
         }

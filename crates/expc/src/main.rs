@@ -6,18 +6,23 @@ mod out;
 
 mod calibrate;
 mod claims;
+mod http;
 mod line_diff;
+mod live_line;
 mod message_json;
+mod metrics;
 mod out_dir;
 mod progress;
 mod report;
 mod run;
 mod serve;
+mod serving;
 mod size;
 mod slurm;
 mod summary;
 mod test;
 mod traffic;
+mod watch;
 mod xml;
 mod yaml;
 
@@ -115,6 +120,11 @@ enum Command {
         after_help = "Examples:\n  expc report runs/quickstart/20261121T120000Z-1a2b3c4d\n  expc report RUN_DIR --json > summary.json\n  expc report RUN_DIR --html            # RUN_DIR/report.html, offline\n  expc report RUN_DIR --svg figures/\n  expc report BASELINE_RUN NEW_RUN      # each metric, its change and Welch's p\n  expc report RUN_DIR --points 0 1      # point 1 against point 0 of one run"
     )]
     Report(report::Args),
+    /// Watch a run as it goes: a local page (127.0.0.1, a token in its URL) of its progress, trial order, validity flags and figures, read from its directory every few seconds.
+    #[command(
+        after_help = "Examples:\n  expc watch runs/quickstart/.20261121T120000Z-1a2b3c4d.partial\n  expc watch /shared/runs/study/ID --bind 8080\n  expc run SPEC --watch                  # the same page for the run it starts"
+    )]
+    Watch(watch::Args),
     /// Measure how faithfully the anomaly kernels reach their targets on this machine.
     #[command(
         after_help = "Examples:\n  expc calibrate cpuoccupy --core 1 --seconds 10\n  expc calibrate memory\n  expc calibrate interference --json"
@@ -265,6 +275,7 @@ fn run(command: Command) -> Result<ExitCode, String> {
         Command::Test(args) => test::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
+        Command::Watch(args) => watch::run(args),
         Command::Calibrate(args) => calibrate::run(args),
         Command::Xml(args) => xml::run(args),
         Command::Traffic(args) => traffic::run(args),

@@ -8,6 +8,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use exp_runtime::live::Live;
 use exp_runtime::{Event, Level};
 
 use crate::summary::seconds;
@@ -15,11 +16,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 
 /// Consumes events until every sender is dropped, or until `finished` is
 /// set and the events sent so far are shown: a task the run left behind
-/// that still holds a sender must not keep `expc` from exiting.
-pub fn render(events: Receiver<Event>, finished: Arc<AtomicBool>) {
+/// that still holds a sender must not keep `expc` from exiting. On a
+/// terminal the bar also shows the running workloads' `live` counters.
+pub fn render(events: Receiver<Event>, finished: Arc<AtomicBool>, live: &Live) {
     let events = Incoming { events, finished };
     if std::io::stderr().is_terminal() {
-        bar(events);
+        bar(events, live);
     } else {
         lines(events);
     }
@@ -47,7 +49,8 @@ impl Iterator for Incoming {
     }
 }
 
-fn bar(events: Incoming) {
+fn bar(events: Incoming, live: &Live) {
+    let mut workloads = crate::live_line::LiveLine::default();
     let bar = ProgressBar::new(0);
     bar.set_style(
         ProgressStyle::with_template("{spinner} trial {pos}/{len} {wide_msg} [{elapsed_precise}]")
@@ -89,7 +92,13 @@ fn bar(events: Incoming) {
                         )
                     });
                 let trial = trial_progress(elapsed_ns, planned_ns, &rows);
-                bar.set_message(format!("{header} │ {trial}{run_left}"));
+                let running = workloads.line(live);
+                let running = if running.is_empty() {
+                    running
+                } else {
+                    format!(" │ {running}")
+                };
+                bar.set_message(format!("{header} │ {trial}{run_left}{running}"));
             }
             other => {
                 if matches!(other, Event::TrialFinished { .. }) {
@@ -133,6 +142,7 @@ fn lines(events: Incoming) {
                 status,
                 elapsed_ns,
                 error,
+                ..
             } => format!(
                 "trial #{trial} {status} after {}{}",
                 seconds(*elapsed_ns),

@@ -76,6 +76,28 @@ pub struct Args {
     /// alone does not judge: report the merged run).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["dry_run", "merge"])]
     junit: Option<PathBuf>,
+    /// Serve the run's live counters for Prometheus at http://ADDR/metrics
+    /// (a port alone is on 127.0.0.1; names in docs/running.md, "Watching a run").
+    #[arg(long, value_name = "ADDR", conflicts_with_all = ["dry_run", "merge"])]
+    metrics: Option<String>,
+    /// Serve a live page of the run (progress, trial order, validity
+    /// flags, the report's figures) at the URL printed, with its token
+    /// [default ADDR: 127.0.0.1 on a free port].
+    #[arg(long, value_name = "ADDR", num_args = 0..=1, default_missing_value = "127.0.0.1:0", conflicts_with_all = ["dry_run", "merge"])]
+    watch: Option<String>,
+    /// Let --metrics and --watch listen on an address other than loopback.
+    #[arg(long)]
+    listen_beyond_loopback: bool,
+}
+
+impl Args {
+    fn serving(&self) -> Result<crate::serving::Serving, String> {
+        crate::serving::Serving::bind(
+            self.metrics.as_deref(),
+            self.watch.as_deref(),
+            self.listen_beyond_loopback,
+        )
+    }
 }
 
 /// The audits' bounds: the defaults with each `--validity-bound` set.
@@ -137,7 +159,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return dry_run(&plan, &options, &sources);
     }
     let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
-    execute(&sources, junit, |events, cancel| async {
+    execute(&sources, junit, args.serving()?, |events, cancel| async {
         exp_runtime::run(&plan, options, events, cancel).await
     })
 }
@@ -181,7 +203,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         include_invalid: args.include_invalid,
     };
     let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
-    execute(&sources, junit, |events, cancel| async {
+    execute(&sources, junit, args.serving()?, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await
     })
 }
@@ -229,12 +251,17 @@ fn merge(dir: &Path) -> Result<ExitCode, String> {
 
 /// Runs `start` with progress on the terminal and signals turned into
 /// cancellation; prints how it ended, and writes `--junit`.
-fn execute<F, Fut>(sources: &SourceMap, junit: crate::claims::Junit, start: F) -> Result<ExitCode, String>
+fn execute<F, Fut>(
+    sources: &SourceMap,
+    junit: crate::claims::Junit,
+    serving: crate::serving::Serving,
+    start: F,
+) -> Result<ExitCode, String>
 where
     F: FnOnce(Events, Cancel) -> Fut,
     Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
 {
-    match drive(start, true)? {
+    match drive(start, true, serving)? {
         Ok(outcome) => {
             crate::summary::print_run(&outcome.run_dir, &outcome.manifest);
             if !junit.write(&outcome.run_dir, &outcome.manifest) {
@@ -258,8 +285,13 @@ where
 }
 
 /// Runs `start` on a runtime of its own, with SIGINT and SIGTERM turned into
-/// cancellation; its events are shown when `progress` is set.
-pub(crate) fn drive<F, Fut>(start: F, progress: bool) -> Result<Result<exp_runtime::RunOutcome, RunError>, String>
+/// cancellation; its events are shown when `progress` is set, its live
+/// counters served as `serving` asks.
+pub(crate) fn drive<F, Fut>(
+    start: F,
+    progress: bool,
+    serving: crate::serving::Serving,
+) -> Result<Result<exp_runtime::RunOutcome, RunError>, String>
 where
     F: FnOnce(Events, Cancel) -> Fut,
     Fut: std::future::Future<Output = Result<exp_runtime::RunOutcome, RunError>>,
@@ -275,14 +307,18 @@ where
         .build()
         .map_err(|e| format!("cannot start the runtime: {e}"))?;
     let finished = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let (events, renderer) = if progress {
+    let (events, rx) = if progress {
         let (tx, rx) = std::sync::mpsc::channel();
-        let finished = finished.clone();
-        let renderer = std::thread::spawn(move || crate::progress::render(rx, finished));
-        (Events::new(tx), Some(renderer))
+        (Events::new(tx), Some(rx))
     } else {
         (Events::none(), None)
     };
+    // Said before the progress bar takes the terminal's last line.
+    serving.start(events.live())?;
+    let renderer = rx.map(|rx| {
+        let (finished, live) = (finished.clone(), events.live().clone());
+        std::thread::spawn(move || crate::progress::render(rx, finished, &live))
+    });
     let cancel = Cancel::new();
     let result = runtime.block_on(async {
         let watcher = exp_runtime::signals::install(cancel.clone(), events.clone())

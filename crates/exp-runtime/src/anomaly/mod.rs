@@ -8,6 +8,7 @@
 
 pub(crate) mod check;
 
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
 
 use exp_anomaly::{Counters, ExitKind, InstanceConfig, Outcome};
@@ -147,7 +148,9 @@ fn activate(
     let instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
     let pid = instance.pid();
     ctx.processes.add(name, pid);
+    ctx.live.activations_started.fetch_add(1, Relaxed);
     let supervised = supervise(ctx, anomaly, activation, instance, end, samples);
+    ctx.live.activations_ended.fetch_add(1, Relaxed);
     ctx.processes.remove(pid);
     let (outcome, peak_rss) = supervised?;
     let actual_end_ns = ctx.clock.now_ns();
@@ -233,6 +236,8 @@ fn supervise(
             let interval = now.duration_since(last.0).as_nanos() as u64;
             let cpu = sample.cpu_time_ns.saturating_sub(last.1);
             peak_rss = peak_rss.max(sample.rss_bytes);
+            let achieved_pct = utilization_pct(cpu, interval, anomaly.cores.len());
+            ctx.live.set_achieved_utilization(achieved_pct / 100.0);
             let row = vec![
                 ("t_ns", ctx.clock.now_ns().into()),
                 ("instance", ctx.workload.name.as_str().into()),
@@ -240,10 +245,7 @@ fn supervise(
                 ("pid", u64::from(pid).into()),
                 ("interval_ns", interval.into()),
                 ("cpu_time_ns", cpu.into()),
-                (
-                    "achieved_utilization_pct",
-                    utilization_pct(cpu, interval, anomaly.cores.len()).into(),
-                ),
+                ("achieved_utilization_pct", achieved_pct.into()),
                 ("rss_bytes", sample.rss_bytes.into()),
                 ("iterations", sample.counters.iterations.into()),
                 ("bytes", sample.counters.bytes.into()),

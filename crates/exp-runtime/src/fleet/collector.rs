@@ -8,6 +8,7 @@
 //! memory stays bounded however long the run.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use exp_mqtt::{parse_header, DeviceEvent, DeviceEventKind, LostReason, SubscriberEvent};
@@ -15,6 +16,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use super::rows::{DeviceTally, MessageRow, Status};
 use super::tables::Rows;
+use crate::live::WorkloadCounters;
 
 /// Rows per batch handed to the writer thread.
 pub(super) const BATCH_ROWS: usize = 4096;
@@ -136,10 +138,18 @@ pub struct Collector {
     ack_timeout: Duration,
     totals: Totals,
     done: Option<oneshot::Sender<()>>,
+    /// Each final row counted for watchers (`crate::live`).
+    live: Arc<WorkloadCounters>,
 }
 
 impl Collector {
-    pub fn new(fleet: &str, subscribed: bool, delivery_wait: Duration, ack_timeout: Duration) -> Self {
+    pub fn new(
+        fleet: &str,
+        subscribed: bool,
+        delivery_wait: Duration,
+        ack_timeout: Duration,
+        live: Arc<WorkloadCounters>,
+    ) -> Self {
         Collector {
             fleet: fleet.to_string(),
             pending: HashMap::new(),
@@ -149,6 +159,7 @@ impl Collector {
             ack_timeout,
             totals: Totals::default(),
             done: None,
+            live,
         }
     }
 
@@ -322,6 +333,8 @@ impl Collector {
     }
 
     fn finish(&mut self, row: MessageRow) {
+        self.live
+            .message(row.sent_ns.is_some(), row.status == Status::Ok, row.ack_latency_ns);
         if row.status != Status::Ok {
             self.totals.devices.entry(row.device).or_default().errors += 1;
         }

@@ -184,7 +184,7 @@ async fn run_interval(s: &Setup<'_>, interval: &Interval, messages: &Writer) -> 
         devices: dev_rx,
         subscriber: sub_rx,
     };
-    let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout);
+    let collector = Collector::new(name, fleet.subscribe, delivery_wait, ack_timeout, ctx.live.clone());
     let collector = tokio::spawn(collector.run(inputs, messages.rows()));
 
     let subscriber = match sub_tx {
@@ -273,8 +273,9 @@ async fn never_sent(
     let sink = ctx.tables.sink(&messages_schema());
     let cancel = ctx.cancel.clone();
     let mut counted = std::mem::take(totals);
+    let live = ctx.live.clone();
     let (counted, written) = tokio::task::spawn_blocking(move || {
-        let written = unsent.write(&devices, &sink, &cancel, &mut counted);
+        let written = unsent.write(&devices, &sink, &cancel, (&mut counted, &live));
         (counted, written)
     })
     .await

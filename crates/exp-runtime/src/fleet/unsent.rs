@@ -19,6 +19,7 @@ use super::devices::WarmupRule;
 use super::rows::{MessageRow, Status};
 use crate::cancel::{Cancel, Level};
 use crate::executor::ExecError;
+use crate::live::WorkloadCounters;
 
 /// What the rows are laid out from.
 pub struct NeverSent {
@@ -56,18 +57,19 @@ impl NeverSent {
     }
 
     /// Writes the rows of `devices` (number and reason) to `sink`, adding
-    /// them to `totals` as the collector would; stops early only when the
-    /// run is being killed (a second Ctrl-C).
+    /// them to `totals` and the `live` counters as the collector would;
+    /// stops early only when the run is being killed (a second Ctrl-C).
     pub fn write(
         &self,
         devices: &[(u32, &'static str)],
         sink: &TableSink,
         cancel: &Cancel,
-        totals: &mut Totals,
+        (totals, live): (&mut Totals, &WorkloadCounters),
     ) -> Result<(), ExecError> {
         let mut batch = sink.schema().batch();
         for row in devices.iter().flat_map(|&(device, reason)| self.rows(device, reason)) {
             count(totals, &row);
+            live.message(false, false, None);
             batch.push_row(row.cells(&self.fleet))?;
             if batch.rows() >= BATCH_ROWS {
                 sink.write(std::mem::replace(&mut batch, sink.schema().batch()))?;

@@ -132,6 +132,7 @@ async fn windows(
         config.deadline = interval.end_ns.or(ctx.trial_end_ns).map(|end| ctx.clock.at(end));
         let stop_replay = exp_traffic::replay::StopSignal::new();
         config.stop = Some(stop_replay.clone());
+        config.counts = Some(ctx.live.connections.clone());
         let (stop, stopped) = tokio::sync::oneshot::channel();
         let replay = network.replay(connections, config, stopped);
         tokio::pin!(replay);

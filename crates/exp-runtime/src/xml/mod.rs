@@ -216,6 +216,11 @@ fn generate(
     let stop = || ctx.cancel.is_cancelled() || end.is_some_and(|end| ctx.clock.now_ns() >= end);
     let stats =
         generate_to_dir_until(&generator, &options, documents_dir, &stop).map_err(|e| failed(ctx, "generation", e))?;
+    let live = &ctx.live;
+    live.documents
+        .fetch_add(stats.documents, std::sync::atomic::Ordering::Relaxed);
+    live.document_bytes
+        .fetch_add(stats.bytes, std::sync::atomic::Ordering::Relaxed);
     Ok((stats, asked))
 }
 

@@ -232,6 +232,7 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
     let origin = shared.origin;
     let start = Instant::now();
     let script = Script::of(index as u64, connection, config.window);
+    let _counted = config.counts.as_deref().map(super::ConnectionCounts::start);
     let mut row = blank_record(shared, index, micros_since(origin, start));
     let mut epochs = Vec::new();
     let opened = tokio::select! {

@@ -92,6 +92,34 @@ pub struct ReplayConfig {
     /// [`Interruption::Cut`]), those never started get a record marked
     /// [`Interruption::NotStarted`], and `replay` returns normally.
     pub deadline: Option<std::time::Instant>,
+    /// Counted as connections start and end, for whoever watches the
+    /// replay while it runs (`expc run --metrics`); only atomics are bumped.
+    pub counts: Option<Arc<ConnectionCounts>>,
+}
+
+/// Connections of a replay so far: started (the scheduler reached them)
+/// and finished (recorded, whatever their status); open is the difference.
+#[derive(Debug, Default)]
+pub struct ConnectionCounts {
+    pub started: std::sync::atomic::AtomicU64,
+    pub finished: std::sync::atomic::AtomicU64,
+}
+
+impl ConnectionCounts {
+    /// Counts a connection started; it counts as finished when the
+    /// returned guard is dropped, however its task ends.
+    fn start(&self) -> Counted<'_> {
+        self.started.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Counted(self)
+    }
+}
+
+struct Counted<'a>(&'a ConnectionCounts);
+
+impl Drop for Counted<'_> {
+    fn drop(&mut self) {
+        self.0.finished.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
 }
 
 impl ReplayConfig {
@@ -117,6 +145,7 @@ impl ReplayConfig {
             fds_per_connection: 2,
             stop: None,
             deadline: None,
+            counts: None,
         }
     }
 }
@@ -137,6 +166,7 @@ impl std::fmt::Debug for ReplayConfig {
             .field("fds_per_connection", &self.fds_per_connection)
             .field("stop", &self.stop)
             .field("deadline", &self.deadline)
+            .field("counts", &self.counts)
             .finish()
     }
 }

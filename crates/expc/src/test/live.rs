@@ -50,6 +50,7 @@ pub fn run_first_trial(spec: &Path, plan: &Plan, time_scale: f64) -> Result<Vec<
     let result = crate::run::drive(
         |events, cancel| async move { exp_runtime::run(plan, options, events, cancel).await },
         false,
+        crate::serving::Serving::default(),
     )?;
     let outcome = match result {
         Ok(outcome) => outcome,
