@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use crate::cancel::Level;
-use crate::live::Live;
+use crate::live::{Live, RunState, TrialNow};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Event {
@@ -99,9 +99,84 @@ impl Events {
     }
 
     pub fn send(&self, event: Event) {
-        self.live.observe(&event);
+        self.live.update(|state| observe(state, &event));
         if let Some(tx) = &self.tx {
             let _ = tx.send(event);
         }
+    }
+}
+
+/// What an event says about where the run stands.
+fn observe(state: &mut RunState, event: &Event) {
+    match event {
+        Event::RunStarted { run_dir, trials } => {
+            state.run_dir = Some(run_dir.clone());
+            state.trials_selected = *trials;
+        }
+        Event::TrialStarted {
+            trial,
+            ordinal,
+            point,
+            repetition,
+            planned_ns,
+            ..
+        } => {
+            state.last_trial = Some(*trial);
+            state.running = Some(TrialNow {
+                trial: *trial,
+                ordinal: *ordinal,
+                point: *point,
+                repetition: *repetition,
+                started: std::time::Instant::now(),
+                planned_ns: *planned_ns,
+            });
+        }
+        Event::TrialFinished { status, validity, .. } => {
+            state.running = None;
+            *state.finished.entry(status.clone()).or_default() += 1;
+            *state.verdicts.entry(validity.verdict.as_str().to_string()).or_default() += 1;
+            for finding in &validity.findings {
+                let key = (finding.code.clone(), finding.verdict.as_str().to_string());
+                *state.findings.entry(key).or_default() += 1;
+            }
+        }
+        Event::Stopping { .. } => state.stopping = true,
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn trial_events_say_where_the_run_stands() {
+        let events = Events::none();
+        events.send(Event::RunStarted {
+            run_dir: PathBuf::from("runs/x/.r.partial"),
+            trials: 2,
+        });
+        events.send(Event::TrialStarted {
+            trial: 1,
+            ordinal: 1,
+            total: 2,
+            point: 0,
+            repetition: 1,
+            sweep: String::new(),
+            planned_ns: Some(5),
+        });
+        assert_eq!(events.live().state().running.map(|t| t.trial), Some(1));
+        events.send(Event::TrialFinished {
+            trial: 1,
+            status: "complete".into(),
+            elapsed_ns: 5,
+            error: None,
+            validity: exp_results::validity::Validity::default(),
+        });
+        let state = events.live().state();
+        assert_eq!(state.running, None);
+        assert_eq!(state.last_trial, Some(1));
+        assert_eq!(state.finished.get("complete"), Some(&1));
+        assert_eq!(state.verdicts.get("valid"), Some(&1));
     }
 }

@@ -17,8 +17,6 @@ use std::time::Instant;
 
 use exp_traffic::replay::ConnectionCounts;
 
-use crate::events::Event;
-
 /// One workload's counters, summed over the run's trials.
 #[derive(Debug, Default)]
 pub struct WorkloadCounters {
@@ -145,44 +143,9 @@ impl Live {
         self.state.lock().unwrap_or_else(PoisonError::into_inner).clone()
     }
 
-    /// Takes in what an event says about the run.
-    pub(crate) fn observe(&self, event: &Event) {
-        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        match event {
-            Event::RunStarted { run_dir, trials } => {
-                state.run_dir = Some(run_dir.clone());
-                state.trials_selected = *trials;
-            }
-            Event::TrialStarted {
-                trial,
-                ordinal,
-                point,
-                repetition,
-                planned_ns,
-                ..
-            } => {
-                state.last_trial = Some(*trial);
-                state.running = Some(TrialNow {
-                    trial: *trial,
-                    ordinal: *ordinal,
-                    point: *point,
-                    repetition: *repetition,
-                    started: Instant::now(),
-                    planned_ns: *planned_ns,
-                });
-            }
-            Event::TrialFinished { status, validity, .. } => {
-                state.running = None;
-                *state.finished.entry(status.clone()).or_default() += 1;
-                *state.verdicts.entry(validity.verdict.as_str().to_string()).or_default() += 1;
-                for finding in &validity.findings {
-                    let key = (finding.code.clone(), finding.verdict.as_str().to_string());
-                    *state.findings.entry(key).or_default() += 1;
-                }
-            }
-            Event::Stopping { .. } => state.stopping = true,
-            _ => {}
-        }
+    /// Changes where the run stands (events.rs, as each event is sent).
+    pub(crate) fn update(&self, change: impl FnOnce(&mut RunState)) {
+        change(&mut self.state.lock().unwrap_or_else(PoisonError::into_inner));
     }
 }
 
@@ -205,36 +168,5 @@ mod tests {
         assert_eq!(first.messages_lost.load(Relaxed), 1);
         assert_eq!(first.ack_latency_sum_ns.load(Relaxed), 6_000);
         assert!(first.achieved_utilization().is_nan());
-    }
-
-    #[test]
-    fn trial_events_say_where_the_run_stands() {
-        let live = Live::default();
-        live.observe(&Event::RunStarted {
-            run_dir: PathBuf::from("runs/x/.r.partial"),
-            trials: 2,
-        });
-        live.observe(&Event::TrialStarted {
-            trial: 1,
-            ordinal: 1,
-            total: 2,
-            point: 0,
-            repetition: 1,
-            sweep: String::new(),
-            planned_ns: Some(5),
-        });
-        assert_eq!(live.state().running.map(|t| t.trial), Some(1));
-        live.observe(&Event::TrialFinished {
-            trial: 1,
-            status: "complete".into(),
-            elapsed_ns: 5,
-            error: None,
-            validity: exp_results::validity::Validity::default(),
-        });
-        let state = live.state();
-        assert_eq!(state.running, None);
-        assert_eq!(state.last_trial, Some(1));
-        assert_eq!(state.finished.get("complete"), Some(&1));
-        assert_eq!(state.verdicts.get("valid"), Some(&1));
     }
 }

@@ -15,6 +15,7 @@ mod out_dir;
 mod progress;
 mod report;
 mod run;
+mod run_junit;
 mod serve;
 mod serving;
 mod size;

@@ -119,7 +119,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
         return merge(dir);
     }
     if let Some(path) = &args.junit {
-        crate::claims::check_junit(path)?;
+        crate::run_junit::check_junit(path)?;
     }
     if let Some(dir) = &args.resume {
         return resume(dir, &args, launcher);
@@ -158,7 +158,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     if args.dry_run {
         return dry_run(&plan, &options, &sources);
     }
-    let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
+    let junit = crate::run_junit::Junit::new(args.junit.as_deref(), args.include_invalid);
     execute(&sources, junit, args.serving()?, |events, cancel| async {
         exp_runtime::run(&plan, options, events, cancel).await
     })
@@ -202,7 +202,7 @@ fn resume(dir: &Path, args: &Args, launcher: exp_anomaly::Launcher) -> Result<Ex
         bounds: recorded.bounds,
         include_invalid: args.include_invalid,
     };
-    let junit = crate::claims::Junit::new(args.junit.as_deref(), args.include_invalid);
+    let junit = crate::run_junit::Junit::new(args.junit.as_deref(), args.include_invalid);
     execute(&sources, junit, args.serving()?, |events, cancel| async {
         exp_runtime::resume(dir, &plan, options, events, cancel).await
     })
@@ -253,7 +253,7 @@ fn merge(dir: &Path) -> Result<ExitCode, String> {
 /// cancellation; prints how it ended, and writes `--junit`.
 fn execute<F, Fut>(
     sources: &SourceMap,
-    junit: crate::claims::Junit,
+    junit: crate::run_junit::Junit,
     serving: crate::serving::Serving,
     start: F,
 ) -> Result<ExitCode, String>
