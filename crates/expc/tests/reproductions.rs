@@ -124,8 +124,8 @@ fn bandwidth_variability_reproduces_the_method() {
     let manifest = run(spec, options(spec));
     assert_eq!(
         manifest.claims.len(),
-        4,
-        "one transfer per period, no failure, no overlap, bulk throughput"
+        5,
+        "one transfer per period, no failure, no overlap, bulk throughput, the windows' spread"
     );
 }
 
