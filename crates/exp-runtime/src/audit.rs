@@ -237,14 +237,19 @@ mod tests {
         assert_eq!(activation(&work(&leak, &some, 0.0), &Bounds::default()), None);
     }
 
-    #[test]
-    fn a_cpu_hog_well_below_its_utilization_is_degraded() {
-        let hog = AnomalyParams::Cpuoccupy { utilization_ratio: 0.5 };
-        let ran = Counters {
+    /// Counters of an activation that did work.
+    fn busy() -> Counters {
+        Counters {
             iterations: 1000,
             bytes: 0,
             files: 0,
-        };
+        }
+    }
+
+    #[test]
+    fn a_cpu_hog_well_below_its_utilization_is_degraded() {
+        let hog = AnomalyParams::Cpuoccupy { utilization_ratio: 0.5 };
+        let ran = busy();
         assert_eq!(activation(&work(&hog, &ran, 0.45), &Bounds::default()), None);
         let found = activation(&work(&hog, &ran, 0.35), &Bounds::default()).unwrap();
         assert_eq!((found.code.as_str(), found.verdict), ("V0302", Verdict::Degraded));
@@ -258,11 +263,7 @@ mod tests {
     #[test]
     fn the_runs_own_cpu_is_contention_by_design() {
         let hog = AnomalyParams::Cpuoccupy { utilization_ratio: 1.0 };
-        let ran = Counters {
-            iterations: 1000,
-            bytes: 0,
-            files: 0,
-        };
+        let ran = busy();
         // The quickstart: a hog on both cores beside a fleet using 0.55 of
         // them reaches 68 %; 100 % was never within its reach.
         let beside_fleet = ActivationWork {

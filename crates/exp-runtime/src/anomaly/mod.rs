@@ -101,12 +101,15 @@ pub fn run(ctx: WorkloadContext, anomaly: &Anomaly) -> Result<WorkloadSummary, E
     Ok(summary)
 }
 
-/// This process's CPU since `meter` started, as a share of the machine's
-/// cores (the anomaly's child is another process and not in it).
-fn own_cpu_share(meter: &crate::fleet::cpu::CpuMeter) -> f64 {
-    let used = meter.read();
+/// This process's CPU since `since_ns` (its CPU clock then) over
+/// `active_ns` of wall time, as a share of the machine's cores (the
+/// anomaly's child is another process and not in it).
+fn own_cpu_share(since_ns: Option<u64>, active_ns: u64) -> f64 {
+    let used_ns = exp_host::process_cpu_ns()
+        .zip(since_ns)
+        .map_or(0, |(now, then)| now.saturating_sub(then));
     let cores = exp_host::online_cpus().len().max(1) as f64;
-    used.runner_s / (used.wall_s.max(1e-9) * cores)
+    used_ns as f64 / (active_ns.max(1) as f64 * cores)
 }
 
 struct Activation {
@@ -144,7 +147,7 @@ fn activate(
     exp_results::create_dir_below(&ctx.run_dir, &config.scratch_dir)
         .map_err(|e| ExecError::step("anomaly", name, "scratch directory", e.to_string()))?;
     let actual_start_ns = ctx.clock.now_ns();
-    let own_cpu = crate::fleet::cpu::CpuMeter::start();
+    let own_cpu_ns = exp_host::process_cpu_ns();
     let instance = exp_anomaly::spawn(&ctx.launcher, &config)?;
     let pid = instance.pid();
     ctx.processes.add(name, pid);
@@ -169,7 +172,7 @@ fn activate(
             counters: &outcome.counters,
             active_ns,
             achieved_utilization: achieved / 100.0,
-            own_cpu_share: own_cpu_share(&own_cpu),
+            own_cpu_share: own_cpu_share(own_cpu_ns, active_ns),
         },
         &ctx.bounds,
     );
