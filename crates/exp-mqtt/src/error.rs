@@ -85,6 +85,9 @@ pub enum MqttError {
     /// A QoS other than 0, 1 or 2.
     #[error("invalid QoS {0} (expected 0, 1 or 2)")]
     InvalidQos(u8),
+    /// The broker published no version on `topic` in time (version.rs).
+    #[error("nothing on {topic} within {waited_ms} ms")]
+    NoVersion { topic: &'static str, waited_ms: u128 },
     /// The subscriber could not subscribe.
     #[error("subscriber `{client_id}`: cannot subscribe to `{filter}`: {reason}")]
     Subscribe {

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::tls::{check_server_name, Tls};
+use crate::tls::{is_verifiable_server_name, Tls};
 use crate::MqttError;
 
 /// Plain TCP or TLS.
@@ -60,7 +60,11 @@ impl Endpoint {
         if self.scheme != Scheme::Mqtts {
             return Err(bad("TLS settings need an mqtts:// URL"));
         }
-        check_server_name(&self.host).map_err(bad)?;
+        if !is_verifiable_server_name(&self.host) {
+            return Err(bad(
+                "the host is neither a valid DNS name nor an IP address, so TLS cannot verify it",
+            ));
+        }
         Ok(Endpoint { tls: Some(tls), ..self })
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::unbounded_channel;
 
-use crate::{DeviceOptions, Endpoint, Subscriber, SubscriberEvent};
+use crate::{DeviceOptions, Endpoint, MqttError, Subscriber, SubscriberEvent};
 
 /// Mosquitto's topic of its version.
 pub const VERSION_TOPIC: &str = "$SYS/broker/version";
@@ -18,13 +18,14 @@ const MAX_VERSION_BYTES: usize = 200;
 /// The broker's version from [`VERSION_TOPIC`]: connects as `options`'
 /// client, waits at most `wait` for the retained message, disconnects.
 /// `Err` says why there is none (refused, nothing published in time).
-pub async fn broker_version(endpoint: &Endpoint, options: DeviceOptions, wait: Duration) -> Result<String, String> {
+pub async fn broker_version(endpoint: &Endpoint, options: DeviceOptions, wait: Duration) -> Result<String, MqttError> {
     let (events, mut received) = unbounded_channel();
-    let subscriber = Subscriber::connect(endpoint, options, vec![VERSION_TOPIC.to_string()], events, wait)
-        .await
-        .map_err(|e| e.to_string())?;
+    let subscriber = Subscriber::connect(endpoint, options, vec![VERSION_TOPIC.to_string()], events, wait).await?;
     let deadline = tokio::time::Instant::now() + wait;
-    let mut version = Err(format!("nothing on {VERSION_TOPIC} within {} ms", wait.as_millis()));
+    let mut version = Err(MqttError::NoVersion {
+        topic: VERSION_TOPIC,
+        waited_ms: wait.as_millis(),
+    });
     while let Ok(Some(event)) = tokio::time::timeout_at(deadline, received.recv()).await {
         if let SubscriberEvent::Message(message) = event {
             let text = String::from_utf8_lossy(&message.payload);

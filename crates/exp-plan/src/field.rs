@@ -121,7 +121,7 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
     /// property the block takes, in every combination a check of one
     /// property with the others needs, since a field is independent of the
     /// other fields. `Err` names the field whose value does not fit.
-    pub fn each_distinct(&self) -> impl Iterator<Item = Result<Cow<'_, T>, String>> + '_ {
+    pub fn each_distinct(&self) -> impl Iterator<Item = Result<Cow<'_, T>, FieldMisfit>> + '_ {
         let plain = self.variants.iter().map(|v| Ok(Cow::Borrowed(v)));
         let varied = self.variants.iter().flat_map(move |base| {
             self.fields.iter().flat_map(move |field| {
@@ -135,7 +135,10 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
                             set_everywhere.then(|| T::deserialize(&*node).ok()).flatten()
                         })
                         .map(Cow::Owned)
-                        .ok_or_else(|| format!("field `{}` value {i} does not fit the property", field.name()))
+                        .ok_or_else(|| FieldMisfit {
+                            field: field.name().to_owned(),
+                            value: i,
+                        })
                 })
             })
         });
@@ -153,20 +156,42 @@ impl<T: Clone + Serialize + DeserializeOwned> Variants<T> {
     }
 
     /// Whether every field points at a property of every variant.
-    pub(crate) fn fields_resolve(&self) -> Result<(), String> {
+    pub(crate) fn fields_resolve(&self) -> Result<(), UnresolvedField> {
         for variant in &self.variants {
-            let node = serde_json::to_value(variant).map_err(|e| e.to_string())?;
+            let node = serde_json::to_value(variant).map_err(UnresolvedField::Encode)?;
             for field in &self.fields {
                 if field.pointers.is_empty() {
-                    return Err("a field has no pointer".into());
+                    return Err(UnresolvedField::NoPointer);
                 }
                 if let Some(pointer) = field.pointers.iter().find(|p| node.pointer(p).is_none()) {
-                    return Err(format!("field `{pointer}` names no property"));
+                    return Err(UnresolvedField::NoProperty(pointer.clone()));
                 }
             }
         }
         Ok(())
     }
+}
+
+/// A value of a field that the property it sets cannot take (a hand-edited
+/// plan): `value` is its index among the field's values.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("field `{field}` value {value} does not fit the property")]
+pub struct FieldMisfit {
+    /// The field's name (its first pointer).
+    pub field: String,
+    pub value: usize,
+}
+
+/// Why a field does not point at a property of every variant.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum UnresolvedField {
+    /// The variant cannot be made JSON to look the pointer up in.
+    #[error("{0}")]
+    Encode(serde_json::Error),
+    #[error("a field has no pointer")]
+    NoPointer,
+    #[error("field `{0}` names no property")]
+    NoProperty(String),
 }
 
 /// `base` with the fields' values set at their pointers, through its plan

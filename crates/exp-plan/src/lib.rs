@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 pub use dist::{Dist, DistValue, Unit};
-pub use field::Field;
+pub use field::{Field, FieldMisfit};
 pub use order::Order;
 pub use read::PlanError;
 pub use sweep::{value_indices, variant_index, Combinations};

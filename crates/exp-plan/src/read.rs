@@ -156,13 +156,13 @@ impl Plan {
 
 /// A range whose every value is a finite number its unit can hold: the
 /// compiler never writes another, a hand-edited plan may.
-fn range_is_valid(range: &ValueRange) -> Result<(), String> {
+fn range_is_valid(range: &ValueRange) -> Result<(), BadRange> {
     if !(range.step > 0.0 && range.step.is_finite()) {
-        return Err(format!("the range's step {} is not a positive number", range.step));
+        return Err(BadRange::Step(range.step));
     }
     let last = range.number(usize::try_from(range.count.saturating_sub(1)).unwrap_or(usize::MAX));
     if !(range.start.is_finite() && last.is_finite()) {
-        return Err("the range's values are not all finite".into());
+        return Err(BadRange::NotFinite);
     }
     let (low, high) = match range.unit {
         RangeUnit::Int => (i64::MIN as f64, i64::MAX as f64),
@@ -170,10 +170,21 @@ fn range_is_valid(range: &ValueRange) -> Result<(), String> {
         RangeUnit::Rate | RangeUnit::Percent | RangeUnit::Float => (f64::MIN, f64::MAX),
     };
     if range.start < low || last > high {
-        return Err(format!(
-            "the range runs from {} to {last}, outside what its unit holds",
-            range.start
-        ));
+        return Err(BadRange::OutsideUnit {
+            start: range.start,
+            last,
+        });
     }
     Ok(())
+}
+
+/// What is wrong with a parameter's range ([`range_is_valid`]).
+#[derive(Debug, thiserror::Error)]
+enum BadRange {
+    #[error("the range's step {0} is not a positive number")]
+    Step(f64),
+    #[error("the range's values are not all finite")]
+    NotFinite,
+    #[error("the range runs from {start} to {last}, outside what its unit holds")]
+    OutsideUnit { start: f64, last: f64 },
 }

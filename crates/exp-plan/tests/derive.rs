@@ -192,7 +192,10 @@ fn a_field_value_that_does_not_fit_is_found_by_each_distinct() {
     plan.workloads[1].fields[0].values[2] = "lots".into();
     plan.validate().unwrap();
     assert!(plan.workload_at(1, 4).is_none());
-    let problems: Vec<String> = plan.workloads[1].each_distinct().filter_map(Result::err).collect();
+    let problems: Vec<String> = plan.workloads[1]
+        .each_distinct()
+        .filter_map(|v| v.err().map(|e| e.to_string()))
+        .collect();
     assert_eq!(
         problems,
         vec!["field `/config/anomaly/params/cpuoccupy/utilization_ratio` value 2 does not fit the property"]

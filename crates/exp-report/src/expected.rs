@@ -74,11 +74,20 @@ fn consequence(table: &str, trials: &str) -> String {
     }
 }
 
+/// Why the run's `plan.json` cannot be read; the warning names the file.
+#[derive(Debug, thiserror::Error)]
+enum PlanUnreadable {
+    #[error("{0}")]
+    Read(std::io::Error),
+    #[error("{0}")]
+    Parse(serde_json::Error),
+}
+
 /// Table → who writes it in every trial (`fleet "plant"`, `the monitor`),
 /// from `dir/plan.json`, or why it cannot be read.
-fn expected_tables(dir: &Path) -> Result<BTreeMap<&'static str, Vec<String>>, String> {
-    let bytes = std::fs::read(dir.join("plan.json")).map_err(|e| e.to_string())?;
-    let plan: PlanKinds = serde_json::from_slice(&bytes).map_err(|e| e.to_string())?;
+fn expected_tables(dir: &Path) -> Result<BTreeMap<&'static str, Vec<String>>, PlanUnreadable> {
+    let bytes = std::fs::read(dir.join("plan.json")).map_err(PlanUnreadable::Read)?;
+    let plan: PlanKinds = serde_json::from_slice(&bytes).map_err(PlanUnreadable::Parse)?;
     let workloads: Vec<&WorkloadKind> = match plan.workloads.is_empty() {
         false => plan.workloads.iter().filter_map(|w| w.variants.first()).collect(),
         true => plan

@@ -90,16 +90,29 @@ pub(crate) fn resolve(base: &Path, path: &str) -> PathBuf {
     }
 }
 
+/// Why a directory cannot take files: what the checks' findings say after
+/// the directory's name.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum NotWritable {
+    #[error("{} is a file, not a directory", .0.display())]
+    IsAFile(PathBuf),
+    #[error("no such directory")]
+    Missing,
+    /// Creating the probe file failed (permissions, a read-only file system).
+    #[error("{0}")]
+    Probe(std::io::Error),
+}
+
 /// A directory we can create files in (probed by creating and removing one).
-pub(crate) fn writable_dir(dir: &Path) -> Result<(), String> {
+pub(crate) fn writable_dir(dir: &Path) -> Result<(), NotWritable> {
     if dir.exists() && !dir.is_dir() {
-        return Err(format!("{} is a file, not a directory", dir.display()));
+        return Err(NotWritable::IsAFile(dir.to_path_buf()));
     }
     if !dir.is_dir() {
-        return Err("no such directory".into());
+        return Err(NotWritable::Missing);
     }
     let probe = dir.join(format!(".expc-preflight-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(|e| e.to_string())?;
+    std::fs::write(&probe, b"").map_err(NotWritable::Probe)?;
     let _ = std::fs::remove_file(probe);
     Ok(())
 }

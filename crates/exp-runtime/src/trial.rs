@@ -103,7 +103,7 @@ pub(crate) async fn run_trial(
     if let Some(handle) = monitor {
         match join_monitor(handle).await {
             Ok(finding) => monitor_finding = finding,
-            Err(error) => errors.push(error),
+            Err(error) => errors.push(error.to_string()),
         }
     }
     let end_ns = clock.now_ns();
@@ -180,12 +180,21 @@ async fn join_workloads(
 /// What the monitor's audit found, or what went wrong with it.
 async fn join_monitor(
     handle: tokio::task::JoinHandle<Result<Option<Finding>, ExecError>>,
-) -> Result<Option<Finding>, String> {
+) -> Result<Option<Finding>, MonitorFailure> {
     match handle.await {
         Ok(Ok(finding)) => Ok(finding),
-        Ok(Err(error)) => Err(format!("monitor: {error}")),
-        Err(join) => Err(format!("the monitor thread panicked: {join}")),
+        Ok(Err(error)) => Err(MonitorFailure::Failed(error)),
+        Err(join) => Err(MonitorFailure::Panicked(join)),
     }
+}
+
+/// Why the monitor gave no audit; the trial records it among its errors.
+#[derive(Debug, thiserror::Error)]
+enum MonitorFailure {
+    #[error("monitor: {0}")]
+    Failed(ExecError),
+    #[error("the monitor thread panicked: {0}")]
+    Panicked(tokio::task::JoinError),
 }
 
 /// Writes the trial's row of the `trials` table and its findings to

@@ -154,6 +154,7 @@ fn original_writer_refuses_what_it_cannot_express() {
         match original(std::slice::from_ref(&conn)) {
             Err(CvecError::NotExpressible { ids, reason }) => {
                 assert_eq!(ids, "1 2");
+                let reason = reason.to_string();
                 assert!(reason.contains(needle), "{:?}: `{reason}` lacks `{needle}`", conn.adus);
             }
             other => panic!("{:?}: expected NotExpressible, got {other:?}", conn.adus),

@@ -209,7 +209,7 @@ fn print_point_comparison(views: &[RunView], points: &[u32], args: &Args) -> Res
         include_invalid: args.include_invalid,
     };
     let plan = load_plan(&view.dir);
-    let comparison = compare_points((&view.manifest, plan.as_ref()), *a, *b, options)?;
+    let comparison = compare_points((&view.manifest, plan.as_ref()), *a, *b, options).map_err(|e| e.to_string())?;
     let text = if args.json {
         let value = exp_report::json::comparison(&comparison).map_err(|e| e.to_string())?;
         serde_json::to_string_pretty(&value).map_err(|e| e.to_string())? + "\n"

@@ -119,11 +119,10 @@ pub fn client_config(files: &TlsFiles) -> Result<Arc<ClientConfig>, MqttError> {
     Ok(Arc::new(config))
 }
 
-/// The host must be a name or address rustls can verify the broker's certificate against.
-pub(crate) fn check_server_name(host: &str) -> Result<(), &'static str> {
-    ServerName::try_from(host)
-        .map(drop)
-        .map_err(|_| "the host is neither a valid DNS name nor an IP address, so TLS cannot verify it")
+/// Whether `host` is a name or address rustls can verify the broker's
+/// certificate against (a TLS endpoint's host must be).
+pub(crate) fn is_verifiable_server_name(host: &str) -> bool {
+    ServerName::try_from(host).is_ok()
 }
 
 /// Largest certificate or key file read: a CA bundle of every public root

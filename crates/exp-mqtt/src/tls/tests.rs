@@ -155,8 +155,8 @@ fn bad_keys_are_refused_without_quoting_them() {
 
 #[test]
 fn server_names_may_be_ip_addresses() {
-    assert!(check_server_name("broker.example.com").is_ok());
-    assert!(check_server_name("127.0.0.1").is_ok());
-    assert!(check_server_name("::1").is_ok());
-    assert!(check_server_name("bad host!").is_err());
+    assert!(is_verifiable_server_name("broker.example.com"));
+    assert!(is_verifiable_server_name("127.0.0.1"));
+    assert!(is_verifiable_server_name("::1"));
+    assert!(!is_verifiable_server_name("bad host!"));
 }

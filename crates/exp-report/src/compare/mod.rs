@@ -28,7 +28,7 @@ use crate::figures::metric_kind;
 pub use environment::{environment, EnvironmentDifference};
 pub use exp_results::validity::LeftOut;
 pub use overlay::overlay;
-pub use within::compare_points;
+pub use within::{compare_points, NoSuchPoint};
 
 /// The equivalence margin unless `--margin` says otherwise: ± 5 % of the
 /// baseline's mean.

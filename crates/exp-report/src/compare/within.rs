@@ -9,9 +9,19 @@ use exp_results::Manifest;
 use super::{compare, name, Options, Run, RunComparison};
 use crate::figures::point_label;
 
+/// A point to compare that has no trial in the run; `points` are the
+/// run's, each with its sweep label (`1 (id=p1)`).
+#[derive(Debug, thiserror::Error)]
+#[error("{run} has no trial at point {point}; its points: {points}")]
+pub struct NoSuchPoint {
+    pub run: String,
+    pub point: u32,
+    pub points: String,
+}
+
 /// Point `b` of the run against its point `a`; an error names the points
 /// the run has when either has no trial in it.
-pub fn compare_points(run: Run<'_>, a: u32, b: u32, options: Options) -> Result<RunComparison, String> {
+pub fn compare_points(run: Run<'_>, a: u32, b: u32, options: Options) -> Result<RunComparison, NoSuchPoint> {
     let (manifest, plan) = run;
     let (baseline, baseline_label) = only_point(manifest, a)?;
     let (other, other_label) = only_point(manifest, b)?;
@@ -22,7 +32,7 @@ pub fn compare_points(run: Run<'_>, a: u32, b: u32, options: Options) -> Result<
 }
 
 /// The run with only point `point`'s trials, unlabelled, and its label.
-fn only_point(manifest: &Manifest, point: u32) -> Result<(Manifest, String), String> {
+fn only_point(manifest: &Manifest, point: u32) -> Result<(Manifest, String), NoSuchPoint> {
     let trials: Vec<_> = manifest.trials.iter().filter(|t| t.point == point).cloned().collect();
     let Some(first) = trials.first() else {
         let mut points: Vec<String> = Vec::new();
@@ -32,11 +42,11 @@ fn only_point(manifest: &Manifest, point: u32) -> Result<(Manifest, String), Str
                 points.push(shown);
             }
         }
-        return Err(format!(
-            "{} has no trial at point {point}; its points: {}",
-            name(manifest),
-            points.join(", ")
-        ));
+        return Err(NoSuchPoint {
+            run: name(manifest),
+            point,
+            points: points.join(", "),
+        });
     };
     let label = point_label(first);
     let mut only = manifest.clone();
@@ -91,7 +101,9 @@ mod tests {
         assert_eq!(m.verdict, Some("different"));
         assert!(c.baseline.ends_with("point 0 (id=p0)"), "{}", c.baseline);
         assert!(c.environment.is_empty() && c.only_in_baseline.is_empty());
-        let missing = compare_points((&manifest, None), 0, 7, Options::default()).unwrap_err();
+        let missing = compare_points((&manifest, None), 0, 7, Options::default())
+            .unwrap_err()
+            .to_string();
         assert!(
             missing.contains("no trial at point 7") && missing.contains("1 (id=p1)"),
             "{missing}"

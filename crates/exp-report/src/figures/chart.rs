@@ -124,9 +124,12 @@ pub struct Chart {
 pub enum ChartError {
     #[error("chart {0:?} has no finite data to draw")]
     Empty(String),
-    #[error("drawing chart {title:?}: {message}")]
-    Draw { title: String, message: String },
+    #[error("drawing chart {title:?}: {source}")]
+    Draw { title: String, source: DrawError },
 }
+
+/// What plotters' drawing on an SVG string can fail with.
+pub type DrawError = DrawingAreaErrorKind<std::io::Error>;
 
 impl Chart {
     /// The x and y ranges the data spans (bands included in x), widened
@@ -168,9 +171,9 @@ impl Chart {
             (Scale::Linear, Scale::Log) => self.paint(&mut out, x.clone(), log(&y), (x, y), (false, true)),
             (Scale::Log, Scale::Log) => self.paint(&mut out, log(&x), log(&y), (x, y), (true, true)),
         };
-        drawn.map_err(|message| ChartError::Draw {
+        drawn.map_err(|source| ChartError::Draw {
             title: self.title.clone(),
-            message,
+            source,
         })?;
         Ok(out)
     }
@@ -182,7 +185,7 @@ impl Chart {
         y: Y,
         (x_span, y_span): (Range<f64>, Range<f64>),
         (x_log, y_log): (bool, bool),
-    ) -> Result<(), String>
+    ) -> Result<(), DrawError>
     where
         X: AsRangedCoord<Value = f64>,
         Y: AsRangedCoord<Value = f64>,
@@ -190,7 +193,7 @@ impl Chart {
         Y::CoordDescType: ValueFormatter<f64>,
     {
         let root = SVGBackend::with_string(out, SIZE).into_drawing_area();
-        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        root.fill(&WHITE)?;
         let placement = (self.series.len() > 1).then(|| self.legend_placement(&x_span, &y_span, x_log, y_log));
         let (plot, side) = match placement {
             Some(Placement::Beside(width)) => {
@@ -204,8 +207,7 @@ impl Chart {
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(64)
-            .build_cartesian_2d(x, y)
-            .map_err(|e| e.to_string())?;
+            .build_cartesian_2d(x, y)?;
         chart
             .configure_mesh()
             .x_desc(&self.x.label)
@@ -218,19 +220,13 @@ impl Chart {
             // A log axis has a line at each of its ticks and no light lines.
             .x_max_light_lines(if x_log { 0 } else { 10 })
             .y_max_light_lines(if y_log { 0 } else { 10 })
-            .draw()
-            .map_err(|e| e.to_string())?;
-        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+            .draw()?;
         for band in &self.bands {
             let fill = BAND_FILL.mix(0.35).filled();
             // An activation without an end ran to the end of the trial.
             let end = if band.end.is_finite() { band.end } else { x_span.end };
-            chart
-                .draw_series([Rectangle::new([(band.start, y_span.start), (end, y_span.end)], fill)])
-                .map_err(err)?;
-            chart
-                .draw_series([Text::new(band.label.clone(), (band.start, y_span.end), (FONT, 11))])
-                .map_err(err)?;
+            chart.draw_series([Rectangle::new([(band.start, y_span.start), (end, y_span.end)], fill)])?;
+            chart.draw_series([Text::new(band.label.clone(), (band.start, y_span.end), (FONT, 11))])?;
         }
         for (i, series) in self.series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
@@ -240,9 +236,7 @@ impl Chart {
                     let mut runs = line_runs(points, |x, y| keep(x, y) || (self.x.admits(x) && y.is_nan()));
                     let first = runs.next().unwrap_or_default();
                     for run in runs {
-                        chart
-                            .draw_series(LineSeries::new(run, color.stroke_width(2)))
-                            .map_err(err)?;
+                        chart.draw_series(LineSeries::new(run, color.stroke_width(2)))?;
                     }
                     chart.draw_series(LineSeries::new(first, color.stroke_width(2)))
                 }
@@ -259,9 +253,7 @@ impl Chart {
                 )),
                 Marks::Intervals(points) => {
                     let means = points.iter().map(|&(x, y, _, _)| (x, y)).filter(|&(x, y)| keep(x, y));
-                    chart
-                        .draw_series(LineSeries::new(means, color.mix(0.5).stroke_width(1)))
-                        .map_err(err)?;
+                    chart.draw_series(LineSeries::new(means, color.mix(0.5).stroke_width(1)))?;
                     chart.draw_series(
                         points
                             .iter()
@@ -270,8 +262,7 @@ impl Chart {
                             .map(|(x, y, lo, hi)| ErrorBar::new_vertical(x, lo, y, hi, color.stroke_width(2), 8)),
                     )
                 }
-            }
-            .map_err(err)?;
+            }?;
             drawn
                 .label(series.name.clone())
                 .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], color.stroke_width(2)));
@@ -283,13 +274,12 @@ impl Chart {
                 .border_style(RGBColor(180, 180, 180))
                 .background_style(WHITE.mix(0.85))
                 .label_font((FONT, 12))
-                .draw()
-                .map_err(err)?;
+                .draw()?;
         }
         if let Some(side) = side {
             self.draw_side_legend(&side)?;
         }
-        root.present().map_err(err)?;
+        root.present()?;
         Ok(())
     }
 }
@@ -322,17 +312,14 @@ impl Chart {
 
     /// The legend in a panel of its own right of the plot, when every
     /// corner of the plot has data: a sample line and the name per series.
-    fn draw_side_legend(&self, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), String> {
-        let err = |e: DrawingAreaErrorKind<_>| e.to_string();
+    fn draw_side_legend(&self, area: &DrawingArea<SVGBackend<'_>, Shift>) -> Result<(), DrawError> {
         let width = area.dim_in_pixel().0;
         for (i, series) in self.series.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
             let y = 48 + 18 * i as i32;
-            area.draw(&PathElement::new([(4, y), (20, y)], color.stroke_width(2)))
-                .map_err(err)?;
+            area.draw(&PathElement::new([(4, y), (20, y)], color.stroke_width(2)))?;
             let style = TextStyle::from((FONT, 12).into_font()).pos(Pos::new(HPos::Left, VPos::Center));
-            area.draw(&Text::new(legend::fit(&series.name, width), (26, y), style))
-                .map_err(err)?;
+            area.draw(&Text::new(legend::fit(&series.name, width), (26, y), style))?;
         }
         Ok(())
     }

@@ -228,7 +228,7 @@ pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<Ve
             continue;
         }
         if let Err(why) = check(&line, manifest, &mut points) {
-            warnings.push(skipped(why));
+            warnings.push(skipped(why.to_string()));
             continue;
         }
         manifest.journal_seq = line.seq;
@@ -245,7 +245,7 @@ pub(crate) fn replay(manifest: &mut Manifest, manifest_path: &Path) -> Result<Ve
 /// Why `line` cannot be applied to `manifest`, if it cannot: it must
 /// change one record, of a trial the manifest lists (with the same point,
 /// repetition and seed) or of a point one of those trials belongs to.
-fn check(line: &Line, manifest: &Manifest, points: &mut Option<BTreeSet<u32>>) -> Result<(), String> {
+fn check(line: &Line, manifest: &Manifest, points: &mut Option<BTreeSet<u32>>) -> Result<(), Inapplicable> {
     match (&line.trial, &line.point) {
         (Some(record), None) => {
             let listed = manifest
@@ -255,11 +255,8 @@ fn check(line: &Line, manifest: &Manifest, points: &mut Option<BTreeSet<u32>>) -
                 .map(|i| &manifest.trials[i]);
             match listed {
                 Some(t) if (t.point, t.repetition, t.seed) == (record.point, record.repetition, record.seed) => Ok(()),
-                Some(_) => Err(format!(
-                    "trial {} is not the manifest's (another point, repetition or seed)",
-                    record.trial
-                )),
-                None => Err(format!("trial {} is not one of the manifest's trials", record.trial)),
+                Some(_) => Err(Inapplicable::OtherTrial(record.trial)),
+                None => Err(Inapplicable::UnknownTrial(record.trial)),
             }
         }
         (None, Some(record)) => {
@@ -267,11 +264,24 @@ fn check(line: &Line, manifest: &Manifest, points: &mut Option<BTreeSet<u32>>) -
             if points.contains(&record.point) {
                 Ok(())
             } else {
-                Err(format!("point {} has no trial in the manifest", record.point))
+                Err(Inapplicable::UnknownPoint(record.point))
             }
         }
-        _ => Err("a journal line changes one trial or one point".into()),
+        _ => Err(Inapplicable::NotOneRecord),
     }
+}
+
+/// Why a journal line is skipped rather than applied ([`check`]).
+#[derive(Debug, thiserror::Error)]
+enum Inapplicable {
+    #[error("trial {0} is not the manifest's (another point, repetition or seed)")]
+    OtherTrial(u32),
+    #[error("trial {0} is not one of the manifest's trials")]
+    UnknownTrial(u32),
+    #[error("point {0} has no trial in the manifest")]
+    UnknownPoint(u32),
+    #[error("a journal line changes one trial or one point")]
+    NotOneRecord,
 }
 
 /// Replaces the record with `record`'s key in `list` (sorted by key), or

@@ -345,13 +345,17 @@ fn fill(template: &str, fleet: &str, index: Option<u32>) -> String {
         .replace("{index}", &index)
 }
 
+/// A credential variable the plan names is unset (preflight found it set:
+/// the environment changed since, or it is not Unicode).
+#[derive(Debug, thiserror::Error)]
+#[error("environment variable `{0}` is not set")]
+struct CredentialUnset(String);
+
 /// Reads the credentials the plan names (preflight checked they are set).
-fn credentials(fleet: &Fleet) -> Result<Option<(String, String)>, String> {
-    let read = |name: &Option<String>| -> Result<Option<String>, String> {
+fn credentials(fleet: &Fleet) -> Result<Option<(String, String)>, CredentialUnset> {
+    let read = |name: &Option<String>| -> Result<Option<String>, CredentialUnset> {
         match name {
-            Some(var) => std::env::var(var)
-                .map(Some)
-                .map_err(|_| format!("environment variable `{var}` is not set")),
+            Some(var) => std::env::var(var).map(Some).map_err(|_| CredentialUnset(var.clone())),
             None => Ok(None),
         }
     };

@@ -34,8 +34,33 @@ pub enum CvecError {
     NotExpressible {
         /// The connection's two identifiers, `ID1 ID2`.
         ids: String,
-        reason: String,
+        reason: Inexpressible,
     },
+}
+
+/// What of a connection the original format cannot say (write.rs,
+/// `original_body`); `unit` is the 1-based data unit where it shows.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Inexpressible {
+    #[error("unit {unit}: a FIN must be the last unit")]
+    FinNotLast { unit: usize },
+    #[error("unit {unit}: the FIN must be sent by the side that sent the unit before it")]
+    FinFromOtherSide { unit: usize },
+    #[error("unit {unit}: a FIN needs send_wait ≥ 1 µs and recv_wait 0 (a trailing `t`)")]
+    SequentialFinWaits { unit: usize },
+    #[error("unit {unit}: recv_wait after a unit of the same side (only send_wait can follow one)")]
+    RecvWaitAfterSameSide { unit: usize },
+    #[error("unit {unit}: send_wait after a unit of the other side (only recv_wait can follow one)")]
+    SendWaitAfterOtherSide { unit: usize },
+    #[error("unit {unit}: recv_wait in a concurrent connection")]
+    ConcurrentRecvWait { unit: usize },
+    #[error("unit {unit}: at most one FIN per side, the initiator's first")]
+    FinOrder { unit: usize },
+    /// `time` is the side's time keyword (`t>` or `t<`).
+    #[error("unit {unit}: a FIN needs send_wait ≥ 1 µs (a trailing `{time}`)")]
+    ConcurrentFinWait { unit: usize, time: &'static str },
+    #[error("unit {unit}: data after a FIN (FINs must come last)")]
+    DataAfterFin { unit: usize },
 }
 
 impl CvecError {

@@ -19,7 +19,7 @@ mod write;
 pub(crate) use analysis::quantile_sorted;
 pub use analysis::{mean_rtt_us, rtt_path_quantiles_us, rtt_quantile_us, rtts_us, Epoch};
 pub use convert::convert;
-pub use error::CvecError;
+pub use error::{CvecError, Inexpressible};
 pub use parse::{parse, read_file, read_text, Format, Parsed, SkippedConnection, MAX_FILE_BYTES};
 pub use structure::{Structure, UnknownStructure};
 pub use write::{alternate_text, original_body, original_text, to_alternate, write_alternate, write_original};

@@ -16,7 +16,7 @@ use std::fmt::Write as _;
 use std::io::Write;
 
 use super::parse::{parse, Format, Parsed};
-use super::{Adu, Connection, CvecError, Mode, Side};
+use super::{Adu, Connection, CvecError, Inexpressible, Mode, Side};
 
 /// Writes `connections` in the original (`SEQ`/`CONC`) format.
 pub fn write_original<W: Write>(out: &mut W, connections: &[Connection]) -> Result<(), CvecError> {
@@ -130,14 +130,14 @@ fn header(conn: &Connection, keyword: &str) -> String {
 ///   `recv_wait` 0 and `send_wait` ≥ 1 (the trailing `t`).
 /// * CONC: `recv_wait` 0 everywhere; FINs (at most one per side) come after
 ///   all data units, the initiator's first, each with `send_wait` ≥ 1.
-pub fn original_body(conn: &Connection) -> Result<String, String> {
+pub fn original_body(conn: &Connection) -> Result<String, Inexpressible> {
     match conn.mode {
         Mode::Sequential => seq_body(&conn.adus),
         Mode::Concurrent => conc_body(&conn.adus),
     }
 }
 
-fn seq_body(adus: &[Adu]) -> Result<String, String> {
+fn seq_body(adus: &[Adu]) -> Result<String, Inexpressible> {
     let mut text = String::new();
     let mut last: Option<Side> = None;
     for (index, adu) in adus.iter().enumerate() {
@@ -145,33 +145,25 @@ fn seq_body(adus: &[Adu]) -> Result<String, String> {
         let same_side = last == Some(adu.side);
         if adu.bytes == 0 {
             if index + 1 != adus.len() {
-                return Err(format!("unit {unit}: a FIN must be the last unit"));
+                return Err(Inexpressible::FinNotLast { unit });
             }
             if !same_side {
-                return Err(format!(
-                    "unit {unit}: the FIN must be sent by the side that sent the unit before it"
-                ));
+                return Err(Inexpressible::FinFromOtherSide { unit });
             }
             if adu.recv_wait_us != 0 || adu.send_wait_us == 0 {
-                return Err(format!(
-                    "unit {unit}: a FIN needs send_wait ≥ 1 µs and recv_wait 0 (a trailing `t`)"
-                ));
+                return Err(Inexpressible::SequentialFinWaits { unit });
             }
             let _ = writeln!(text, "t {}", adu.send_wait_us);
             continue;
         }
         let wait = if same_side {
             if adu.recv_wait_us != 0 {
-                return Err(format!(
-                    "unit {unit}: recv_wait after a unit of the same side (only send_wait can follow one)"
-                ));
+                return Err(Inexpressible::RecvWaitAfterSameSide { unit });
             }
             adu.send_wait_us
         } else {
             if adu.send_wait_us != 0 {
-                return Err(format!(
-                    "unit {unit}: send_wait after a unit of the other side (only recv_wait can follow one)"
-                ));
+                return Err(Inexpressible::SendWaitAfterOtherSide { unit });
             }
             adu.recv_wait_us
         };
@@ -188,14 +180,14 @@ fn seq_body(adus: &[Adu]) -> Result<String, String> {
     Ok(text)
 }
 
-fn conc_body(adus: &[Adu]) -> Result<String, String> {
+fn conc_body(adus: &[Adu]) -> Result<String, Inexpressible> {
     let mut text = String::new();
     // FINs seen so far: initiator's, acceptor's.
     let mut fins = (false, false);
     for (index, adu) in adus.iter().enumerate() {
         let unit = index + 1;
         if adu.recv_wait_us != 0 {
-            return Err(format!("unit {unit}: recv_wait in a concurrent connection"));
+            return Err(Inexpressible::ConcurrentRecvWait { unit });
         }
         let (data, time) = match adu.side {
             Side::Initiator => ("c>", "t>"),
@@ -207,12 +199,10 @@ fn conc_body(adus: &[Adu]) -> Result<String, String> {
                 Side::Acceptor => fins.1,
             };
             if out_of_order {
-                return Err(format!("unit {unit}: at most one FIN per side, the initiator's first"));
+                return Err(Inexpressible::FinOrder { unit });
             }
             if adu.send_wait_us == 0 {
-                return Err(format!(
-                    "unit {unit}: a FIN needs send_wait ≥ 1 µs (a trailing `{time}`)"
-                ));
+                return Err(Inexpressible::ConcurrentFinWait { unit, time });
             }
             match adu.side {
                 Side::Initiator => fins.0 = true,
@@ -222,7 +212,7 @@ fn conc_body(adus: &[Adu]) -> Result<String, String> {
             continue;
         }
         if fins.0 || fins.1 {
-            return Err(format!("unit {unit}: data after a FIN (FINs must come last)"));
+            return Err(Inexpressible::DataAfterFin { unit });
         }
         if adu.send_wait_us > 0 {
             let _ = writeln!(text, "{time} {}", adu.send_wait_us);

@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::{timeout, Instant};
 
 use super::exec::{exchanges, run_side_until, Counters};
+use super::open_error::OpenError;
 use super::preamble::{self, Script};
 use super::records::{
     active_series, in_window, ConnectionRecord, ConnectionStatus, EpochRecord, Interruption, ReplayResult,
@@ -244,7 +245,7 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
             row.error = Some("the replay was stopped while connecting".into());
             row.interrupted = Some(Interruption::Cut);
         }
-        Some(Err(e)) => row.error = Some(e),
+        Some(Err(e)) => row.error = Some(e.to_string()),
         Some(Ok(mut stream)) => {
             let established = Instant::now();
             let timed_out = async {
@@ -329,53 +330,49 @@ async fn run_connection(shared: &Shared, index: usize) -> Finished {
 
 /// Creates the socket (buffers, source address), registers the flow with
 /// the hook, connects and sends the preamble.
-async fn open(shared: &Shared, index: usize, script: &Script, row: &mut ConnectionRecord) -> Result<TcpStream, String> {
+async fn open(
+    shared: &Shared,
+    index: usize,
+    script: &Script,
+    row: &mut ConnectionRecord,
+) -> Result<TcpStream, OpenError> {
     let config = &shared.config;
     let target = config.target;
     let socket = match target {
         SocketAddr::V4(_) => TcpSocket::new_v4(),
         SocketAddr::V6(_) => TcpSocket::new_v6(),
     }
-    .map_err(|e| format!("creating socket: {e}"))?;
+    .map_err(OpenError::Socket)?;
     if let Some(w) = script.window {
         // Before connect, so the SYN's window scale fits the buffer.
         socket
             .set_recv_buffer_size(w.initiator)
             .and_then(|()| socket.set_send_buffer_size(w.acceptor))
-            .map_err(|e| format!("setting socket buffers: {e}"))?;
+            .map_err(OpenError::Buffers)?;
     }
-    socket
-        .set_reuseaddr(true)
-        .map_err(|e| format!("setting SO_REUSEADDR: {e}"))?;
+    socket.set_reuseaddr(true).map_err(OpenError::ReuseAddr)?;
     if !config.source_addresses.is_empty() {
         let ip = config.source_addresses[index % config.source_addresses.len()];
         socket
             .bind(SocketAddr::new(ip, 0))
-            .map_err(|e| format!("binding to {ip}: {e}"))?;
+            .map_err(|source| OpenError::Bind { ip, source })?;
     }
-    let local = socket
-        .local_addr()
-        .map_err(|e| format!("reading the local address: {e}"))?;
+    let local = socket.local_addr().map_err(OpenError::LocalAddr)?;
     row.local = Some(local);
     if let Some(hook) = &config.flow_hook {
         row.assigned_rtt_us = hook.register(local, target, &shared.connections[index]);
     }
     let mut stream = match timeout(config.connect_timeout, socket.connect(target)).await {
         Ok(Ok(stream)) => stream,
-        Ok(Err(e)) => return Err(format!("connecting to {target}: {e}")),
-        Err(_) => return Err(format!("connecting to {target}: timed out")),
+        Ok(Err(source)) => return Err(OpenError::Connect { target, source }),
+        Err(_) => return Err(OpenError::ConnectTimeout { target }),
     };
-    stream
-        .set_nodelay(true)
-        .map_err(|e| format!("setting TCP_NODELAY: {e}"))?;
+    stream.set_nodelay(true).map_err(OpenError::NoDelay)?;
     let preamble = match &config.session {
         Some(session) => preamble::encode_signed(script, session),
         None => preamble::encode(script),
     };
-    stream
-        .write_all(&preamble)
-        .await
-        .map_err(|e| format!("sending the preamble: {e}"))?;
+    stream.write_all(&preamble).await.map_err(OpenError::Preamble)?;
     Ok(stream)
 }
 

@@ -18,6 +18,7 @@ pub mod auth;
 mod exec;
 mod initiator;
 mod limits;
+mod open_error;
 pub mod preamble;
 mod preflight;
 mod records;

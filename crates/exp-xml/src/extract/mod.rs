@@ -23,7 +23,7 @@ mod raw_tags;
 mod skeletons;
 
 use crate::error::Skipped;
-use crate::parse::{parse_attributes, trimmed, RawTag, Scanner, Sink, TextRange, MAX_VALUE_LEN};
+use crate::parse::{parse_attributes, trimmed, RawTag, Scanner, Sink, TagError, TextRange, MAX_VALUE_LEN};
 use crate::paths::PathTable;
 use crate::policy::{AttributeCensus, NamesTrie};
 use crate::skeleton::push_tag;
@@ -325,7 +325,7 @@ impl Sink for Extractor {
     }
 
     #[inline]
-    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), TagError> {
         let parent = self.enter();
         if let Some(found) = self.raw_tags.get(parent, tag.bytes, self.after) {
             self.push_open(found);

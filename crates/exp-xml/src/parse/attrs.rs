@@ -1,7 +1,7 @@
 //! The attributes of an opening tag: parsed, references resolved (never
 //! expanded), sorted by name and checked for duplicates.
 
-use super::TextRange;
+use super::{AttributeProblem, TagError, TextRange};
 use crate::unescape;
 
 /// Parses the raw attributes of an opening tag `<name raw>`: strings go to
@@ -14,7 +14,7 @@ pub(crate) fn parse_attributes(
     raw: &[u8],
     text: &mut String,
     out: &mut Vec<(TextRange, TextRange)>,
-) -> Result<(), String> {
+) -> Result<(), TagError> {
     let from = out.len();
     let result = push_attributes(name, raw, text, out);
     if result.is_err() {
@@ -28,7 +28,7 @@ fn push_attributes(
     raw: &[u8],
     text: &mut String,
     out: &mut Vec<(TextRange, TextRange)>,
-) -> Result<(), String> {
+) -> Result<(), TagError> {
     let from = out.len();
     // Usually the attribute text is UTF-8 without references: it is then
     // copied (and checked) once, and names and values are ranges of that
@@ -51,24 +51,29 @@ fn push_attributes(
             .unwrap_or(rest.len());
         let (key, after) = rest.split_at(key_len);
         let key_at = offset(rest);
-        let bad = |what: &str| format!("attribute in <{name}>: {what}");
+        let bad = |problem| TagError::Attribute {
+            element: name.to_owned(),
+            problem,
+        };
         let after = after.trim_ascii_start();
-        let after = after.strip_prefix(b"=").ok_or_else(|| bad("no `=` after the name"))?;
+        let after = after
+            .strip_prefix(b"=")
+            .ok_or_else(|| bad(AttributeProblem::NoEquals))?;
         let after = after.trim_ascii_start();
         let quote = match after.first() {
             Some(&q @ (b'"' | b'\'')) => q,
-            _ => return Err(bad("value not quoted")),
+            _ => return Err(bad(AttributeProblem::NotQuoted)),
         };
-        let len = memchr::memchr(quote, &after[1..]).ok_or_else(|| bad("unclosed value"))?;
+        let len = memchr::memchr(quote, &after[1..]).ok_or_else(|| bad(AttributeProblem::Unclosed))?;
         let value = &after[1..=len];
         let value_at = offset(after) + 1;
         rest = &after[len + 2..];
         if rest.first().is_some_and(|b| !b.is_ascii_whitespace()) {
-            return Err(bad("no space after a value"));
+            return Err(bad(AttributeProblem::NoSpaceAfterValue));
         }
         rest = rest.trim_ascii_start();
         if key.is_empty() {
-            return Err(bad("empty name"));
+            return Err(bad(AttributeProblem::EmptyName));
         }
         let ranges = match copied {
             Some(base) => (
@@ -82,7 +87,7 @@ fn push_attributes(
                 },
             ),
             None => {
-                let key = std::str::from_utf8(key).map_err(|err| bad(&format!("name: {err}")))?;
+                let key = std::str::from_utf8(key).map_err(|err| bad(AttributeProblem::NameNotUtf8(err)))?;
                 (push_str(text, key), push_attribute_value(text, value))
             }
         };
@@ -93,7 +98,9 @@ fn push_attributes(
         if list.len() > 1 {
             list.sort_by(|a, b| key(a.0).cmp(&key(b.0)));
             if list.windows(2).any(|w| key(w[0].0) == key(w[1].0)) {
-                return Err(format!("duplicate attribute in <{name}>"));
+                return Err(TagError::DuplicateAttribute {
+                    element: name.to_owned(),
+                });
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use std::io::BufRead;
 
-use super::{parse_attributes, trimmed, RawTag, Scanner, Sink, TextRange};
+use super::{parse_attributes, trimmed, RawTag, Scanner, Sink, TagError, TextRange};
 use crate::error::Skipped;
 
 /// One token of a document. Strings live in the document's one text buffer
@@ -89,7 +89,7 @@ impl Sink for Document {
         self.clear();
     }
 
-    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String> {
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), TagError> {
         let from = self.attrs.len();
         let result = tag
             .name()

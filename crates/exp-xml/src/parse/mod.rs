@@ -41,7 +41,7 @@ pub(crate) trait Sink {
     /// An opening tag, unchecked. On `Err` (a malformed name or attributes)
     /// the document will be skipped, but the sink must still count the
     /// element as open: a `close` follows.
-    fn open(&mut self, tag: RawTag<'_>) -> Result<(), String>;
+    fn open(&mut self, tag: RawTag<'_>) -> Result<(), TagError>;
     /// A piece of text, references resolved; the pieces up to the next tag
     /// are one text.
     fn text(&mut self, piece: &str);
@@ -79,10 +79,10 @@ pub(crate) struct RawTag<'a> {
 
 impl<'a> RawTag<'a> {
     /// The tag name, checked.
-    pub fn name(&self) -> Result<&'a str, String> {
+    pub fn name(&self) -> Result<&'a str, TagError> {
         match self.bytes.get(..self.name_len).unwrap_or_default() {
-            [] => Err("empty tag name".to_owned()),
-            name => std::str::from_utf8(name).map_err(|err| format!("tag name: {err}")),
+            [] => Err(TagError::EmptyName),
+            name => std::str::from_utf8(name).map_err(TagError::NameNotUtf8),
         }
     }
 
@@ -90,6 +90,37 @@ impl<'a> RawTag<'a> {
     pub fn attrs(&self) -> &'a [u8] {
         self.bytes.get(self.name_len..).unwrap_or_default()
     }
+}
+
+/// Why an opening tag is malformed. Its text is the message of the
+/// document's [`SkipReason::Malformed`](crate::SkipReason::Malformed).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum TagError {
+    #[error("empty tag name")]
+    EmptyName,
+    #[error("tag name: {0}")]
+    NameNotUtf8(std::str::Utf8Error),
+    #[error("attribute in <{element}>: {problem}")]
+    Attribute { element: String, problem: AttributeProblem },
+    #[error("duplicate attribute in <{element}>")]
+    DuplicateAttribute { element: String },
+}
+
+/// What is wrong with one attribute of a tag (`attrs.rs`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum AttributeProblem {
+    #[error("no `=` after the name")]
+    NoEquals,
+    #[error("value not quoted")]
+    NotQuoted,
+    #[error("unclosed value")]
+    Unclosed,
+    #[error("no space after a value")]
+    NoSpaceAfterValue,
+    #[error("empty name")]
+    EmptyName,
+    #[error("name: {0}")]
+    NameNotUtf8(std::str::Utf8Error),
 }
 
 /// Byte range of a string in a [`Document`]'s text buffer (or another

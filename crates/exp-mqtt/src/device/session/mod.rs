@@ -122,7 +122,7 @@ impl Session {
                 });
                 Ok(seq)
             }
-            Err(reason) => Err((seq, LostReason::NotQueued(reason))),
+            Err(reason) => Err((seq, LostReason::NotQueued(reason.to_string()))),
         }
     }
 
@@ -248,19 +248,36 @@ impl Session {
     }
 }
 
+/// Why a message has no PUBLISH packet; its text is the message's
+/// [`LostReason::NotQueued`].
+#[derive(Debug, thiserror::Error)]
+enum Unencodable {
+    #[error("the topic is {0} bytes long (at most 65,535)")]
+    TopicTooLong(usize),
+    #[error("the packet's remaining length {0} exceeds MQTT's 268,435,455")]
+    RemainingLength(usize),
+    #[error("the packet is {total} bytes, above the largest the device sends ({max})")]
+    PacketTooLarge { total: usize, max: usize },
+}
+
 /// Encodes a PUBLISH (retain off, DUP off) with a zero packet id to be
 /// filled in; returns the frame and where the id goes.
-fn encode_publish(topic: &str, qos: u8, payload: &[u8], max_packet_bytes: usize) -> Result<(BytesMut, usize), String> {
-    let topic_len =
-        u16::try_from(topic.len()).map_err(|_| format!("the topic is {} bytes long (at most 65,535)", topic.len()))?;
+fn encode_publish(
+    topic: &str,
+    qos: u8,
+    payload: &[u8],
+    max_packet_bytes: usize,
+) -> Result<(BytesMut, usize), Unencodable> {
+    let topic_len = u16::try_from(topic.len()).map_err(|_| Unencodable::TopicTooLong(topic.len()))?;
     let id_len = if qos > 0 { 2 } else { 0 };
     let remaining = 2 + topic.len() + id_len + payload.len();
     let (length, length_len) = remaining_length(remaining)?;
     let total = 1 + length_len + remaining;
     if total > max_packet_bytes {
-        return Err(format!(
-            "the packet is {total} bytes, above the largest the device sends ({max_packet_bytes})"
-        ));
+        return Err(Unencodable::PacketTooLarge {
+            total,
+            max: max_packet_bytes,
+        });
     }
     let mut frame = BytesMut::with_capacity(total);
     frame.put_u8(0x30 | (qos << 1));
@@ -276,9 +293,9 @@ fn encode_publish(topic: &str, qos: u8, payload: &[u8], max_packet_bytes: usize)
 }
 
 /// MQTT's variable-length "remaining length": 7 bits a byte, at most 4 bytes.
-fn remaining_length(mut n: usize) -> Result<([u8; 4], usize), String> {
+fn remaining_length(mut n: usize) -> Result<([u8; 4], usize), Unencodable> {
     if n > 268_435_455 {
-        return Err(format!("the packet's remaining length {n} exceeds MQTT's 268,435,455"));
+        return Err(Unencodable::RemainingLength(n));
     }
     // At most 4 bytes: 268,435,455 is 128⁴ − 1.
     let (mut out, mut len) = ([0; 4], 0);

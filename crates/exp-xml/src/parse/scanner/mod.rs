@@ -240,8 +240,8 @@ impl State {
             return;
         }
         self.flush_text(sink);
-        if let Err(msg) = sink.open(tag) {
-            self.mark_bad(msg, end);
+        if let Err(bad_tag) = sink.open(tag) {
+            self.mark_bad(bad_tag.to_string(), end);
         }
     }
 
