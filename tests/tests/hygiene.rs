@@ -1,7 +1,8 @@
 //! Source hygiene that no compiler lint checks (docs/architecture.md,
 //! "Cross-cutting rules"): every source file of the crates stays under 450
-//! lines, so a module is one concern a newcomer reads in one sitting, and
-//! every module with submodules is one directory with its `mod.rs`.
+//! lines, so a module is one concern a newcomer reads in one sitting; every
+//! module with submodules is one directory with its `mod.rs`; and library
+//! crates return typed errors, never a `Result<_, String>`.
 
 use std::path::{Path, PathBuf};
 
@@ -89,4 +90,177 @@ fn a_module_with_submodules_is_a_directory_with_mod_rs() {
         .collect();
     beside.sort();
     assert!(beside.is_empty(), "modules beside their directory: {beside:#?}");
+}
+
+/// The crate that talks to the terminal: its errors end as text anyway.
+const FRONT_END: &str = "expc";
+
+/// Errors that are only text: what a caller can neither match on nor
+/// follow to its cause (issue 37).
+const UNTYPED_ERRORS: &[&str] = &[
+    "String",
+    "std::string::String",
+    "&str",
+    "&'static str",
+    "Box<dyn Error>",
+    "Box<dyn Error + Send + Sync>",
+    "Box<dyn std::error::Error>",
+    "Box<dyn std::error::Error + Send + Sync>",
+];
+
+/// `source` with comments, string and character literals blanked (newlines
+/// kept, so offsets keep their lines): a `Result<_, String>` in a doc
+/// comment or a message is not a signature.
+fn code_only(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len());
+    let blank = |c: char| if c == '\n' { '\n' } else { ' ' };
+    let mut i = 0;
+    while i < chars.len() {
+        let rest = &chars[i..];
+        let end = match rest {
+            ['/', '/', ..] => rest.iter().position(|&c| c == '\n').unwrap_or(rest.len()),
+            ['/', '*', ..] => (2..rest.len())
+                .find(|&j| rest[j - 1..=j] == ['*', '/'])
+                .map_or(rest.len(), |j| j + 1),
+            ['r', ..] if raw_string_starts(&chars, i) => {
+                let hashes = rest[1..].iter().take_while(|&&c| c == '#').count();
+                let closing: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+                (hashes + 2 + closing.len()..=rest.len())
+                    .find(|&j| rest[..j].ends_with(&closing))
+                    .unwrap_or(rest.len())
+            }
+            ['"', ..] => {
+                let mut j = 1;
+                while j < rest.len() && rest[j] != '"' {
+                    j += if rest[j] == '\\' { 2 } else { 1 };
+                }
+                (j + 1).min(rest.len())
+            }
+            // A character literal, not a lifetime: `'x'`, `'\n'`, `'\u{1F600}'`.
+            ['\'', '\\', ..] => rest
+                .iter()
+                .skip(3)
+                .position(|&c| c == '\'')
+                .map_or(rest.len(), |j| j + 4),
+            ['\'', _, '\'', ..] => 3,
+            _ => {
+                out.push(chars[i]);
+                i += 1;
+                continue;
+            }
+        };
+        out.extend(rest[..end].iter().map(|&c| blank(c)));
+        i += end;
+    }
+    out
+}
+
+/// Whether a raw string literal (`r"…"`, `r#"…"#`) starts at `chars[i]`:
+/// not a raw identifier (`r#type`), not the end of a name (`br"…"` aside).
+fn raw_string_starts(chars: &[char], i: usize) -> bool {
+    let after_name = i > 0 && (chars[i - 1].is_alphanumeric() || chars[i - 1] == '_');
+    let hashes = chars[i + 1..].iter().take_while(|&&c| c == '#').count();
+    !after_name && chars.get(i + 1 + hashes) == Some(&'"')
+}
+
+/// Each `Result<…>` of `source` whose error type is only text: its line and
+/// the error type as written (whitespace folded), however the type is
+/// spread over lines or nested (`Result<([u8; 4], usize), String>`).
+fn untyped_errors(source: &str) -> Vec<(usize, String)> {
+    let code: Vec<char> = code_only(source).chars().collect();
+    let mut found = Vec::new();
+    for start in 0..code.len() {
+        let preceded_by_name = start > 0 && (code[start - 1].is_alphanumeric() || code[start - 1] == '_');
+        if preceded_by_name || !code[start..].starts_with(&['R', 'e', 's', 'u', 'l', 't', '<']) {
+            continue;
+        }
+        // Walk to the matching `>`, noting the top-level commas.
+        let (mut depth, mut commas, mut end) = (0usize, Vec::new(), None);
+        for (j, &c) in code.iter().enumerate().skip(start + 6) {
+            match c {
+                '<' | '(' | '[' => depth += 1,
+                '>' if code[j - 1] == '-' => {}
+                '>' | ')' | ']' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = Some(j);
+                        break;
+                    }
+                }
+                ',' if depth == 1 => commas.push(j),
+                ';' | '{' | '}' if depth == 1 => break,
+                _ => {}
+            }
+        }
+        let Some(end) = end else { continue };
+        // The error type follows the last comma, or the one before a
+        // trailing comma (`Result<\n    T,\n    String,\n>`, as rustfmt
+        // writes a long one).
+        let text = |from: usize, to: usize| code[from + 1..to].iter().collect::<String>();
+        let error = match commas.as_slice() {
+            [.., before, last] if text(*last, end).trim().is_empty() => text(*before, *last),
+            [.., last] => text(*last, end),
+            [] => continue,
+        };
+        let error = error.split_whitespace().collect::<Vec<_>>().join(" ");
+        if UNTYPED_ERRORS.contains(&error.as_str()) {
+            let line = code[..start].iter().filter(|&&c| c == '\n').count() + 1;
+            found.push((line, error));
+        }
+    }
+    found
+}
+
+#[test]
+fn the_scan_finds_text_errors_however_they_are_written() {
+    let source = r#"
+        /// Returns `Result<(), String>` on failure.
+        fn documented() -> Result<(), Typed> { Err("Result<(), String>".into()) }
+        fn plain() -> Result<u32, String> { todo!() }
+        fn spread(
+            x: u8,
+        ) -> Result<
+            Vec<(u8, u8)>,
+            String,
+        > { todo!() }
+        fn nested(n: usize) -> Result<([u8; 4], usize), String> { todo!() }
+        fn char_quote() -> char { '"' }
+        type Alias<T> = Result<T, std::string::String>;
+        fn boxed<'a>(s: &'a str) -> Result<&'a str, Box<dyn std::error::Error + Send + Sync>> { todo!() }
+        fn typed() -> Result<HashMap<String, String>, ParseError> { todo!() }
+        fn closure() { let f = |x: u8| -> Result<u8, &'static str> { Ok(x) }; }
+        fn raw() -> &'static str { r"Result<(), String>" }
+        fn r#type(c: char) -> bool { c == '\'' || c == '\\' }
+        fn last() -> Result<(), String> { todo!() }
+    "#;
+    let found: Vec<usize> = untyped_errors(source).into_iter().map(|(line, _)| line).collect();
+    assert_eq!(found, vec![4, 7, 11, 13, 14, 16, 19]);
+}
+
+/// Library crates return typed errors (thiserror) that callers can match
+/// on and follow to their cause; only the front end turns them into text
+/// (docs/architecture.md, "Cross-cutting rules").
+#[test]
+fn library_crates_return_typed_errors() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    let mut files = Vec::new();
+    for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
+        let src = krate.path().join("src");
+        if src.is_dir() && !krate.path().ends_with(FRONT_END) {
+            rust_files(&src, &mut files);
+        }
+    }
+    assert!(files.len() > 100, "found only {} library source files", files.len());
+    let mut untyped: Vec<String> = files
+        .iter()
+        .flat_map(|path| {
+            let source = std::fs::read_to_string(path).expect("readable source");
+            untyped_errors(&source)
+                .into_iter()
+                .map(move |(line, error)| format!("{}:{line}: Result<_, {error}>", path.display()))
+        })
+        .collect();
+    untyped.sort();
+    assert!(untyped.is_empty(), "give these a typed error (thiserror): {untyped:#?}");
 }
