@@ -4,6 +4,10 @@
 //! `crates/expc/tests/plan_bounds.rs` walks every registry bound and
 //! expects a plan file just outside it to be refused.
 
+/// The CPU numbers an anomaly's threads may be pinned to (Linux's
+/// `CPU_SETSIZE`, 4096 CPUs).
+pub const ANOMALY_CORES: (f64, f64) = (0.0, 4095.0);
+
 /// cachecopy's array size relative to the cache.
 pub const CACHECOPY_MULTIPLIER: (f64, f64) = (0.01, 64.0);
 

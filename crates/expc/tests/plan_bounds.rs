@@ -2,11 +2,14 @@
 //! every function argument the registry bounds (exp-check `registry/`), a
 //! compiled plan with that value set just outside its range is refused —
 //! by the plan's types when it is read, or by preflight (exp-runtime
-//! `plan_limits.rs` and each kind's `check.rs`) — and the plan at the bound
-//! itself is not, so a hand-edited plan cannot run what no spec could ask
-//! for and the runtime refuses nothing a spec may ask for. The registry is
-//! walked, not listed: a new bound is checked the day it is declared (a
-//! function gets a place to be called in `call_site`).
+//! `plan_limits.rs` and each kind's `check.rs`) with the finding of that
+//! very bound — and the plan at the bound itself is not, so a hand-edited
+//! plan cannot run what no spec could ask for and the runtime refuses
+//! nothing a spec may ask for. Another check refusing the value too (the
+//! embedded broker's device limit) does not count: it would hide a runtime
+//! copy of the bound that was loosened. The registry is walked, not
+//! listed: a new bound is checked the day it is declared (a function gets
+//! a place to be called in `call_site`).
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -125,10 +128,29 @@ fn find_path<'a>(json: &'a mut Value, keys: &[&str]) -> Option<&'a mut Value> {
     keys.iter().try_fold(json, |inside, key| find_key(inside, key))
 }
 
+/// Whether preflight's `error` is the refusal of `prop`'s own `bound`: it
+/// names both. Preflight's out-of-bounds finding names the property by its
+/// plan key (`` fleet `f`: `devices` is 1000001, outside 1 to 1000000 ``,
+/// `` `payload.size_bytes` `` for a function's argument); the rules an
+/// anomaly's child or the MQTT client applies name it in words (`buffer of
+/// 4095 bytes is too small: at least 4096 bytes per core`, `QoS 3 is not an
+/// MQTT level (0, 1 or 2)`; `message must be positive` for an integer's
+/// least value, 1). The embedded broker's device limit names the devices
+/// but not their bound, so it alone does not count.
+fn names_the_bound(error: &str, prop: &str, bound: f64) -> bool {
+    let names_prop = error.to_lowercase().contains(&prop.to_lowercase());
+    let names_bound = error
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == 'e' || c == '-'))
+        .any(|number| number.parse::<f64>().is_ok_and(|n| n == bound));
+    let positive = bound == 1.0 && error.contains(&format!("{prop} must be positive"));
+    names_prop && names_bound || positive
+}
+
 /// How a plan whose value under `keys` is `bad` is refused: by its types
-/// when read, or by a preflight error the plan at the bound does not have.
-/// The plan at the bound must pass preflight's checks of that value.
-fn refused(plan: &Plan, keys: &[&str], bad: Value) -> Result<String, String> {
+/// when read, or by the finding of that bound (see [`names_the_bound`]),
+/// which the plan at the bound does not have. The plan at the bound must
+/// pass preflight's checks of that value.
+fn refused(plan: &Plan, keys: &[&str], bound: f64, bad: Value) -> Result<String, String> {
     let prop = keys.last().copied().unwrap_or_default();
     let before = preflight_errors(plan);
     let names_prop = |e: &&String| e.contains(&format!("`{prop}")) || e.contains(&format!(".{prop}"));
@@ -146,11 +168,14 @@ fn refused(plan: &Plan, keys: &[&str], bad: Value) -> Result<String, String> {
         Ok(changed) => changed,
     };
     let after = preflight_errors(&changed);
-    after
-        .iter()
-        .find(|e| !before.contains(e))
-        .map(|e| format!("preflight: {e}"))
-        .ok_or_else(|| format!("`{prop}` = {bad} passes preflight (errors: {after:?})"))
+    let new: Vec<&String> = after.iter().filter(|e| !before.contains(e)).collect();
+    match new.iter().find(|e| names_the_bound(e, prop, bound)) {
+        Some(e) => Ok(format!("preflight: {e}")),
+        None if new.is_empty() => Err(format!("`{prop}` = {bad} passes preflight (errors: {after:?})")),
+        None => Err(format!(
+            "`{prop}` = {bad} is refused, but not by its bound's finding: {new:?}"
+        )),
+    }
 }
 
 fn repo() -> std::path::PathBuf {
@@ -222,7 +247,7 @@ fn every_registry_bound_is_enforced_on_a_plan_file() {
                 failures.push(format!("{case}: no plan key"));
                 continue;
             };
-            match refused(&plan, &[prop.name], outside(bound, above, &like)) {
+            match refused(&plan, &[prop.name], bound, outside(bound, above, &like)) {
                 Ok(_) => checked += 1,
                 Err(why) => failures.push(format!("{case}: {why}")),
             }
@@ -323,7 +348,7 @@ fn every_function_argument_bound_is_enforced_on_a_plan_file() {
                     failures.push(format!("{case}: no plan key under `{key}`"));
                     continue;
                 };
-                match refused(&plan, &[key, param.name], outside(bound, above, &like)) {
+                match refused(&plan, &[key, param.name], bound, outside(bound, above, &like)) {
                     Ok(_) => checked += 1,
                     Err(why) => failures.push(format!("{case}: {why}")),
                 }

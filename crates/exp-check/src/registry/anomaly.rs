@@ -24,7 +24,7 @@ pub const ANOMALY: BlockSchema = BlockSchema {
         Prop::required("kind", Ty::Enum(&[
             "cpuoccupy", "cachecopy", "membw", "memeater", "memleak", "netoccupy", "iometadata", "iobandwidth",
         ]), "Which anomaly."),
-        Prop::with_default("cores", CORES, "[0]", "CPUs the kernel's threads are pinned to.").range(0.0, 4095.0),
+        Prop::with_default("cores", CORES, "[0]", "CPUs the kernel's threads are pinned to.").range(ANOMALY_CORES.0, ANOMALY_CORES.1),
     ],
     variants: &[
         Variant {

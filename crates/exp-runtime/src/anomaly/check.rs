@@ -4,19 +4,26 @@
 //! scratch space in the run directory), each reached through `kinds.rs`.
 
 use exp_diagnostics::{Code, Diagnostic};
+use exp_plan::bounds::ANOMALY_CORES;
 use exp_plan::{Anomaly, AnomalyParams};
 
-use crate::findings::{check_disk, resolve, writable_dir, Finding, Host, COMPILED_ONLY};
+use crate::findings::{check_disk, out_of_bounds, resolve, writable_dir, Finding, Host, COMPILED_ONLY};
 
-/// The rules the anomaly's child applies before it runs a kernel.
+/// The CPUs the language lets an anomaly name, and the rules the anomaly's
+/// child applies before it runs a kernel.
 pub(crate) fn limits(name: &str, anomaly: &Anomaly) -> Vec<Finding> {
-    let Err(problem) = exp_anomaly::validate(anomaly) else {
-        return Vec::new();
-    };
-    vec![(
-        format!("params {name}"),
-        Diagnostic::error(Code::E1005, format!("anomaly `{name}`: {problem}")).help(COMPILED_ONLY),
-    )]
+    let cores = anomaly
+        .cores
+        .iter()
+        .map(|&core| ("cores", f64::from(core), ANOMALY_CORES));
+    let mut found: Vec<Finding> = out_of_bounds(Code::E1005, "anomaly", name, cores).collect();
+    if let Err(problem) = exp_anomaly::validate(anomaly) {
+        found.push((
+            format!("params {name}"),
+            Diagnostic::error(Code::E1005, format!("anomaly `{name}`: {problem}")).help(COMPILED_ONLY),
+        ));
+    }
+    found
 }
 
 /// An anomaly's preflight: its CPUs are online, and its own `dir` (io
