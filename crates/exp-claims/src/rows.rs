@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use exp_plan::claims::{Phase, PhaseRelation};
-use exp_results::scan::{for_each_chunk, Chunk};
+use exp_results::part_chunks::{for_each_chunk, Chunk};
 use exp_results::schemas::{
     CONNECTIONS_TABLE, EPOCHS_TABLE, MESSAGES_TABLE, MESSAGE_OK, MONITOR_TABLE, STATUS_COMPLETE, STATUS_FAILED,
     STATUS_SHORT, TIMELINE_TABLE,

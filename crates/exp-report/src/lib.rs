@@ -15,6 +15,7 @@
 pub mod aggregate;
 pub mod claim_figures;
 pub mod claims;
+mod column_kinds;
 pub mod compare;
 mod error;
 pub mod expected;
@@ -23,7 +24,6 @@ pub mod html;
 mod html_compare;
 mod html_text;
 pub mod json;
-mod kinds;
 pub mod methods;
 pub mod mqtt;
 mod run_report;
@@ -34,7 +34,7 @@ pub mod traffic;
 pub mod validity;
 
 // Chunked Parquet reading, shared with exp-claims.
-use exp_results::scan;
+use exp_results::part_chunks;
 
 pub use error::ReportError;
 pub use run_report::{run_report, RunReport};

@@ -3,7 +3,7 @@
 //! Exact, not sketched: percentiles come from the values, by selection
 //! rather than sorting. Only a column whose distribution means something
 //! gets a mean and percentiles; identifiers and points in time
-//! (`kinds.rs`) get their extent (count, min, max), all such columns of a
+//! (`column_kinds.rs`) get their extent (count, min, max), all such columns of a
 //! file in one chunked pass. Memory is bounded by one column of one trial:
 //! the others are read in chunks, one column per pass (Parquet is
 //! columnar, so that reads only that column's pages).
@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 
 use exp_results::{PartFile, ResultsError, RunStatus, RunView, Warning};
 
-use crate::kinds::extent_only;
-use crate::scan::{for_each_chunk, open};
+use crate::column_kinds::extent_only;
+use crate::part_chunks::{for_each_chunk, open};
 
 /// The time column every table carries; its statistics mean nothing.
 pub const TIME_COLUMN: &str = "t_ns";

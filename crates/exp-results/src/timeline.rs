@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::scan::for_each_chunk;
+use crate::part_chunks::for_each_chunk;
 use crate::ResultsError;
 
 /// An activation that started: active on [start, end) of the trial clock.

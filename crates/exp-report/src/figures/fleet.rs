@@ -15,7 +15,7 @@ use exp_results::ResultsError;
 use super::chart::{Axis, Chart, Marks, Series};
 use super::{Context, Figure, MAX_SECONDS, MAX_TIMELINES};
 use crate::mqtt::phases::Phases;
-use crate::scan::Chunk;
+use crate::part_chunks::Chunk;
 use crate::sketch::LogHistogram;
 use crate::ReportError;
 

@@ -24,7 +24,7 @@ impl Frame {
                     source,
                 })
             };
-            let next = crate::scan::open(&part.path)
+            let next = crate::part_chunks::open(&part.path)
                 .map_err(failed)?
                 .finish()
                 .map_err(parquet)?;

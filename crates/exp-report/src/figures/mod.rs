@@ -28,7 +28,7 @@ use exp_results::{PartFile, ResultsError, RunView, TrialRecord, Warning};
 
 pub(crate) use crate::aggregate::{metric_kind, shown_metric};
 pub use crate::aggregate::{sweep_table, PointMetric, SweepTable, CONFIDENCE};
-use crate::scan::{for_each_chunk, Chunk};
+use crate::part_chunks::{for_each_chunk, Chunk};
 use crate::ReportError;
 use chart::{Band, Chart};
 

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use super::passes::Fleets;
 use super::Failure;
-use crate::scan::for_each_chunk;
+use crate::part_chunks::for_each_chunk;
 
 /// Memory for one partition's rows (32 bytes each): 8 Mi rows.
 const SORT_BUDGET_BYTES: u64 = 256 << 20;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::phases::{PhaseCount, PhaseStats, Phases};
 use super::stats::Quantiles;
 use super::Failure;
-use crate::scan::for_each_chunk;
+use crate::part_chunks::for_each_chunk;
 
 pub(crate) use exp_results::schemas::MESSAGE_OK as OK;
 

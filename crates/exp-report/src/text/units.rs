@@ -5,7 +5,7 @@
 //! their names carry units (`*_ns`, `*_bytes`, `*_pct`), and identifiers
 //! and points in time get no mean. The manifest and `--json` keep raw numbers.
 
-use crate::kinds::{column_kind, ColumnKind};
+use crate::column_kinds::{column_kind, ColumnKind};
 use crate::ColumnSummary;
 
 /// What a metric's number measures.

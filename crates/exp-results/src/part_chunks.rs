@@ -1,5 +1,5 @@
-//! Reading the few columns a pass needs from a part file, a bounded number
-//! of rows at a time.
+//! Part files in chunks: the few columns a pass needs from a part file, a
+//! bounded number of rows at a time.
 //!
 //! A fleet trial can hold tens of millions of messages, so no pass loads a
 //! whole file: the footer gives the row groups, and the reader decodes a

@@ -1,4 +1,4 @@
-//! What a table column holds, read from its name (`*_ns`, `*_bytes`,
+//! Column kinds: what a table column holds, read from its name (`*_ns`, `*_bytes`,
 //! `*_pct`, the identifiers): how the text formats it, and which of its
 //! statistics mean something.
 
