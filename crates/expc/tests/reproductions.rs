@@ -7,7 +7,9 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::common::{expc, run_dir};
+mod common;
+
+use common::{expc, run_dir};
 use exp_results::claims::ClaimVerdict;
 use exp_results::manifest::Manifest;
 
@@ -56,7 +58,7 @@ fn every_reproduction_is_run_here() {
 fn run(spec: &str, options: &[&str]) -> Manifest {
     // Side by side, the reproductions' loads (anomalies, bulk transfers, a
     // fleet) would be each other's contention.
-    let _turn = crate::common::one_at_a_time();
+    let _turn = common::one_at_a_time();
     let out = std::env::temp_dir().join(format!("expc-repro-{}-{}", spec, std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let output = expc()

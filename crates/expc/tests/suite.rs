@@ -48,7 +48,6 @@ mod report_figures;
 mod report_mqtt;
 mod report_sweep;
 mod report_warnings;
-mod reproductions;
 mod resume;
 mod run;
 mod run_order;
