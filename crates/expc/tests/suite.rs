@@ -4,7 +4,8 @@
 //! against the whole workspace costs seconds each, and because one harness
 //! can run a module's waits beside another module's work. Tests that load
 //! the machine or measure timing take [`common::one_at_a_time`], so they
-//! never run beside each other.
+//! never run beside each other. The papers' reproductions
+//! (`reproductions.rs`) are a binary of their own: they run beside nothing.
 //!
 //!     cargo test -p expc --test suite                  # all of them
 //!     cargo test -p expc --test suite reproductions::  # one module
