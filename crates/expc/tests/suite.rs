@@ -8,7 +8,7 @@
 //! (`reproductions.rs`) are a binary of their own: they run beside nothing.
 //!
 //!     cargo test -p expc --test suite                  # all of them
-//!     cargo test -p expc --test suite reproductions::  # one module
+//!     cargo test -p expc --test suite claims::         # one module
 
 mod common;
 mod hostile_files;
