@@ -1,26 +1,32 @@
 #!/usr/bin/env bash
-# What watching a run costs the runner: a fleet of 1,000 devices × 20
-# msg/s (20,000 QoS 1 messages/s) against a Mosquitto started here on a
-# free loopback port (so the broker's CPU is not the runner's), run N times
-# in each of three ways, interleaved (plain, served, polled, plain, …):
+# What watching a run costs the runner: a fleet of 1,000 devices at RATE
+# QoS 1 messages/s in all (default 20,000) against a Mosquitto started here
+# on a free loopback port (so the broker's CPU is not the runner's), run N
+# times in each of three ways:
 #
 #   plain   expc run SPEC
 #   served  expc run SPEC --metrics PORT --watch     (nobody asks)
 #   polled  the same, with /metrics scraped every second and the watch
 #           page's state fetched every 3 s (as Prometheus and an open page do)
 #
-# and prints each run's runner CPU (the fleet's `runner_cpu_ratio`: the
-# expc process's CPU, every thread, over the fleet's wall time, in cores)
-# and CPU per message, then the mean of each way and its difference from
-# plain, in % of a core. Runs land in a temporary directory, removed after.
+# The order rotates every round (plain served polled, served polled plain,
+# polled plain served, …) so that a drift of the machine over a round does
+# not land on one way. Each run prints the runner's CPU (the fleet's
+# `runner_cpu_ratio`: the expc process's CPU, every thread, over the
+# fleet's wall time, in cores), its CPU per message, and, for served and
+# polled, the CPU of the watch process (`expc watch --for-run`, nice 19)
+# over the same run. The summary gives min / median / max of each way and
+# the median of the per-round differences from plain, in % of a core.
+# Runs land in a temporary directory, removed after.
 #
-#   bench/watch-cost.sh            # 3 rounds of 20 s trials
-#   bench/watch-cost.sh 5          # 5 rounds
+#   bench/watch-cost.sh            # 3 rounds at 20,000 msg/s
+#   bench/watch-cost.sh 5 10000    # 5 rounds at 10,000 msg/s
 #   EXPC=target/debug/expc bench/watch-cost.sh 1   # a quick try of the script
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 rounds=${1:-3}
+rate=${2:-20000}
 
 # EXPC=path/to/expc measures that binary instead of a release build made here.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/expc/target}"
@@ -67,7 +73,7 @@ experiment "watch-cost" {
   duration = 20s
   fleet "sensors" {
     devices      = 1000
-    gap          = constant(50ms)
+    gap          = constant($((1000000000 / rate))us)
     qos          = 1
     connect_rate = 1000/s
     warmup       = 10%
@@ -89,15 +95,36 @@ poll() {
   done
 }
 
-run() { # WAY: one run, its runner CPU ratio and CPU per message on stdout
-  local way=$1 out="$work/runs-$1" log="$work/log-$1" args=()
-  rm -rf "$out"
+# Prints, when the watch process of the run logging to $1 ends, the CPU it
+# used (utime + stime, in seconds) as last seen in /proc.
+watch_cpu() {
+  local log=$1 pid="" ticks=0 hz
+  hz=$(getconf CLK_TCK)
+  for _ in $(seq 200); do
+    pid=$(pgrep -f -- "watch $work/runs-.*--for-run" | head -1 || true)
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  while [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; do
+    ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo "$ticks")
+    sleep 0.5
+  done
+  awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.3f\n", t / hz }' >"$log.watch"
+}
+
+run() { # WAY: one run; prints its runner CPU ratio, CPU per message, throughput, watch CPU (s)
+  local way=$1 out="$work/runs-$1" log="$work/log-$1" args=() watcher=""
+  rm -rf "$out" "$log.watch"
   if [ "$way" != plain ]; then
     metrics=$(free_port 19184)
     args=(--metrics "$metrics" --watch)
   fi
   "$expc" run "$work/cost.exp" --out "$out" ${args[@]+"${args[@]}"} >"$log.out" 2>"$log" &
   local pid=$!
+  if [ "$way" != plain ]; then
+    watch_cpu "$log" &
+    watcher=$!
+  fi
   if [ "$way" = polled ]; then
     local url=""
     for _ in $(seq 100); do
@@ -114,24 +141,37 @@ run() { # WAY: one run, its runner CPU ratio and CPU per message on stdout
     wait "$poller_pid" 2>/dev/null || true
     poller_pid=""
   fi
-  jq -r '.trials[0].metrics | "\(.["sensors.runner_cpu_ratio"]) \(.["sensors.runner_cpu_per_message"]) \(.["sensors.throughput"])"' \
+  local watch="-"
+  if [ -n "$watcher" ]; then
+    wait "$watcher" || true
+    watch=$(cat "$log.watch")
+  fi
+  jq -r --arg watch "$watch" '.trials[0].metrics | "\(.["sensors.runner_cpu_ratio"]) \(.["sensors.runner_cpu_per_message"]) \(.["sensors.throughput"]) \($watch)"' \
     "$out"/watch-cost/*/manifest.json
 }
 
-declare -A sum
-for way in plain served polled; do sum[$way]=0; done
-printf '%-7s %-6s %14s %18s %12s\n' way round "runner CPU" "CPU per message" "msg/s"
+# min / median / max of the numbers on stdin
+stats() { sort -g | awk '{v[NR] = $1} END { printf "%.4f / %.4f / %.4f", v[1], (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[NR] }'; }
+
+ways=(plain served polled)
+declare -A ratios
+printf '%-7s %-6s %14s %18s %12s %12s\n' way round "runner CPU" "CPU per message" "msg/s" "watch CPU"
 for round in $(seq "$rounds"); do
-  for way in plain served polled; do
-    read -r ratio per_message throughput < <(run "$way")
-    printf '%-7s %-6s %11.4f cores %15.2f µs %12.0f\n' "$way" "$round" "$ratio" \
-      "$(awk -v n="$per_message" 'BEGIN { print n / 1000 }')" "$throughput"
-    sum[$way]=$(awk -v a="${sum[$way]}" -v b="$ratio" 'BEGIN { print a + b }')
+  for i in 0 1 2; do
+    way=${ways[$(((round - 1 + i) % 3))]}
+    read -r ratio per_message throughput watch < <(run "$way")
+    printf '%-7s %-6s %11.4f cores %15.2f µs %12.0f %10s s\n' "$way" "$round" "$ratio" \
+      "$(awk -v n="$per_message" 'BEGIN { print n / 1000 }')" "$throughput" "$watch"
+    ratios[$way,$round]=$ratio
   done
 done
 echo
+echo "$rounds rounds at $rate msg/s, load $(cut -d' ' -f1-3 /proc/loadavg) at the end"
 for way in plain served polled; do
-  mean=$(awk -v s="${sum[$way]}" -v n="$rounds" 'BEGIN { print s / n }')
-  extra=$(awk -v s="${sum[$way]}" -v p="${sum[plain]}" -v n="$rounds" 'BEGIN { printf "%+.2f", (s - p) / n * 100 }')
-  printf '%-7s mean runner CPU %.4f cores (%s %% of a core against plain)\n' "$way" "$mean" "$extra"
+  values=$(for round in $(seq "$rounds"); do echo "${ratios[$way,$round]}"; done)
+  extra=$(for round in $(seq "$rounds"); do
+    awk -v a="${ratios[$way,$round]}" -v p="${ratios[plain,$round]}" 'BEGIN { print (a - p) * 100 }'
+  done | stats)
+  printf '%-7s runner CPU min/median/max %s cores; against plain, per round: %s %% of a core\n' \
+    "$way" "$(stats <<<"$values")" "$extra"
 done

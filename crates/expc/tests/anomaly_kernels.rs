@@ -14,16 +14,14 @@
 // Helpers outside #[test] functions unwrap too: a failed setup should fail the test loudly.
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::wait_for;
+use crate::common::wait_for;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, MutexGuard};
 use std::thread::sleep;
 use std::time::{Duration, Instant};
 
@@ -35,8 +33,7 @@ const GRACE: Duration = Duration::from_secs(3);
 
 /// The kernels compete for the machine's cores; one test at a time keeps the bands meaningful.
 fn serial() -> MutexGuard<'static, ()> {
-    static SERIAL: Mutex<()> = Mutex::new(());
-    SERIAL.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::common::one_at_a_time()
 }
 
 fn launcher() -> Launcher {

@@ -4,9 +4,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
-use common::{expc, run_dir, text, Mosquitto, Scratch};
+use crate::common::{expc, run_dir, text, Mosquitto, Scratch};
 use exp_results::manifest::Manifest;
 
 fn run(scratch: &Scratch, name: &str, broker: &str) -> Manifest {

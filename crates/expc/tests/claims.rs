@@ -7,12 +7,12 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{expc, run_dir, text, Scratch};
+use crate::common::{expc, run_dir, text, Scratch};
 use exp_results::claims::ClaimVerdict;
 use exp_results::manifest::{Manifest, TrialStatus};
 

@@ -3,12 +3,10 @@
 //! by their extension and run like JSON ones, and a language reference that
 //! lists every command.
 
-mod common;
-
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use common::{expc, text, Scratch};
+use crate::common::{expc, text, Scratch};
 
 const FIRST_FLEET: &str = "examples/01-first-fleet.exp";
 

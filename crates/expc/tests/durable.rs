@@ -5,14 +5,15 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use common::{expc, files, read_parquet, rows_by_trial, run_dir, spawn_run, text, u64_values, wait_for, Scratch};
+use crate::common::{
+    expc, files, measured_rows_by_trial, read_parquet, rows_by_trial, run_dir, spawn_run, text, u64_values, wait_for,
+    Scratch,
+};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
 
@@ -133,7 +134,7 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
         .output()
         .unwrap();
     assert!(output.status.success(), "{}", text(&output));
-    let reference = rows_by_trial(&run_dir(&reference_out).unwrap());
+    let reference = measured_rows_by_trial(&run_dir(&reference_out).unwrap());
 
     let out = scratch.0.join("runs");
     let mut child: Child = spawn_run(&spec, &out);
@@ -180,7 +181,7 @@ fn kill_9_keeps_what_was_measured_and_resume_completes_the_run() {
         matches!(attempt, [a] if a.status == TrialStatus::Crashed && a.files.is_some()),
         "{attempt:?}"
     );
-    let rows = rows_by_trial(&dir);
+    let rows = measured_rows_by_trial(&dir);
     assert_eq!(
         rows.keys().collect::<Vec<_>>(),
         reference.keys().collect::<Vec<_>>(),

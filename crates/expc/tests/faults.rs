@@ -5,7 +5,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::net::TcpListener;
@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expc, run_dir, signal, spawn_run, text, Scratch};
+use crate::common::{expc, run_dir, signal, spawn_run, text, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 
 /// Waits for the child to exit; kills it and fails after `limit`, saying

@@ -7,19 +7,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use common::{read_parquet, run_dir, spawn_run_captured, Mosquitto, Scratch};
+use crate::common::{read_parquet, run_dir, spawn_run_captured, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 use exp_results::open_run;
-
-/// One at a time: the hogs would disturb the other test's fleet.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 const DEVICES: u64 = 200;
 const MESSAGES: u64 = 100;
@@ -196,7 +190,8 @@ fn assert_contended_agrees(o: &Outcome) {
 
 #[test]
 fn a_fleet_beside_cpu_hogs_keeps_every_row_and_bounded_memory() {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    // One at a time: the hogs would disturb another test's fleet.
+    let _serial = crate::common::one_at_a_time();
     let scratch = Scratch::new("contention-hogs");
     let mosquitto = Mosquitto::start(&scratch.0);
     let hogs = Hogs::start();
@@ -239,7 +234,8 @@ fn a_fleet_beside_cpu_hogs_keeps_every_row_and_bounded_memory() {
 /// broker reads again: no row dropped, the trial marked contended.
 #[test]
 fn a_stalled_broker_makes_sends_late_not_lost() {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    // One at a time: the hogs would disturb another test's fleet.
+    let _serial = crate::common::one_at_a_time();
     let scratch = Scratch::new("contention-stall");
     let mosquitto = Mosquitto::start(&scratch.0);
     let o = run_fleet(&scratch, &mosquitto, 5, || {

@@ -5,13 +5,11 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::time::{Duration, Instant};
 
-use common::{spawn_run_captured, Mosquitto, Scratch};
+use crate::common::{spawn_run_captured, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;
 use polars::prelude::{DataFrame, ParquetReader, SerReader};

@@ -7,13 +7,11 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{run_dir, text, trial_frames, u64_values, Scratch};
+use crate::common::{run_dir, text, trial_frames, u64_values, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 
 const DEVICES: u64 = 500;

@@ -3,11 +3,11 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::process::Command;
 
-use common::{Mosquitto, Scratch};
+use crate::common::{Mosquitto, Scratch};
 use exp_report::{summarize, RunSummary};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;

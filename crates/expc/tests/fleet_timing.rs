@@ -8,12 +8,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::process::{Command, Output};
-use std::sync::{Mutex, PoisonError};
 
-use common::Scratch;
+use crate::common::Scratch;
 use serde_json::Value;
 
 const DEVICES: u64 = 100;
@@ -34,14 +31,12 @@ fn expc(args: &[&std::ffi::OsStr]) -> Output {
     output
 }
 
-/// One fleet at a time: two debug-build fleets of 100 devices sharing two
-/// cores pushed send lateness to a p99 of 31 ms, which squeezed gaps to
-/// 0.1 ms and made the KS test reject the (correct) schedule.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `gap` for 100 devices × 31 messages and returns the fleet's report.
 fn run_gaps(name: &str, gap: &str) -> Value {
-    let _serial = ONE_AT_A_TIME.lock().unwrap_or_else(PoisonError::into_inner);
+    // One fleet at a time: two debug-build fleets of 100 devices sharing two
+    // cores pushed send lateness to a p99 of 31 ms, which squeezed gaps to
+    // 0.1 ms and made the KS test reject the (correct) schedule.
+    let _serial = crate::common::one_at_a_time();
     let scratch = Scratch::new(&format!("timing-{name}"));
     let spec = scratch.0.join("spec.exp");
     std::fs::write(

@@ -4,12 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use common::{Mosquitto, Scratch};
+use crate::common::{Mosquitto, Scratch};
 
 use exp_report::summarize;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};

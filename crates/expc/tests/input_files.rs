@@ -9,11 +9,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod hostile_files;
-
 use std::time::Duration;
 
-use hostile_files::{assert_refused, devices, expc, expc_within, fifo, link, p, sparse, Scratch};
+use crate::hostile_files::{assert_refused, devices, expc, expc_within, fifo, link, p, sparse, Scratch};
 
 /// Longest any refusal may take: an open that blocks is caught here.
 const REFUSED_WITHIN: Duration = Duration::from_secs(30);

@@ -5,15 +5,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{expc, run_dir, text, trial_frames, u64_values, wait_for, Scratch};
+use crate::common::{expc, run_dir, text, trial_frames, u64_values, wait_for, Scratch};
 
 const PROMETHEUS: &str = "/usr/bin/prometheus";
 

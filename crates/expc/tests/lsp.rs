@@ -5,11 +5,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod lsp_client;
-
 use std::process::Command;
 
-use lsp_client::{labels, range, repo, uri, Client, Scratch};
+use crate::lsp_client::{labels, range, repo, uri, Client, Scratch};
 use serde_json::{json, Value};
 
 /// Three mistakes, each in its own block.

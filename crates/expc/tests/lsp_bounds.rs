@@ -8,11 +8,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod lsp_client;
-
 use std::time::Duration;
 
-use lsp_client::{range, uri, Client, Scratch};
+use crate::lsp_client::{range, uri, Client, Scratch};
 use serde_json::{json, Value};
 
 /// A hang guard for the large documents (a debug build on a loaded 2-core

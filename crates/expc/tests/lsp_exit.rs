@@ -2,9 +2,7 @@
 //! `exit` follows `shutdown` and 1 when it does not (a client that dies
 //! midway; it used to be 0 either way).
 
-mod lsp_client;
-
-use lsp_client::{Client, Scratch};
+use crate::lsp_client::{Client, Scratch};
 
 #[test]
 fn exit_without_shutdown_ends_with_code_1() {

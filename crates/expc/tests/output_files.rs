@@ -9,12 +9,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod hostile_files;
-
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use hostile_files::{
+use crate::hostile_files::{
     assert_refused, devices, expc, expc_within, fifo, is_char_device, is_fifo, is_symlink, link, p, Scratch,
 };
 

@@ -5,14 +5,14 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Output, Stdio};
 use std::time::Duration;
 
-use common::{expc, signal, text, wait_for, Scratch};
+use crate::common::{expc, signal, text, wait_for, Scratch};
 
 /// Four short trials of an anomaly (`repeat = 4`): nothing to split but trials.
 const SPEC: &str = r#"experiment "parts" {

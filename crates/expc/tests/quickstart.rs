@@ -6,12 +6,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::Scratch;
+use crate::common::Scratch;
 
 const COMMAND: &str = "cargo run --release -p expc -- run examples/quickstart.exp";
 const REPORT_COMMAND: &str = r#"cargo run --release -p expc -- report "$(ls -d runs/quickstart/*/ | tail -1)" --html"#;

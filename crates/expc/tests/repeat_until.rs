@@ -7,12 +7,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::PathBuf;
 use std::process::Output;
 
-use common::{expc, run_dir, trial_frames, u64_values};
+use crate::common::{expc, run_dir, trial_frames, u64_values};
 use exp_plan::{Plan, Statistic, StopRule};
 use exp_results::manifest::{Manifest, TrialStatus};
 use exp_results::validity;

@@ -6,11 +6,9 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{expc, run_dir, text, Scratch};
+use crate::common::{expc, run_dir, text, Scratch};
 use serde_json::Value;
 
 /// A CPU hog at two levels, listed out of order, three repetitions each.

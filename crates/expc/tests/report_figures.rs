@@ -6,15 +6,10 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-#[path = "../../exp-report/tests/svg_probe.rs"]
-mod svg_probe;
-
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
-use common::{expc, run_dir, text, trial_frames, u64_values, Scratch};
-use svg_probe::{Svg, SERIES_COLOURS};
+use crate::common::{expc, run_dir, text, trial_frames, u64_values, Scratch};
+use crate::svg_probe::{Svg, SERIES_COLOURS};
 
 /// A fleet beside a CPU anomaly in the middle of the trial, with the monitor.
 const FLEET_SPEC: &str = r#"
@@ -86,9 +81,6 @@ experiment "report-traffic" {
 }
 "#;
 
-/// Runs that load the CPU must not overlap: one run at a time.
-static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `spec` in `scratch/NAME` and returns its run directory.
 fn run(scratch: &Scratch, name: &str, spec: &str, extra: &[&str]) -> PathBuf {
     run_with_claims(scratch, name, spec, extra, &[0])
@@ -97,7 +89,8 @@ fn run(scratch: &Scratch, name: &str, spec: &str, extra: &[&str]) -> PathBuf {
 /// `run`, where the claims' verdicts may give the exit status (`codes`:
 /// those accepted).
 fn run_with_claims(scratch: &Scratch, name: &str, spec: &str, extra: &[&str], codes: &[i32]) -> PathBuf {
-    let _one = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // Runs that load the CPU must not overlap.
+    let _one = crate::common::one_at_a_time();
     let spec_path = scratch.0.join(format!("{name}.exp"));
     std::fs::write(&spec_path, spec).unwrap();
     let out = scratch.0.join(name);

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Mutex;
 
 const SPEC: &str = r#"
 experiment "report-mqtt" {
@@ -39,10 +38,6 @@ experiment "report-phases" {
 }
 "#;
 
-/// Held by each test while it runs a trial: the CPU anomaly of one must
-/// not disturb the timing of the other.
-static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// A scratch directory of one test, removed when dropped.
 struct Scratch(PathBuf);
 
@@ -59,7 +54,8 @@ impl Scratch {
         let path = self.0.join("spec.exp");
         std::fs::write(&path, spec).unwrap();
         let out = self.0.join("runs");
-        let _alone = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        // The CPU anomaly of one run must not disturb the timing of another.
+        let _alone = crate::common::one_at_a_time();
         expc(&["run".as_ref(), path.as_os_str(), "--out".as_ref(), out.as_os_str()]);
         run_dir(&out, experiment)
     }

@@ -7,12 +7,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{expc, run_dir};
+use crate::common::{expc, run_dir};
 use serde_json::Value;
 
 /// A scratch directory of one test, removed when dropped.

@@ -7,13 +7,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::sync::Mutex;
 
-use common::{expc, text, Scratch};
+use crate::common::{expc, text, Scratch};
 
 /// Two trials of a small fleet, with a monitor.
 const FLEET: &str = r#"
@@ -62,15 +59,13 @@ fn anomaly(name: &str, monitor: bool) -> String {
         .replace("MONITOR", if monitor { "monitor { interval = 200ms }" } else { "" })
 }
 
-/// One run at a time: the anomaly must not disturb the fleet's trials.
-static ONE_RUN_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `spec` under `scratch`; the run directory.
 fn run(scratch: &Scratch, spec: &str, experiment: &str) -> PathBuf {
     let path = scratch.0.join(format!("{experiment}.exp"));
     std::fs::write(&path, spec).unwrap();
     let out = scratch.0.join("runs");
-    let _alone = ONE_RUN_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    // The anomaly must not disturb another test's fleet.
+    let _alone = crate::common::one_at_a_time();
     let output = expc()
         .arg("run")
         .arg(&path)

@@ -5,10 +5,9 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+
+mod common;
 
 use common::{expc, run_dir};
 use exp_results::claims::ClaimVerdict;
@@ -55,13 +54,11 @@ fn every_reproduction_is_run_here() {
     }
 }
 
-/// One reproduction at a time: run side by side, their loads (anomalies,
-/// bulk transfers, a fleet) would be each other's contention.
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
-
 /// Runs `spec` and returns its manifest after checking the run ended well.
 fn run(spec: &str, options: &[&str]) -> Manifest {
-    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    // Side by side, the reproductions' loads (anomalies, bulk transfers, a
+    // fleet) would be each other's contention.
+    let _turn = common::one_at_a_time();
     let out = std::env::temp_dir().join(format!("expc-repro-{}-{}", spec, std::process::id()));
     let _ = std::fs::remove_dir_all(&out);
     let output = expc()

@@ -7,14 +7,12 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::Duration;
 
-use common::{
+use crate::common::{
     expc, files, read_parquet, rows_by_trial, run_dir, spawn_run, spawn_run_captured, text, wait_for, Scratch,
 };
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};

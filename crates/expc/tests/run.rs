@@ -5,13 +5,13 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
 
-use common::{run_dir, signal, wait_for};
+use crate::common::{run_dir, signal, wait_for};
 use exp_report::summarize;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;

@@ -4,12 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use common::{expc, run_dir};
+use crate::common::{expc, run_dir};
 use exp_plan::Plan;
 use exp_results::manifest::{Manifest, TrialStatus};
 

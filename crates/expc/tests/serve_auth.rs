@@ -7,9 +7,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
-use common::files;
+use crate::common::files;
 
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddr;

@@ -7,13 +7,11 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::rows::assert_split_matches_whole;
-use common::{expc, rows_by_trial, text, trial_frames, u64_values, Scratch};
+use crate::common::rows::assert_split_matches_whole;
+use crate::common::{expc, measured_rows_by_trial, text, trial_frames, u64_values, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use polars::prelude::DataFrame;
 
@@ -151,7 +149,7 @@ fn a_study_runs_on_slurm_as_shards_and_split_across_tasks() {
     };
     assert_eq!(trials(&merged), trials(&alone));
     assert!(merged.trials.iter().all(|t| t.status == TrialStatus::Complete));
-    let (sharded_rows, local_rows) = (rows_by_trial(&sharded), rows_by_trial(&local_dir));
+    let (sharded_rows, local_rows) = (measured_rows_by_trial(&sharded), measured_rows_by_trial(&local_dir));
     assert_eq!(
         sharded_rows.keys().collect::<Vec<_>>(),
         local_rows.keys().collect::<Vec<_>>(),

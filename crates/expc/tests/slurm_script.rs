@@ -6,12 +6,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::{expc, text, Scratch};
+use crate::common::{expc, text, Scratch};
 
 const SPEC: &str = r#"
 experiment "sbatch" {

@@ -7,11 +7,11 @@
 //! `cargo run -p expc -- test specs examples --accept` and commit the
 //! snapshots with the change.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::{expc, text};
+use crate::common::{expc, text};
 
 #[test]
 fn the_spec_library_and_the_examples_pass_expc_test() {

@@ -8,14 +8,14 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::rows::assert_split_matches_whole;
-use common::{expc, text, trial_frames, u64_values, wait_for, Scratch};
+use crate::common::rows::assert_split_matches_whole;
+use crate::common::{expc, text, trial_frames, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus};
 
 fn spec(corpus: &Path) -> String {

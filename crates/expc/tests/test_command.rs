@@ -4,12 +4,10 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
 use std::path::Path;
 use std::process::Output;
 
-use common::{expc, text, Scratch};
+use crate::common::{expc, text, Scratch};
 
 /// A module of presets and a spec that sweeps over one of them.
 const PRESETS: &str = "\

@@ -7,9 +7,7 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
-use common::{expc, run_dir, text, trial_frames, Scratch};
+use crate::common::{expc, run_dir, text, trial_frames, Scratch};
 use exp_results::manifest::Manifest;
 
 const SPEC: &str = r#"

@@ -17,9 +17,7 @@
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
-mod common;
-
-use common::run_dir;
+use crate::common::run_dir;
 
 use std::path::PathBuf;
 use std::process::Command;

@@ -7,12 +7,12 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use common::{expc, run_dir, signal, spawn_run_captured, text, trial_frames, wait_for, Scratch};
+use crate::common::{expc, run_dir, signal, spawn_run_captured, text, trial_frames, wait_for, Scratch};
 use exp_results::manifest::Manifest;
 use exp_results::validity::Verdict;
 use polars::prelude::DataFrame;

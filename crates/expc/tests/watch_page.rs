@@ -6,15 +6,13 @@
 
 #![allow(clippy::unwrap_used)]
 
-mod common;
-
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{expc, text, wait_for, Scratch};
+use crate::common::{expc, text, wait_for, Scratch};
 
 const SPEC: &str = r#"
 experiment "watch-page" {

@@ -8,6 +8,7 @@ use std::fs::File;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use polars::prelude::{DataFrame, ParquetReader, SerReader};
@@ -52,6 +53,14 @@ pub fn spawn_run_captured(spec: &Path, out: &Path) -> Child {
 pub fn run_dir(out: &Path) -> Option<PathBuf> {
     let experiment = std::fs::read_dir(out).ok()?.flatten().next()?.path();
     std::fs::read_dir(experiment).ok()?.flatten().next().map(|e| e.path())
+}
+
+/// Taken by every test that loads the machine or measures timing (anomaly
+/// kernels, fleets beside hogs, the reproductions, runs whose figures show
+/// an anomaly): in the one test binary they never run beside each other.
+pub fn one_at_a_time() -> MutexGuard<'static, ()> {
+    static TURN: Mutex<()> = Mutex::new(());
+    TURN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Polls `probe` every 50 ms until it answers; fails after `timeout`.
@@ -137,6 +146,15 @@ pub fn rows_by_trial(dir: &Path) -> BTreeMap<(String, u32), usize> {
         let trial: u32 = parts[1].strip_prefix("trial=").unwrap().parse().unwrap();
         *rows.entry((parts[0].clone(), trial)).or_default() += read_parquet(&path).height();
     }
+    rows
+}
+
+/// As [`rows_by_trial`], without `trial_validity`: its findings audit the
+/// host while the trial ran (steal, neighbours' CPU), so two runs of the
+/// same plan may differ there and only there.
+pub fn measured_rows_by_trial(dir: &Path) -> BTreeMap<(String, u32), usize> {
+    let mut rows = rows_by_trial(dir);
+    rows.retain(|(table, _), _| table != "trial_validity");
     rows
 }
 
