@@ -14,9 +14,12 @@
 # not land on one way. Each run prints the runner's CPU (the fleet's
 # `runner_cpu_ratio`: the expc process's CPU, every thread, over the
 # fleet's wall time, in cores), its CPU per message, and, for served and
-# polled, the CPU of the watch process (`expc watch --for-run`, nice 19)
-# over the same run. The summary gives min / median / max of each way and
-# the median of the per-round differences from plain, in % of a core.
+# polled, the CPU of the runner's serving threads (`expc-metrics`,
+# `expc-watch-start`) and of the watch process (`expc watch --for-run`,
+# nice 19, a process of its own) over the same run. The summary gives
+# min / median / max of each way, of the per-round differences from plain
+# (the whole process, with its run-to-run spread) and of the serving
+# threads' own CPU (the extra measured where it is spent), in % of a core.
 # Runs land in a temporary directory, removed after.
 #
 #   bench/watch-cost.sh            # 3 rounds at 20,000 msg/s
@@ -95,21 +98,29 @@ poll() {
   done
 }
 
-# Prints, when the watch process of the run logging to $1 ends, the CPU it
-# used (utime + stime, in seconds) as last seen in /proc.
-watch_cpu() {
-  local log=$1 pid="" ticks=0 hz
+# Follows the run whose runner is $2 until it ends, then writes to $1.watch
+# the CPU seconds (utime + stime, as last seen in /proc) of (1) the runner's
+# serving threads (`expc-metrics`, `expc-watch-start`: what --metrics and
+# --watch add to the runner itself) and (2) the watch process
+# (`expc watch --for-run`, nice 19, a process of its own).
+serving_cpu() {
+  local log=$1 runner=$2 child="" threads=0 watch=0 hz
   hz=$(getconf CLK_TCK)
-  for _ in $(seq 200); do
-    pid=$(pgrep -f -- "watch $work/runs-.*--for-run" | head -1 || true)
-    [ -n "$pid" ] && break
-    sleep 0.1
-  done
-  while [ -n "$pid" ] && [ -r "/proc/$pid/stat" ]; do
-    ticks=$(awk '{print $14 + $15}' "/proc/$pid/stat" 2>/dev/null || echo "$ticks")
+  while kill -0 "$runner" 2>/dev/null; do
+    local sum=0
+    for task in /proc/"$runner"/task/*; do
+      case $(cat "$task/comm" 2>/dev/null) in
+        expc-metrics | expc-watch-star) sum=$((sum + $(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0))) ;;
+      esac
+    done
+    [ "$sum" -gt "$threads" ] && threads=$sum
+    [ -n "$child" ] || child=$(pgrep -f -- "watch $work/runs-.*--for-run" | head -1 || true)
+    if [ -n "$child" ] && [ -r "/proc/$child/stat" ]; then
+      watch=$(awk '{print $14 + $15}' "/proc/$child/stat" 2>/dev/null || echo "$watch")
+    fi
     sleep 0.5
   done
-  awk -v t="$ticks" -v hz="$hz" 'BEGIN { printf "%.3f\n", t / hz }' >"$log.watch"
+  awk -v t="$threads" -v w="$watch" -v hz="$hz" 'BEGIN { printf "%.3f %.3f\n", t / hz, w / hz }' >"$log.watch"
 }
 
 run() { # WAY: one run; prints its runner CPU ratio, CPU per message, throughput, watch CPU (s)
@@ -122,7 +133,7 @@ run() { # WAY: one run; prints its runner CPU ratio, CPU per message, throughput
   "$expc" run "$work/cost.exp" --out "$out" ${args[@]+"${args[@]}"} >"$log.out" 2>"$log" &
   local pid=$!
   if [ "$way" != plain ]; then
-    watch_cpu "$log" &
+    serving_cpu "$log" "$pid" &
     watcher=$!
   fi
   if [ "$way" = polled ]; then
@@ -141,12 +152,12 @@ run() { # WAY: one run; prints its runner CPU ratio, CPU per message, throughput
     wait "$poller_pid" 2>/dev/null || true
     poller_pid=""
   fi
-  local watch="-"
+  local serving="- -"
   if [ -n "$watcher" ]; then
     wait "$watcher" || true
-    watch=$(cat "$log.watch")
+    serving=$(cat "$log.watch")
   fi
-  jq -r --arg watch "$watch" '.trials[0].metrics | "\(.["sensors.runner_cpu_ratio"]) \(.["sensors.runner_cpu_per_message"]) \(.["sensors.throughput"]) \($watch)"' \
+  jq -r --arg serving "$serving" '.trials[0].metrics | "\(.["sensors.runner_cpu_ratio"]) \(.["sensors.runner_cpu_per_message"]) \(.["sensors.throughput"]) \($serving)"' \
     "$out"/watch-cost/*/manifest.json
 }
 
@@ -154,15 +165,16 @@ run() { # WAY: one run; prints its runner CPU ratio, CPU per message, throughput
 stats() { sort -g | awk '{v[NR] = $1} END { printf "%.4f / %.4f / %.4f", v[1], (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2), v[NR] }'; }
 
 ways=(plain served polled)
-declare -A ratios
-printf '%-7s %-6s %14s %18s %12s %12s\n' way round "runner CPU" "CPU per message" "msg/s" "watch CPU"
+declare -A ratios threads
+printf '%-7s %-6s %14s %16s %8s %16s %12s\n' way round "runner CPU" "CPU per message" "msg/s" "serving threads" "watch proc."
 for round in $(seq "$rounds"); do
   for i in 0 1 2; do
     way=${ways[$(((round - 1 + i) % 3))]}
-    read -r ratio per_message throughput watch < <(run "$way")
-    printf '%-7s %-6s %11.4f cores %15.2f µs %12.0f %10s s\n' "$way" "$round" "$ratio" \
-      "$(awk -v n="$per_message" 'BEGIN { print n / 1000 }')" "$throughput" "$watch"
+    read -r ratio per_message throughput thread_s watch_s < <(run "$way")
+    printf '%-7s %-6s %11.4f cores %13.2f µs %8.0f %14s s %10s s\n' "$way" "$round" "$ratio" \
+      "$(awk -v n="$per_message" 'BEGIN { print n / 1000 }')" "$throughput" "$thread_s" "$watch_s"
     ratios[$way,$round]=$ratio
+    threads[$way,$round]=$thread_s
   done
 done
 echo
@@ -174,4 +186,13 @@ for way in plain served polled; do
   done | stats)
   printf '%-7s runner CPU min/median/max %s cores; against plain, per round: %s %% of a core\n' \
     "$way" "$(stats <<<"$values")" "$extra"
+done
+# What the serving threads themselves took: the runner's extra CPU measured
+# where it is spent, free of the run-to-run spread of the whole process.
+for way in served polled; do
+  share=$(for round in $(seq "$rounds"); do
+    awk -v t="${threads[$way,$round]}" 'BEGIN { print t / 20 * 100 }'
+  done | stats)
+  printf '%-7s serving threads min/median/max %s %% of a core (their CPU over the 20 s trial; the kernel counts it in ticks of %s ms)\n' \
+    "$way" "$share" "$((1000 / $(getconf CLK_TCK)))"
 done
