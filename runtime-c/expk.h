@@ -182,6 +182,30 @@ static inline void expk_fill_random(void *buf, size_t n, uint64_t *state) {
     }
 }
 
+/* expk_fill_random in slices of EXPK_FILL_SLICE bytes with a look at the stop
+ * flag and deadline between them, so filling a buffer larger than the window
+ * (cachecopy sized for 4 × a large L3) ends with the window instead of
+ * overrunning it. Adds the bytes written to `written` unless it is NULL.
+ * Returns 1 when told to stop before the buffer was full, 0 otherwise. */
+#define EXPK_FILL_SLICE (1u << 20)
+
+static inline int expk_fill_random_until_stopped(const struct expk_ctx *ctx, void *buf, size_t n, uint64_t *state,
+                                                 _Atomic uint64_t *written) {
+    unsigned char *p = buf;
+    for (size_t done = 0; done < n;) {
+        if (expk_stopped(ctx)) {
+            return 1;
+        }
+        size_t slice = n - done < EXPK_FILL_SLICE ? n - done : EXPK_FILL_SLICE;
+        expk_fill_random(p + done, slice, state);
+        done += slice;
+        if (written != NULL) {
+            expk_add(written, slice);
+        }
+    }
+    return 0;
+}
+
 /* A duty cycle: busy for `rate` of every `period_ns`, asleep for the rest.
  * Periods are laid on an absolute grid so sleep overshoot does not add up. */
 struct expk_duty {

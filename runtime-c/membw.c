@@ -111,8 +111,14 @@ int expk_membw(const struct expk_ctx *ctx, uint64_t buffer_bytes, double rate, u
         return ENOMEM;
     }
     uint64_t state = expk_seed_state(ctx->seed);
-    expk_fill_random(src, matrix, &state);
-    memset(dst, 0, matrix); /* fault the pages in now, not inside the timed loop */
+    /* Fault the pages in now, not inside the timed loop; a fill longer than
+     * the window ends with it. Not counted: the counters are dst's streamed bytes. */
+    if (expk_fill_random_until_stopped(ctx, src, matrix, &state, NULL) ||
+        expk_fill_random_until_stopped(ctx, dst, matrix, &state, NULL)) {
+        free(src);
+        free(dst);
+        return 0;
+    }
 
     if (!(rate > 0.0)) {
         expk_hold(ctx);

@@ -99,6 +99,18 @@ fn cachecopy_copies_whole_arrays() {
 }
 
 #[test]
+fn cachecopy_fill_ends_with_its_window_and_counts_as_written() {
+    // Two 512 MiB arrays cannot be filled in 10 ms: the window ends inside
+    // the fill, which stops there and reports what it wrote (not 0, V0301).
+    let array = 512 * MIB;
+    let (result, counters, _) = run(10, |ctx| ffi::cachecopy(ctx, array, 1.0, 10_000_000));
+    result.unwrap();
+    assert_eq!(counters.iterations, 0, "{counters:?}");
+    assert!(counters.bytes > 0, "{counters:?}");
+    assert!(counters.bytes < 2 * array, "stopped inside the fill: {counters:?}");
+}
+
+#[test]
 fn membw_transposes_with_streaming_stores() {
     let (result, counters, elapsed) = run(300, |ctx| ffi::membw(ctx, 4 * MIB, 1.0, 10_000_000));
     result.unwrap();
