@@ -126,6 +126,7 @@ pub(crate) fn row_metric<'m>(kind: &str, metric: &'m str) -> Option<RowMetric<'m
         ("anomaly", "achieved_utilization") => anomaly("achieved_utilization_pct", 0.01),
         ("anomaly", "cpu_time") => anomaly("cpu_time_ns", 1.0),
         ("anomaly", "peak_rss") => anomaly("peak_rss_bytes", 1.0),
+        // kind-list: row metrics
         _ => return None,
     })
 }

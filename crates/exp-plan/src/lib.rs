@@ -43,6 +43,10 @@ pub use sweep::{value_indices, variant_index, Combinations};
 pub use values::{display_quantity, RangeUnit, ValueRange, Values};
 pub use workload::*;
 
+// Kinds added by `cargo xtask new-kind` keep their plan struct in a module
+// of their own, re-exported here like `workload.rs`'s.
+// kind-list: plan modules
+
 /// Bumped whenever the meaning or shape of the plan changes incompatibly.
 /// Version 2: parameters carry their values, workloads their variants;
 /// points and trials are derived, no longer listed. Version 3: properties

@@ -55,6 +55,7 @@ pub enum WorkloadConfig {
     Anomaly(Box<Anomaly>),
     Traffic(Box<Traffic>),
     Xml(Box<Xml>),
+    // kind-list: workload configs
 }
 
 impl WorkloadConfig {
@@ -65,6 +66,7 @@ impl WorkloadConfig {
             WorkloadConfig::Anomaly(_) => "anomaly",
             WorkloadConfig::Traffic(_) => "traffic",
             WorkloadConfig::Xml(_) => "xml",
+            // kind-list: kind names
         }
     }
 

@@ -59,6 +59,7 @@ fn table_of(kind: &str) -> Option<&'static str> {
         "anomaly" => TIMELINE_TABLE,
         "traffic" => CONNECTIONS_TABLE,
         "xml" => GENERATION_TABLE,
+        // kind-list: activity tables by kind
         _ => return None,
     })
 }

@@ -91,7 +91,7 @@ fn a_moved_run_directory_is_noticed_and_not_made_again() {
         run.record_trial(&manifest.trials[0]),
         run.write_manifest(&mut manifest),
         run.scratch_dir("x").map(|_| ()),
-        run.set_attempt_aside(0, 1).map(|_| ()),
+        run.set_attempt_aside(0, 1, &["xml"]).map(|_| ()),
     ] {
         assert!(matches!(refused, Err(ResultsError::RunDirMoved { .. })), "{refused:?}");
     }
@@ -142,7 +142,7 @@ fn an_attempt_directory_already_used_is_never_reused() {
 
     place("part-0.open.parquet");
     place("part-1.000000.parquet"); // another part's: not this writer's to move
-    let moved = run.set_attempt_aside(0, 1).unwrap().unwrap();
+    let moved = run.set_attempt_aside(0, 1, &["xml"]).unwrap().unwrap();
     assert_eq!(moved.dir, "attempts/trial=0/attempt-2");
     let attempt = |k: u32, file: &str| {
         fs::read_to_string(run.path().join(format!("attempts/trial=0/attempt-{k}/{file}"))).unwrap()
@@ -158,7 +158,7 @@ fn an_attempt_directory_already_used_is_never_reused() {
     // A second attempt of the same trial goes to the next directory.
     place("part-0.open.parquet");
     assert_eq!(
-        run.set_attempt_aside(0, 2).unwrap().unwrap().dir,
+        run.set_attempt_aside(0, 2, &["xml"]).unwrap().unwrap().dir,
         "attempts/trial=0/attempt-3"
     );
 }
@@ -179,7 +179,7 @@ fn table_files_that_cannot_be_read_are_counted_and_named() {
     assert_eq!(unreadable.len(), 1);
     assert!(unreadable[0].contains("trial=1/part-0.parquet"), "{unreadable:?}");
     // Set aside, it is moved like any other: never read, never lost.
-    let moved = run.set_attempt_aside(1, 1).unwrap().unwrap();
+    let moved = run.set_attempt_aside(1, 1, &["xml"]).unwrap().unwrap();
     assert_eq!(moved.moved, 1);
     assert!(run
         .path()

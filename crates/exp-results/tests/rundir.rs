@@ -322,8 +322,11 @@ fn an_attempt_is_set_aside_not_deleted() {
     let cut = run.tables_dir().join(".partial/events/trial=0");
     fs::create_dir_all(&cut).unwrap();
     fs::write(cut.join("part-0.open.parquet.tmp"), b"PAR1").unwrap();
-    assert!(run.set_attempt_aside(5, 1).unwrap().is_none(), "nothing of trial 5");
-    let moved = run.set_attempt_aside(0, 1).unwrap().unwrap();
+    assert!(
+        run.set_attempt_aside(5, 1, &["xml"]).unwrap().is_none(),
+        "nothing of trial 5"
+    );
+    let moved = run.set_attempt_aside(0, 1, &["xml"]).unwrap().unwrap();
     assert_eq!(moved.dir, "attempts/trial=0/attempt-1");
     assert_eq!(moved.moved, 1, "the finished file; the cut write is not data");
     assert!(!run.tables_dir().join("events/trial=0").exists());
@@ -352,7 +355,7 @@ fn a_part_sets_aside_its_own_files_only() {
     store.sink(&schema, 0, 0).write(common::rows(&schema, 0, 4)).unwrap();
     store.sink(&schema, 0, 1).write(common::rows(&schema, 0, 6)).unwrap();
     drop(store);
-    let moved = part1.set_attempt_aside(0, 1).unwrap().unwrap();
+    let moved = part1.set_attempt_aside(0, 1, &["xml"]).unwrap().unwrap();
     assert_eq!(moved.dir, "attempts/trial=0/attempt-1");
     let trial = part1.tables_dir().join("events/trial=0");
     assert_eq!(

@@ -4,14 +4,20 @@
 //! Every kind has the same shape: a directory `<kind>/` whose `mod.rs` runs
 //! it and whose `check.rs` holds its limits, preflight and needs; this file
 //! is the only one that reaches them by kind. Adding a kind adds an arm to
-//! each match here and a directory of its own (docs/architecture.md,
+//! each match here (before its `// kind-list:` marker, where `cargo xtask
+//! new-kind` inserts them) and a directory of its own (docs/architecture.md,
 //! "Adding a workload kind").
 
 use exp_plan::{Plan, Workload, WorkloadConfig};
 
 use crate::executor::{ExecError, WorkloadContext, WorkloadSummary};
 use crate::findings::{Finding, Host};
-use crate::{anomaly, fleet, traffic, xml};
+
+use crate::anomaly;
+use crate::fleet;
+use crate::traffic;
+use crate::xml;
+// kind-list: runtime imports
 
 /// Runs one workload with its kind's executor: blocking ones (anomalies
 /// supervise a child, xml generates documents) on a thread of their own,
@@ -25,7 +31,7 @@ pub(crate) async fn execute(context: WorkloadContext) -> Result<WorkloadSummary,
         WorkloadConfig::Xml(x) => tokio::task::spawn_blocking(move || {
             let out = context
                 .run_dir
-                .join("xml")
+                .join(xml::OUTPUT_DIR)
                 .join(xml::dir_name(&context.workload.name))
                 .join(format!("trial-{}", context.tables.trial));
             xml::run(&context, &x, &out)
@@ -33,6 +39,7 @@ pub(crate) async fn execute(context: WorkloadContext) -> Result<WorkloadSummary,
         .await
         .unwrap_or_else(|join| Err(ExecError::lost("xml thread", join))),
         WorkloadConfig::Traffic(t) => traffic::run(context, *t).await,
+        // kind-list: execute
     }
 }
 
@@ -44,6 +51,7 @@ pub(crate) fn preflight(workload: &Workload, host: &Host) -> Vec<Finding> {
         WorkloadConfig::Anomaly(anomaly) => anomaly::check::preflight(name, anomaly, host),
         WorkloadConfig::Traffic(traffic) => traffic::check::preflight(name, traffic, host),
         WorkloadConfig::Xml(xml) => xml::check::preflight(name, xml, host),
+        // kind-list: preflight
     }
 }
 
@@ -55,6 +63,7 @@ pub(crate) fn limits(name: &str, config: &WorkloadConfig) -> Vec<Finding> {
         WorkloadConfig::Anomaly(anomaly) => anomaly::check::limits(name, anomaly),
         WorkloadConfig::Traffic(traffic) => traffic::check::limits(name, traffic),
         WorkloadConfig::Xml(xml) => xml::check::limits(name, xml),
+        // kind-list: limits
     }
 }
 
@@ -64,6 +73,7 @@ pub(crate) fn scratch_need(workload: &Workload) -> u64 {
     match &workload.config {
         WorkloadConfig::Anomaly(anomaly) => anomaly::check::scratch_need(anomaly),
         WorkloadConfig::Fleet(_) | WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => 0,
+        // kind-list: scratch needs
     }
 }
 
@@ -73,8 +83,17 @@ pub(crate) fn memory_need(workload: &Workload) -> Option<u64> {
     match &workload.config {
         WorkloadConfig::Anomaly(anomaly) => anomaly::check::memory_need(anomaly),
         WorkloadConfig::Fleet(_) | WorkloadConfig::Traffic(_) | WorkloadConfig::Xml(_) => None,
+        // kind-list: memory needs
     }
 }
+
+/// Where kinds keep files of their own in the run directory, each as
+/// `<dir>/<workload>/trial-<n>/`: a trial run again (resumed, or replaced by
+/// `repeat until`) sets its earlier attempt's aside with its tables.
+pub(crate) const KEPT_OUTPUT_DIRS: &[&str] = &[
+    xml::OUTPUT_DIR,
+    // kind-list: kept output directories
+];
 
 /// Prepares what the kinds share across a plan's trials before the first
 /// starts: the embedded MQTT broker sized for the plan's largest fleet.
@@ -91,5 +110,6 @@ pub fn activity_table(config: &WorkloadConfig) -> &'static str {
         WorkloadConfig::Anomaly(_) => anomaly::TIMELINE_TABLE,
         WorkloadConfig::Traffic(_) => exp_results::schemas::CONNECTIONS_TABLE,
         WorkloadConfig::Xml(_) => xml::GENERATION_TABLE,
+        // kind-list: activity tables
     }
 }

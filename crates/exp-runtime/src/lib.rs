@@ -34,6 +34,7 @@ mod traffic;
 mod trial;
 mod trials_table;
 mod xml;
+// kind-list: runtime modules
 
 pub use cancel::{Cancel, Level};
 pub use events::{Event, Events};

@@ -40,7 +40,9 @@ pub(crate) fn set_aside(ctx: &RunContext<'_>, record: &mut TrialRecord) -> Resul
     // Its files' rows leave the run's counts with them (an unreadable
     // file's rows were never counted in a footer, so none are subtracted).
     let (removed, _) = ctx.run_dir.count_trial_tables(record.trial);
-    let moved = ctx.run_dir.set_attempt_aside(record.trial, record.attempts.len() + 1)?;
+    let moved =
+        ctx.run_dir
+            .set_attempt_aside(record.trial, record.attempts.len() + 1, crate::kinds::KEPT_OUTPUT_DIRS)?;
     let codes: Vec<&str> = record
         .validity
         .iter()

@@ -235,7 +235,7 @@ fn set_aside(run_dir: &RunDir, record: &mut TrialRecord) -> Result<(), ResumeErr
         status => status,
     };
     let started = !matches!(status, TrialStatus::Planned | TrialStatus::Skipped);
-    let moved = run_dir.set_attempt_aside(record.trial, record.attempts.len() + 1)?;
+    let moved = run_dir.set_attempt_aside(record.trial, record.attempts.len() + 1, crate::kinds::KEPT_OUTPUT_DIRS)?;
     if started || moved.is_some() {
         let error = match (started, record.error.take()) {
             (false, _) => Some(format!(

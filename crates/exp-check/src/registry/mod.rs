@@ -11,6 +11,7 @@ mod monitor;
 mod traffic;
 mod types;
 mod xml;
+// kind-list: registry modules
 
 pub use functions::{function, DistParam, FnKind, FnSchema, FUNCTIONS, VALUE};
 pub use types::{BlockSchema, Default, NaturalEnd, Prop, Role, RowMetric, Ty, ValueRule, Variant};
@@ -27,6 +28,7 @@ pub const BLOCKS: &[&BlockSchema] = &[
     &anomaly::ANOMALY,
     &traffic::TRAFFIC,
     &xml::XML,
+    // kind-list: blocks
 ];
 
 /// Timing properties every workload accepts (lowered to the plan's `window`).

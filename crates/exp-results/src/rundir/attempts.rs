@@ -28,16 +28,23 @@ struct Place {
 
 impl RunDir {
     /// Moves everything an earlier attempt at `trial` left (this writer's
-    /// table files, finished or not, and its XML output) to
+    /// table files, finished or not, and the files workloads keep, each
+    /// `<dir>/<workload>/trial-<n>/` for a `dir` of `kept_dirs`, which the
+    /// runtime's kinds declare: `xml`) to
     /// `attempts/trial=<n>/attempt-<k>/`, so the trial can run again into
     /// empty places. `k` is `attempt`, or the next number whose directory
     /// holds no file of this writer's part (one an earlier resume filled
     /// and stopped before its manifest said so; other parts of a split run
     /// share the directory): attempts are never mixed, deleted or
     /// overwritten. Returns what moved, or `None` if there was nothing.
-    pub fn set_attempt_aside(&self, trial: u32, attempt: usize) -> Result<Option<AttemptFiles>, ResultsError> {
+    pub fn set_attempt_aside(
+        &self,
+        trial: u32,
+        attempt: usize,
+        kept_dirs: &[&str],
+    ) -> Result<Option<AttemptFiles>, ResultsError> {
         self.check_in_place()?;
-        let places = self.attempt_places(trial);
+        let places = self.attempt_places(trial, kept_dirs);
         if places.is_empty() {
             return Ok(None);
         }
@@ -78,9 +85,9 @@ impl RunDir {
 
     /// What an attempt at `trial` left: its finished table files, its
     /// segments and checkpoints (less the `.tmp` writes a crash cut short,
-    /// which are removed: their rows are in the file before them), its XML
-    /// output.
-    fn attempt_places(&self, trial: u32) -> Vec<Place> {
+    /// which are removed: their rows are in the file before them), the
+    /// files its workloads kept below `kept_dirs`.
+    fn attempt_places(&self, trial: u32, kept_dirs: &[&str]) -> Vec<Place> {
         let trial_dir = format!("trial={trial}");
         let prefix = self.part_prefix();
         let tables = self.tables_dir();
@@ -106,13 +113,15 @@ impl RunDir {
                 }
             }
         }
-        for (workload, workload_dir) in entries(&self.path().join("xml")) {
-            let from = workload_dir.join(format!("trial-{trial}"));
-            if from.exists() {
-                places.push(Place {
-                    to: Path::new("xml").join(workload),
-                    from,
-                });
+        for kept in kept_dirs {
+            for (workload, workload_dir) in entries(&self.path().join(kept)) {
+                let from = workload_dir.join(format!("trial-{trial}"));
+                if from.exists() {
+                    places.push(Place {
+                        to: Path::new(kept).join(workload),
+                        from,
+                    });
+                }
             }
         }
         places

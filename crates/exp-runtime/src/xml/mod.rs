@@ -17,6 +17,10 @@ mod tables;
 
 pub use tables::GENERATION_TABLE;
 
+/// The run directory's directory of the files the workload keeps
+/// (`xml/<workload>/trial-<n>/`), which a resume sets aside by trial.
+pub(crate) const OUTPUT_DIR: &str = "xml";
+
 use std::fmt::Display;
 use std::path::Path;
 use std::time::Instant;
