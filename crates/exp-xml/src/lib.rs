@@ -190,9 +190,9 @@ pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlErr
     let extractor = if threads > 1 {
         parallel::run(&units, config, threads)?
     } else {
-        let mut extractor = Extractor::new(config);
+        let (mut extractor, mut reading) = (Extractor::new(config), inputs::Inputs::default());
         for unit in &units {
-            inputs::with_unit(unit, |name, r| extractor.feed(name, r))?;
+            reading.with(unit, |name, r| extractor.feed(name, r))?;
         }
         extractor
     };
