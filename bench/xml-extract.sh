@@ -17,7 +17,9 @@
 #   - MB per CPU-second, the command's own end-to-end line (extraction,
 #     fitting, writing: the CPU of the whole process over those phases);
 #   - MB per CPU-second of the whole process as `time` sees it (start-up,
-#     input listing and stat calls included);
+#     input listing and stat calls included), on the one file's bytes for
+#     both layouts (the command's own line counts the bytes of the files it
+#     read: the directory's per-file declaration and root add some 15 %);
 #   - wall seconds, and the wall-clock speedup of THREADS threads over 1
 #     (median over median).
 # The load (`uptime`) is printed before and after. Target: ≥ 150 MB per
