@@ -1,7 +1,7 @@
 //! Writes a benchmark corpus for `expc xml extract` (see
 //! `bench/xml-extract.sh`), deterministic for a given kind and size.
 //!
-//! `cargo run --release -p exp-xml --example xml_corpus -- KIND MB OUT`
+//! `cargo run --release -p exp-xml --example xml_corpus -- KIND MB OUT [DIR]`
 //!
 //! - `eventlog`: a Windows System event-log export (`wevtutil qe System
 //!   /f:RenderedXml` wrapped in `<Events>`): ten providers with their event
@@ -12,37 +12,83 @@
 //!   latencies, ratios and counts drawn from gamma, log-normal, normal,
 //!   Weibull, beta, Poisson and geometric laws) and a few categorical ones.
 //!   Split it at `reading`.
+//! - `fleet`: a device fleet's status reports, about 370 bytes each, with 8
+//!   numeric elements and a few categorical ones (7.5 MB is some 20,000
+//!   reports). Split it at `reading`.
+//!
+//! With DIR, the same documents are also written one per file into DIR
+//! (created; `000000.xml`, `000001.xml`, … in document order), each file
+//! wrapped in the same root element as OUT: both layouts hold the same
+//! documents under the same root, so they extract to the same set.
 
 use std::fmt::Write as _;
 use std::io::Write as _;
+use std::path::Path;
 
 use exp_plan::{Dist, DistValue, Unit};
 use exp_stats::{sampler::standard_normal, Rng, Sampler};
 
+const DECLARATION: &str = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [kind, mb, out] = args.as_slice() else {
-        eprintln!("usage: xml_corpus eventlog|devices MB OUT");
-        std::process::exit(2);
+    let (kind, mb, out, dir) = match args.as_slice() {
+        [kind, mb, out] => (kind, mb, out, None),
+        [kind, mb, out, dir] => (kind, mb, out, Some(dir)),
+        _ => {
+            eprintln!("usage: xml_corpus eventlog|devices|fleet MB OUT [DIR]");
+            std::process::exit(2);
+        }
     };
     let Ok(mb) = mb.parse::<f64>() else {
         eprintln!("MB must be a number, got {mb:?}");
         std::process::exit(2);
     };
     let target = (mb * 1e6) as usize;
-    let text = match kind.as_str() {
-        "eventlog" => event_log(target),
-        "devices" => devices(target),
+    let (root, documents) = match kind.as_str() {
+        "eventlog" => ("Events", event_log(target)),
+        "devices" => ("telemetry", devices(target)),
+        "fleet" => ("fleet", fleet(target)),
         other => {
-            eprintln!("unknown corpus kind {other:?}: eventlog or devices");
+            eprintln!("unknown corpus kind {other:?}: eventlog, devices or fleet");
             std::process::exit(2);
         }
     };
-    let written = std::fs::File::create(out).and_then(|mut f| f.write_all(text.as_bytes()));
-    if let Err(e) = written {
+    let mut text = format!("{DECLARATION}<{root}>\n");
+    documents.iter().for_each(|d| text.push_str(d));
+    let _ = writeln!(text, "</{root}>");
+    if let Err(e) = std::fs::File::create(out).and_then(|mut f| f.write_all(text.as_bytes())) {
         eprintln!("{out}: {e}");
         std::process::exit(1);
     }
+    if let Some(dir) = dir {
+        if let Err(e) = write_files(Path::new(dir), root, &documents) {
+            eprintln!("{dir}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// One file per document in `dir`, each under its own `root`.
+fn write_files(dir: &Path, root: &str, documents: &[String]) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    for (i, document) in documents.iter().enumerate() {
+        let text = format!("{DECLARATION}<{root}>\n{document}</{root}>\n");
+        std::fs::write(dir.join(format!("{i:06}.xml")), text)?;
+    }
+    Ok(())
+}
+
+/// Documents of about `target` bytes in all, drawn by `one` until then.
+fn until(target: usize, mut one: impl FnMut(&mut String)) -> Vec<String> {
+    let (mut documents, mut total) = (Vec::new(), 0);
+    while total < target {
+        let mut s = String::new();
+        one(&mut s);
+        total += s.len();
+        documents.push(s);
+    }
+    documents
 }
 
 /// A provider of the System log and how its events look.
@@ -174,12 +220,11 @@ const PROVIDERS: [Provider; 6] = [
     },
 ];
 
-fn event_log(target: usize) -> String {
+fn event_log(target: usize) -> Vec<String> {
     let mut rng = Rng::new(7);
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<Events>\n");
     let mut record: u64 = 104_233;
     let mut time_ms: u64 = 1_700_000_000_000;
-    while s.len() < target {
+    until(target, |s| {
         let provider = &PROVIDERS[rng.below(PROVIDERS.len() as u64) as usize];
         let (id, qualifiers, level, task, message) = provider.events[rng.below(provider.events.len() as u64) as usize];
         record += 1;
@@ -218,15 +263,13 @@ fn event_log(target: usize) -> String {
             rng.below(3),
             if rng.below(3) == 0 { " UserID='S-1-5-18'" } else { "" },
         );
-        (provider.data)(&mut rng, &mut s);
+        (provider.data)(&mut rng, s);
         let _ = writeln!(
             s,
             "</EventData><RenderingInfo Culture='en-US'><Message>{message}</Message><Level>Information</Level><Task></Task><Opcode>Info</Opcode><Channel>System</Channel><Provider>{}</Provider><Keywords><Keyword>Classic</Keyword></Keywords></RenderingInfo></Event>",
             provider.name
         );
-    }
-    s.push_str("</Events>\n");
-    s
+    })
 }
 
 /// `YYYY-MM-DDTHH:MM:SS` of a Unix time (proleptic Gregorian, UTC).
@@ -340,11 +383,10 @@ fn metric_laws() -> Vec<(String, Law)> {
     out
 }
 
-fn devices(target: usize) -> String {
+fn devices(target: usize) -> Vec<String> {
     let mut rng = Rng::new(11);
     let laws = metric_laws();
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<telemetry>\n");
-    while s.len() < target {
+    until(target, |s| {
         let _ = write!(
             s,
             "<reading device='dev-{:04}'><model>{}</model><fw>2.{}</fw>",
@@ -361,7 +403,55 @@ fn devices(target: usize) -> String {
             "<status>{}</status></reading>",
             ["ok", "ok", "ok", "degraded", "fault"][rng.below(5) as usize]
         );
-    }
-    s.push_str("</telemetry>\n");
-    s
+    })
+}
+
+/// A fleet device's status report: identity and place (categorical), 8
+/// numeric readings, a status.
+fn fleet(target: usize) -> Vec<String> {
+    let mut rng = Rng::new(13);
+    let battery = sampler(Dist::Normal { mean: 78.0, sd: 9.0 });
+    let temperature = sampler(Dist::Gamma { shape: 9.0, scale: 4.5 });
+    let latency = sampler(Dist::Lognormal {
+        shape: 0.5,
+        scale: 20.0,
+        location: 0.0,
+    });
+    let uptime = sampler(Dist::Weibull {
+        shape: 1.3,
+        scale: 250_000.0,
+    });
+    let retries = sampler(Dist::Poisson { mean: 3.0 });
+    let errors = sampler(Dist::Geometric { p: 0.4 });
+    let load = (
+        sampler(Dist::Gamma { shape: 2.0, scale: 1.0 }),
+        sampler(Dist::Gamma { shape: 3.0, scale: 1.0 }),
+    );
+    let mut time_s: u64 = 1_700_000_000;
+    until(target, |s| {
+        time_s += 1 + rng.below(20);
+        let device = rng.below(2000);
+        let x = load.0.sample(&mut rng);
+        let _ = writeln!(
+            s,
+            "<reading device='fd-{device:05}' site='site-{}'><time>{}Z</time><model>{}</model><firmware>4.{}.{}</firmware>\
+             <battery>{:.1}</battery><temperature>{:.2}</temperature><rssi>{}</rssi><latency>{:.3}</latency>\
+             <uptime>{:.0}</uptime><load>{:.4}</load><retries>{}</retries><errors>{}</errors>\
+             <status>{}</status><note>scheduled report</note></reading>",
+            device % 12,
+            iso_seconds(time_s),
+            ["fx100", "fx200", "fx210", "gx9"][rng.below(4) as usize],
+            rng.below(3),
+            rng.below(12),
+            battery.sample(&mut rng).clamp(0.0, 100.0),
+            temperature.sample(&mut rng),
+            -40 - rng.below(60) as i64,
+            latency.sample(&mut rng),
+            uptime.sample(&mut rng),
+            x / (x + load.1.sample(&mut rng)),
+            retries.sample(&mut rng),
+            errors.sample(&mut rng),
+            ["ok", "ok", "ok", "ok", "degraded", "fault"][rng.below(6) as usize]
+        );
+    })
 }

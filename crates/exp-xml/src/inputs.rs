@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use crate::{Source, XmlError};
 
 /// Read buffer per opened file; the lexer reads 256 KiB at a time.
-const READ_BUF: usize = 256 * 1024;
+pub(crate) const READ_BUF: usize = 256 * 1024;
 
 /// File name endings picked up when walking a directory (case-insensitive).
 const DIR_SUFFIXES: [&str; 3] = [".xml", ".gz", ".zip"];
@@ -94,7 +94,8 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> Result<(), XmlError> {
         let kind = entry.file_type().map_err(open_error)?;
         if kind.is_dir() {
             walk(&path, out)?;
-        } else if path.is_file() {
+        } else if kind.is_file() || (kind.is_symlink() && path.is_file()) {
+            // The entry's own type needs no `stat`; a link is followed.
             let name = entry.file_name().to_string_lossy().to_lowercase();
             if DIR_SUFFIXES.iter().any(|s| name.ends_with(s)) {
                 out.push(path);
@@ -134,7 +135,7 @@ fn has_suffix(path: &Path, suffix: &str) -> bool {
 /// Through the bounded reader's open: only a regular file (`/dev/zero`
 /// would be read forever, a FIFO would block), never blocking in `open`.
 /// A corpus is streamed, so no size cap.
-fn open(path: &Path) -> Result<File, XmlError> {
+pub(crate) fn open(path: &Path) -> Result<File, XmlError> {
     exp_files::open_regular(path)
         .map(|regular| regular.file)
         .map_err(|e| XmlError::Open {
@@ -196,6 +197,49 @@ impl BufRead for Failing {
     }
 
     fn consume(&mut self, _: usize) {}
+}
+
+/// Files up to this size are read whole into a buffer reused from one
+/// input to the next (see [`Inputs`]).
+const WHOLE_FILE: u64 = 1 << 20;
+
+/// Reads inputs one after the other, reusing one buffer for small files:
+/// on a corpus of one small document per file, a fresh [`READ_BUF`]
+/// buffer per file cost more than reading it.
+#[derive(Default)]
+pub(crate) struct Inputs {
+    buffer: Vec<u8>,
+}
+
+impl Inputs {
+    /// Opens `unit` and hands its name and a reader to `f`.
+    pub fn with<T>(&mut self, unit: &Unit<'_>, f: impl FnOnce(&str, &mut dyn BufRead) -> T) -> Result<T, XmlError> {
+        let Unit::Plain(path) = unit else {
+            return with_unit(unit, f);
+        };
+        let regular = exp_files::open_regular(path).map_err(|e| XmlError::Open {
+            path: path.to_path_buf(),
+            source: e.into(),
+        })?;
+        let name = path.display().to_string();
+        if regular.metadata.len() > WHOLE_FILE {
+            return Ok(f(&name, &mut BufReader::with_capacity(READ_BUF, regular.file)));
+        }
+        self.buffer.clear();
+        // Room for one byte more than the size, so that the read after the
+        // data finds the end at once. Through `Take`, which reads into
+        // uninitialised room as `File` does, without `File::read_to_end`'s
+        // extra `fstat` and `lseek` for a size already known.
+        self.buffer
+            .reserve(usize::try_from(regular.metadata.len()).unwrap_or(0) + 1);
+        let mut file = regular.file;
+        match (&mut file).take(u64::MAX).read_to_end(&mut self.buffer) {
+            Ok(_) => Ok(f(&name, &mut &self.buffer[..])),
+            // A read error comes after the bytes read before it, as from a
+            // streamed file.
+            Err(e) => Ok(f(&name, &mut (&self.buffer[..]).chain(Failing(Some(e))))),
+        }
+    }
 }
 
 /// Opens `unit` and hands its name and a reader to `f`.

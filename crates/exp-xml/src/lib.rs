@@ -76,8 +76,9 @@ pub struct Config {
     /// they are count data a discrete family fits better.
     pub categorical_threshold: usize,
     /// Threads for [`extract`]: 1 reads everything on the calling thread;
-    /// more split the work per input (a single input is read on one
-    /// thread); 0 uses every available core. The result is the same.
+    /// more read batches of consecutive inputs, or a single large plain
+    /// input with `split_at` in parts cut at document starts (see
+    /// `parallel/`); 0 uses every available core. The result is the same.
     pub threads: usize,
 }
 
@@ -176,8 +177,8 @@ fn for_each_input(sources: &[Source], mut f: impl FnMut(&str, &mut dyn std::io::
 }
 
 /// Extracts a corpus in one pass (`Auto` too, see `extract/collapse.rs`).
-/// With `threads > 1` the work is split per input; the result is
-/// identical to one thread's.
+/// With `threads > 1` the work is split into batches of inputs, or one
+/// large input into parts; the result is identical to one thread's.
 pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlError> {
     if config.split_at.as_deref() == Some("") {
         return Err(XmlError::Config("split_at must not be empty".into()));
@@ -190,9 +191,9 @@ pub fn extract(sources: &[Source], config: &Config) -> Result<Extraction, XmlErr
     let extractor = if threads > 1 {
         parallel::run(&units, config, threads)?
     } else {
-        let mut extractor = Extractor::new(config);
+        let (mut extractor, mut reading) = (Extractor::new(config), inputs::Inputs::default());
         for unit in &units {
-            inputs::with_unit(unit, |name, r| extractor.feed(name, r))?;
+            reading.with(unit, |name, r| extractor.feed(name, r))?;
         }
         extractor
     };

@@ -162,13 +162,19 @@ impl Extractor {
     /// Reads every document of one input.
     pub fn feed<R: BufRead>(&mut self, input: &str, source: R) {
         let mut scanner = Scanner::new(input, source, self.config.split_at.as_deref());
+        self.read(&mut scanner);
+        self.note_root(scanner.root());
+    }
+
+    /// Reads the documents `scanner` yields (all of an input, or of a part
+    /// of one).
+    pub(crate) fn read<R: BufRead>(&mut self, scanner: &mut Scanner<R>) {
         while let Some(result) = scanner.next_document(self) {
             match result {
                 Ok(()) => self.commit(),
                 Err(skipped) => self.skipped.push(skipped),
             }
         }
-        self.note_root(scanner.root());
     }
 
     /// Records the root element of an input that split into documents

@@ -96,6 +96,16 @@ impl<R: BufRead> Lexer<R> {
         }
     }
 
+    /// A lexer of the input from byte `offset` on (`source` starts there):
+    /// positions stay those of the whole input, and no byte order mark is
+    /// looked for.
+    pub fn at(source: R, offset: u64) -> Self {
+        Self {
+            offset,
+            ..Self::new(source)
+        }
+    }
+
     /// Absolute position of `pos`: after the last lexeme, or at the markup
     /// that failed.
     fn position(&self) -> u64 {

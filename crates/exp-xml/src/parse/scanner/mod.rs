@@ -9,6 +9,7 @@
 //! skipped without reaching the sink.
 
 mod names;
+mod part;
 mod text;
 
 use std::io::BufRead;
@@ -51,6 +52,10 @@ struct State {
     /// Why the input cannot be read at all (its encoding, or an error
     /// reading its first bytes), reported as the first document.
     unreadable: Option<SkipReason>,
+    /// Where a scan of one part of the input stops (`u64::MAX`: at its
+    /// end), and whether a document starts exactly there (see `part.rs`).
+    limit: u64,
+    boundary: Option<bool>,
 }
 
 impl<R: BufRead> Scanner<R> {
@@ -77,6 +82,8 @@ impl<R: BufRead> Scanner<R> {
                 done: false,
                 root: None,
                 unreadable,
+                limit: u64::MAX,
+                boundary: None,
             },
         }
     }
@@ -98,6 +105,10 @@ impl<R: BufRead> Scanner<R> {
         }
         while !st.done {
             let step = match self.lexer.next() {
+                Ok((lexeme, start, _)) if start >= st.limit => {
+                    st.stop_at_limit(&lexeme, start);
+                    None
+                }
                 Ok((lexeme, start, end)) => match lexeme {
                     Lexeme::Start { name, tag, empty, .. } => {
                         st.push_name(name);
