@@ -61,18 +61,16 @@ impl Writer {
     #[inline]
     pub fn write(self, out: &mut Vec<u8>, x: f64, min: f64, max: f64) {
         match self {
+            // `x.round()` is below `I64_SAFE` exactly when `x` is: no
+            // fraction is left at 9·10¹⁸.
+            Writer::Integer if x.abs() < I64_SAFE => write_i64(out, round_to_i64(x)),
             Writer::Integer => {
-                let r = x.round();
-                if r.abs() < I64_SAFE {
-                    write_i64(out, r as i64);
-                } else {
-                    let _ = write!(out, "{r:.0}");
-                }
+                let _ = write!(out, "{:.0}", x.round());
             }
             Writer::Fixed { decimals, scale } => {
-                let scaled = (x * scale).round();
+                let scaled = x * scale;
                 if scaled.abs() < I64_SAFE {
-                    write_fixed(out, scaled as i64, decimals);
+                    write_fixed(out, round_to_i64(scaled), decimals);
                 } else {
                     let _ = write!(out, "{x:.*}", decimals as usize);
                 }
@@ -82,6 +80,22 @@ impl Writer {
             }
             Writer::Exponent => write_exponent(out, x, min, max),
         }
+    }
+}
+
+/// `x.round()` (half away from zero) as an `i64`, for `|x| < I64_SAFE`,
+/// without the libm call `f64::round` compiles to on baseline x86-64:
+/// truncation is exact there, and so is `x − trunc(x)`.
+#[inline]
+fn round_to_i64(x: f64) -> i64 {
+    let t = x as i64;
+    let fraction = x - t as f64;
+    if fraction >= 0.5 {
+        t + 1
+    } else if fraction <= -0.5 {
+        t - 1
+    } else {
+        t
     }
 }
 
@@ -116,10 +130,18 @@ fn write_fixed(out: &mut Vec<u8>, scaled: i64, decimals: u32) {
         out.push(b'-');
     }
     let magnitude = scaled.unsigned_abs();
-    let unit = POW10[decimals as usize];
-    write_u64(out, magnitude / unit);
+    // Constant divisors for the usual decimals: a multiply, not a `div`.
+    let (whole, mut frac) = match decimals {
+        1 => (magnitude / 10, magnitude % 10),
+        2 => (magnitude / 100, magnitude % 100),
+        3 => (magnitude / 1000, magnitude % 1000),
+        _ => {
+            let unit = POW10[decimals as usize];
+            (magnitude / unit, magnitude % unit)
+        }
+    };
+    write_u64(out, whole);
     out.push(b'.');
-    let mut frac = magnitude % unit;
     let mut buf = [b'0'; 20];
     let mut i = decimals as usize;
     while i > 0 {
@@ -221,6 +243,22 @@ mod tests {
         assert_eq!(text(NumberFormat::Fixed { decimals: 3 }, 0.05), "0.050");
         assert_eq!(text(NumberFormat::Fixed { decimals: 0 }, 2.6), "3");
         assert_eq!(text(f2, 1.0e19), "10000000000000000000.00");
+    }
+
+    #[test]
+    fn rounding_matches_f64_round() {
+        for x in [
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            0.499_999_999_999_999_94,
+            2.0f64.powi(52) + 1.0,
+            -7.000_000_1,
+            8.9e18,
+        ] {
+            assert_eq!(round_to_i64(x), x.round() as i64, "{x}");
+        }
     }
 
     #[test]

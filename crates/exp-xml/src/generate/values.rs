@@ -3,11 +3,13 @@
 //! A categorical path becomes an alias table over its values, already
 //! escaped for where they go (element text or attribute value), plus one
 //! empty entry weighted by the leaves that had no text. A numeric path
-//! becomes its fitted sampler (uniform on `[min, max]` without a fit), a
-//! presence threshold, the clamp and a compiled number format.
+//! becomes its fitted family's draw (`draw.rs`; uniform on `[min, max]`
+//! without a fit), a presence threshold, the clamp and a compiled number
+//! format.
 
 use exp_stats::{AliasIndex, FittedSampler, Rng};
 
+use super::draw::FamilyDraw;
 use super::number;
 use crate::set::NumericPath;
 use crate::{CategoricalCount, PathInfo, XmlError};
@@ -48,7 +50,7 @@ pub(super) struct Numeric {
 
 #[derive(Debug, Clone)]
 enum Draw {
-    Fitted(Box<FittedSampler>),
+    Fitted(FamilyDraw),
     Uniform { min: f64, width: f64 },
 }
 
@@ -177,9 +179,11 @@ pub(super) fn numeric(path: &PathInfo, numeric: &NumericPath) -> Result<Source, 
         return Err(bad(format!("invalid range [{min}, {max}]")));
     }
     let draw = match &numeric.fit {
-        Some(fit) => Draw::Fitted(Box::new(
-            FittedSampler::from_named(fit.family, &fit.params).map_err(|e| bad(e.to_string()))?,
-        )),
+        Some(fit) => {
+            // exp-stats validates the parameters (and keeps its messages).
+            let sampler = FittedSampler::from_named(fit.family, &fit.params).map_err(|e| bad(e.to_string()))?;
+            Draw::Fitted(FamilyDraw::new(sampler, &fit.params))
+        }
         None => Draw::Uniform { min, width: max - min },
     };
     let format = if numeric.is_integer {
