@@ -14,6 +14,7 @@
 //! (`tests/generate_pinned.rs`), and change only with a new version and a
 //! decision record.
 
+mod cursor;
 mod draw;
 mod error;
 mod number;
@@ -34,6 +35,7 @@ use std::ops::Range;
 use crate::hash::FastMap;
 use crate::set::{NumericPath, SynthesisSet};
 use crate::{md5_of, CategoricalCount, Md5Hash, PathInfo, ValueKind, XmlError};
+use cursor::Cursor;
 use template::Template;
 use values::{Context, Source};
 
@@ -109,30 +111,34 @@ impl Generator {
     /// Appends document `i` to `out` (no XML declaration, no newline).
     /// Depends only on the seed and `i`.
     pub fn document(&self, i: u64, out: &mut Vec<u8>) {
-        self.write(self.base.stream(i), out);
+        let mut cursor = Cursor::append(out);
+        self.write(self.base.stream(i), &mut cursor);
+        cursor.finish();
     }
 
     /// Appends documents `range`, each followed by a newline: the same
     /// bytes as [`Generator::document`] for each.
     pub fn documents(&self, range: Range<u64>, out: &mut Vec<u8>) {
+        let mut cursor = Cursor::append(out);
         let mut next = range.start;
         while range.end.saturating_sub(next) >= STREAMS_AHEAD as u64 {
             let streams: [Rng; STREAMS_AHEAD] = std::array::from_fn(|k| self.base.stream(next + k as u64));
             for rng in streams {
-                self.write(rng, out);
-                out.push(b'\n');
+                self.write(rng, &mut cursor);
+                cursor.push(b'\n');
             }
             next += STREAMS_AHEAD as u64;
         }
         for i in next..range.end {
-            self.write(self.base.stream(i), out);
-            out.push(b'\n');
+            self.write(self.base.stream(i), &mut cursor);
+            cursor.push(b'\n');
         }
+        cursor.finish();
     }
 
     /// Writes the document whose generator is `rng`.
     #[inline]
-    fn write(&self, mut rng: Rng, out: &mut Vec<u8>) {
+    fn write(&self, mut rng: Rng, out: &mut Cursor) {
         let structure = self.structures.sample(&mut rng);
         if let Some(template) = self.templates.get(structure) {
             template.fill(out, |source, out| {

@@ -42,7 +42,7 @@ const NORMAL_R: f64 = 3.442_619_855_899;
 const NORMAL_V: f64 = 9.912_563_035_262_17e-3;
 
 const EXPONENTIAL_BLOCKS: usize = 256;
-const EXPONENTIAL_R: f64 = 7.697_117_470_131_049_72;
+const EXPONENTIAL_R: f64 = 7.697_117_470_131_05;
 const EXPONENTIAL_V: f64 = 3.949_659_822_581_572e-3;
 
 /// 2⁻⁵³: the spacing of `next_f64`'s grid.
