@@ -53,8 +53,15 @@ impl<'a> Cursor<'a> {
         self.room(len);
         let pos = self.pos;
         if len <= PAD {
-            if let (Some(d), Some(s)) = (self.buf.get_mut(pos..pos + PAD), src.get(start..start + PAD)) {
-                d.copy_from_slice(s);
+            // Array references: a copy of a constant size the compiler
+            // inlines (slices of length PAD still became `memcpy` calls).
+            if let (Some(d), Some(s)) = (
+                self.buf
+                    .get_mut(pos..pos + PAD)
+                    .and_then(|d| <&mut [u8; PAD]>::try_from(d).ok()),
+                src.get(start..start + PAD).and_then(|s| <&[u8; PAD]>::try_from(s).ok()),
+            ) {
+                *d = *s;
             }
         } else if let (Some(d), Some(s)) = (self.buf.get_mut(pos..pos + len), src.get(start..start + len)) {
             d.copy_from_slice(s);
@@ -66,8 +73,12 @@ impl<'a> Cursor<'a> {
     #[inline]
     pub fn small(&mut self, src: &[u8; PAD], len: usize) {
         self.room(PAD);
-        if let Some(d) = self.buf.get_mut(self.pos..self.pos + PAD) {
-            d.copy_from_slice(src);
+        if let Some(d) = self
+            .buf
+            .get_mut(self.pos..self.pos + PAD)
+            .and_then(|d| <&mut [u8; PAD]>::try_from(d).ok())
+        {
+            *d = *src;
         }
         self.pos += len.min(PAD);
     }
