@@ -1,5 +1,6 @@
 //! Generation throughput on an event-log-like synthesis set (see
-//! `examples/support/eventlog.rs`): documents per second into memory.
+//! `examples/support/eventlog.rs`): bytes per second into memory, through
+//! `documents` (the path of every output layout) and document by document.
 
 use std::hint::black_box;
 use std::time::Duration;
@@ -15,9 +16,7 @@ fn bench(c: &mut Criterion) {
     let generator = Generator::new(&set, 1).expect("the event-log set compiles");
     let docs = 2_000u64;
     let mut out = Vec::new();
-    for i in 0..docs {
-        generator.document(i, &mut out);
-    }
+    generator.documents(0..docs, &mut out);
     let mut group = c.benchmark_group("generate");
     group.throughput(Throughput::Bytes(out.len() as u64));
     group.sample_size(20);
@@ -25,8 +24,16 @@ fn bench(c: &mut Criterion) {
     group.bench_function("documents_into_memory", |b| {
         b.iter(|| {
             out.clear();
+            generator.documents(black_box(0..docs), &mut out);
+            black_box(out.len())
+        })
+    });
+    group.bench_function("document_by_document", |b| {
+        b.iter(|| {
+            out.clear();
             for i in 0..docs {
                 generator.document(black_box(i), &mut out);
+                out.push(b'\n');
             }
             black_box(out.len())
         })

@@ -56,14 +56,12 @@ fn main() {
     let (mut bytes, mut i) = (0u64, 0u64);
     while bytes < target {
         out.clear();
-        for _ in 0..256 {
-            generator.document(i, &mut out);
-            i += 1;
-        }
+        generator.documents(i..i + 256, &mut out);
+        i += 256;
         bytes += out.len() as u64;
     }
     report(
-        "document() loop, 1 thread",
+        "documents() loop, 1 thread",
         bytes,
         t0.elapsed().as_secs_f64(),
         cpu_seconds() - cpu0,

@@ -8,13 +8,21 @@
 //! order. So any range of documents can be produced independently — by
 //! threads, or by shards on other machines — and concatenates to the same
 //! bytes as one sequential run. The output driver is in `output.rs`.
+//!
+//! What a seed generates is versioned ([`GENERATOR_VERSION`]): the bytes
+//! for a (set, seed) stay the same within a version
+//! (`tests/generate_pinned.rs`), and change only with a new version and a
+//! decision record.
 
+mod cursor;
+mod draw;
 mod error;
 mod number;
 mod output;
 mod plan;
 mod template;
 mod values;
+mod ziggurat;
 
 use exp_stats::{AliasIndex, Rng};
 
@@ -22,9 +30,12 @@ pub use error::GenerateError;
 pub use output::{generate_to_dir, generate_to_dir_until, generate_to_writer, GenerateStats, STOP_POLL};
 pub use plan::{Amount, GenerateOptions, Layout, Shard};
 
+use std::ops::Range;
+
 use crate::hash::FastMap;
 use crate::set::{NumericPath, SynthesisSet};
 use crate::{md5_of, CategoricalCount, Md5Hash, PathInfo, ValueKind, XmlError};
+use cursor::Cursor;
 use template::Template;
 use values::{Context, Source};
 
@@ -33,6 +44,18 @@ use values::{Context, Source};
 /// batches per thread in flight stay a few MiB.
 const BATCH_BYTES: f64 = 256.0 * 1024.0;
 const MAX_BATCH_DOCUMENTS: u64 = 4096;
+
+/// Documents whose generators [`Generator::documents`] derives together:
+/// deriving one is a chain of ten dependent SplitMix64 rounds, and several
+/// chains in a row overlap in the CPU instead of each stalling its document.
+const STREAMS_AHEAD: usize = 8;
+
+/// The version of what a seed generates. 1: exp-stats' samplers
+/// (Box–Muller normals, inverse-CDF exponentials). 2: ziggurat normals and
+/// exponentials for the common families (decision 0022,
+/// docs/decisions/0022-generation-ziggurat-draws.md); same distributions,
+/// other numbers.
+pub const GENERATOR_VERSION: u32 = 2;
 
 /// A compiled synthesis set that writes documents.
 #[derive(Debug, Clone)]
@@ -87,9 +110,35 @@ impl Generator {
 
     /// Appends document `i` to `out` (no XML declaration, no newline).
     /// Depends only on the seed and `i`.
-    #[inline]
     pub fn document(&self, i: u64, out: &mut Vec<u8>) {
-        let mut rng = self.base.stream(i);
+        let mut cursor = Cursor::append(out);
+        self.write(self.base.stream(i), &mut cursor);
+        cursor.finish();
+    }
+
+    /// Appends documents `range`, each followed by a newline: the same
+    /// bytes as [`Generator::document`] for each.
+    pub fn documents(&self, range: Range<u64>, out: &mut Vec<u8>) {
+        let mut cursor = Cursor::append(out);
+        let mut next = range.start;
+        while range.end.saturating_sub(next) >= STREAMS_AHEAD as u64 {
+            let streams: [Rng; STREAMS_AHEAD] = std::array::from_fn(|k| self.base.stream(next + k as u64));
+            for rng in streams {
+                self.write(rng, &mut cursor);
+                cursor.push(b'\n');
+            }
+            next += STREAMS_AHEAD as u64;
+        }
+        for i in next..range.end {
+            self.write(self.base.stream(i), &mut cursor);
+            cursor.push(b'\n');
+        }
+        cursor.finish();
+    }
+
+    /// Writes the document whose generator is `rng`.
+    #[inline]
+    fn write(&self, mut rng: Rng, out: &mut Cursor) {
         let structure = self.structures.sample(&mut rng);
         if let Some(template) = self.templates.get(structure) {
             template.fill(out, |source, out| {

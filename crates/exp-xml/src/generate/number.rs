@@ -1,11 +1,11 @@
 //! Writing generated numbers in a path's [`NumberFormat`] without the
-//! `format!` machinery: integers through a 20-byte stack buffer, fixed
-//! decimals as a scaled integer, exponents as a 6-significant-digit
-//! mantissa. Values beyond the `i64` range (rare: a path whose data reach
-//! 10¹⁸) fall back to `std::fmt`.
+//! `format!` machinery: the text is built in a stack buffer (digits two
+//! at a time) and appended as one fixed-size copy; integers and fixed
+//! decimals go through an `i64` (fixed decimals as a scaled integer),
+//! exponents as a 6-significant-digit mantissa. Values beyond the `i64`
+//! range (rare: a path whose data reach 10¹⁸) fall back to `std::fmt`.
 
-use std::io::Write;
-
+use super::cursor::{Cursor, PAD};
 use crate::NumberFormat;
 
 /// Powers of ten that fit in a `u64`.
@@ -24,6 +24,18 @@ const I64_SAFE: f64 = 9.0e18;
 
 /// Significant digits after the first of an exponent mantissa.
 const MANTISSA_DECIMALS: u32 = 5;
+
+/// Two decimal digits per entry: "00", "01", …, "99".
+const PAIRS: [u8; 200] = {
+    let mut table = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        table[2 * i] = b'0' + (i / 10) as u8;
+        table[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    table
+};
 
 /// A number format compiled for writing.
 #[derive(Debug, Clone, Copy)]
@@ -58,85 +70,108 @@ impl Writer {
     /// Writes `x` (finite, already clamped to `[min, max]`); the written
     /// text, read back, also lies in `[min, max]` when both bounds are
     /// representable in this format (they are: they were written in it).
+    /// The fast paths build the text in a stack buffer (at most 21 bytes:
+    /// sign, 19 digits, point) and append it as one fixed-size copy.
     #[inline]
-    pub fn write(self, out: &mut Vec<u8>, x: f64, min: f64, max: f64) {
-        match self {
+    pub fn write(self, out: &mut Cursor, x: f64, min: f64, max: f64) {
+        let mut buf = [0u8; PAD];
+        let len = match self {
+            // `x.round()` and `scaled.round()` are below `I64_SAFE` exactly
+            // when `x` and `scaled` are: no fraction is left at 9·10¹⁸.
+            Writer::Integer if x.abs() < I64_SAFE => write_i64(&mut buf, round_to_i64(x)),
             Writer::Integer => {
-                let r = x.round();
-                if r.abs() < I64_SAFE {
-                    write_i64(out, r as i64);
-                } else {
-                    let _ = write!(out, "{r:.0}");
-                }
+                out.bytes(format!("{:.0}", x.round()).as_bytes());
+                return;
             }
-            Writer::Fixed { decimals, scale } => {
-                let scaled = (x * scale).round();
-                if scaled.abs() < I64_SAFE {
-                    write_fixed(out, scaled as i64, decimals);
-                } else {
-                    let _ = write!(out, "{x:.*}", decimals as usize);
-                }
+            Writer::Fixed { decimals, scale } if (x * scale).abs() < I64_SAFE => {
+                write_fixed(&mut buf, round_to_i64(x * scale), decimals)
             }
-            Writer::WideFixed { decimals } => {
-                let _ = write!(out, "{x:.*}", decimals as usize);
+            Writer::Fixed { decimals, .. } | Writer::WideFixed { decimals } => {
+                out.bytes(format!("{x:.*}", decimals as usize).as_bytes());
+                return;
             }
-            Writer::Exponent => write_exponent(out, x, min, max),
-        }
+            Writer::Exponent => write_exponent(&mut buf, x, min, max),
+        };
+        out.small(&buf, len);
     }
 }
 
-/// Appends the decimal digits of `v`.
+/// `x.round()` (half away from zero) as an `i64`, for `|x| < I64_SAFE`,
+/// without the libm call `f64::round` compiles to on baseline x86-64:
+/// truncation is exact there, and so is `x − trunc(x)` (the fraction of a
+/// double is a double).
 #[inline]
-pub(super) fn write_i64(out: &mut Vec<u8>, v: i64) {
-    if v < 0 {
-        out.push(b'-');
+fn round_to_i64(x: f64) -> i64 {
+    let t = x as i64;
+    let fraction = x - t as f64;
+    if fraction >= 0.5 {
+        t + 1
+    } else if fraction <= -0.5 {
+        t - 1
+    } else {
+        t
     }
-    write_u64(out, v.unsigned_abs());
 }
 
+/// Writes the decimal digits of `v` at `buf[at..]`; returns the end.
 #[inline]
-fn write_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
+fn write_u64(buf: &mut [u8; PAD], at: usize, mut v: u64) -> usize {
+    let digits = v.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let end = (at + digits).min(PAD);
+    let mut i = end;
+    while v >= 100 && i >= 2 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        i -= 2;
+        buf[i..i + 2].copy_from_slice(&PAIRS[pair..pair + 2]);
     }
-    out.extend_from_slice(&buf[i..]);
+    if v >= 10 && i >= 2 {
+        let pair = v as usize * 2;
+        buf[i - 2..i].copy_from_slice(&PAIRS[pair..pair + 2]);
+    } else if i >= 1 {
+        buf[i - 1] = b'0' + v as u8;
+    }
+    end
 }
 
-/// Appends `scaled / 10^decimals` with exactly `decimals` decimals.
+/// Writes `v` at the start of `buf`; returns its length.
 #[inline]
-fn write_fixed(out: &mut Vec<u8>, scaled: i64, decimals: u32) {
-    if scaled < 0 {
-        out.push(b'-');
-    }
+fn write_i64(buf: &mut [u8; PAD], v: i64) -> usize {
+    let at = usize::from(v < 0);
+    buf[0] = b'-';
+    write_u64(buf, at, v.unsigned_abs())
+}
+
+/// Writes `scaled / 10^decimals` with exactly `decimals` decimals at the
+/// start of `buf`; returns its length.
+#[inline]
+fn write_fixed(buf: &mut [u8; PAD], scaled: i64, decimals: u32) -> usize {
+    let at = usize::from(scaled < 0);
+    buf[0] = b'-';
     let magnitude = scaled.unsigned_abs();
     let unit = POW10[decimals as usize];
-    write_u64(out, magnitude / unit);
-    out.push(b'.');
-    let mut frac = magnitude % unit;
-    let mut buf = [b'0'; 20];
-    let mut i = decimals as usize;
-    while i > 0 {
-        i -= 1;
-        buf[i] = b'0' + (frac % 10) as u8;
-        frac /= 10;
-    }
-    out.extend_from_slice(&buf[..decimals as usize]);
+    // Constant divisors for the usual decimals: a multiply, not a `div`.
+    let (whole, frac) = match decimals {
+        1 => (magnitude / 10, magnitude % 10),
+        2 => (magnitude / 100, magnitude % 100),
+        3 => (magnitude / 1000, magnitude % 1000),
+        _ => (magnitude / unit, magnitude % unit),
+    };
+    let point = write_u64(buf, at, whole);
+    // The fraction with its leading zeros: `unit + frac` has one digit
+    // more than `decimals` (a leading 1), which the point then covers.
+    let end = write_u64(buf, point, unit + frac);
+    buf[point] = b'.';
+    end
 }
 
-/// Appends `x` as `d.ddddde±x` (trailing zeros of the mantissa dropped),
-/// rounding the mantissa towards the inside of `[min, max]` when rounding
-/// to nearest would leave it.
-fn write_exponent(out: &mut Vec<u8>, x: f64, min: f64, max: f64) {
+/// Writes `x` as `d.ddddde±x` (trailing zeros of the mantissa dropped) at
+/// the start of `buf`, rounding the mantissa towards the inside of
+/// `[min, max]` when rounding to nearest would leave it; returns its length.
+fn write_exponent(buf: &mut [u8; PAD], x: f64, min: f64, max: f64) -> usize {
     if x == 0.0 {
-        out.extend_from_slice(b"0e0");
-        return;
+        buf[..3].copy_from_slice(b"0e0");
+        return 3;
     }
     let magnitude = x.abs();
     let mut exponent = magnitude.log10().floor() as i32;
@@ -171,11 +206,13 @@ fn write_exponent(out: &mut Vec<u8>, x: f64, min: f64, max: f64) {
         mantissa = if x < 0.0 { mantissa - 1.0 } else { mantissa + 1.0 };
     }
     let mut m = mantissa.clamp(0.0, 10.0 * unit - 1.0) as u64;
+    let mut at = 0;
     if x < 0.0 {
-        out.push(b'-');
+        buf[0] = b'-';
+        at = 1;
     }
     let unit = POW10[MANTISSA_DECIMALS as usize];
-    write_u64(out, m / unit);
+    at = write_u64(buf, at, m / unit);
     m %= unit;
     if m != 0 {
         let mut digits = MANTISSA_DECIMALS;
@@ -183,16 +220,20 @@ fn write_exponent(out: &mut Vec<u8>, x: f64, min: f64, max: f64) {
             m /= 10;
             digits -= 1;
         }
-        out.push(b'.');
-        let start = out.len();
-        write_u64(out, m);
-        // Leading zeros of the fraction (1.05 → m = 5 with 2 digits).
-        let written = out.len() - start;
-        let pad = digits as usize - written.min(digits as usize);
-        out.splice(start..start, std::iter::repeat_n(b'0', pad));
+        // Leading zeros of the fraction (1.05 → m = 5 with 2 digits): the
+        // digits of 10^digits + m, whose leading 1 the point overwrites.
+        let point = at;
+        at = write_u64(buf, point, POW10[digits as usize] + m);
+        buf[point] = b'.';
     }
-    out.push(b'e');
-    write_i64(out, i64::from(exponent));
+    buf[at] = b'e';
+    let exponent = i64::from(exponent);
+    at += 1;
+    if exponent < 0 {
+        buf[at] = b'-';
+        at += 1;
+    }
+    write_u64(buf, at, exponent.unsigned_abs())
 }
 
 #[cfg(test)]
@@ -200,8 +241,14 @@ mod tests {
     use super::*;
 
     fn text(format: NumberFormat, x: f64) -> String {
+        written(Writer::new(format), x, f64::MIN, f64::MAX)
+    }
+
+    fn written(writer: Writer, x: f64, min: f64, max: f64) -> String {
         let mut out = Vec::new();
-        Writer::new(format).write(&mut out, x, f64::MIN, f64::MAX);
+        let mut cursor = Cursor::append(&mut out);
+        writer.write(&mut cursor, x, min, max);
+        cursor.finish();
         String::from_utf8(out).unwrap_or_default()
     }
 
@@ -224,6 +271,22 @@ mod tests {
     }
 
     #[test]
+    fn rounding_matches_f64_round() {
+        for x in [
+            0.5,
+            -0.5,
+            1.5,
+            -2.5,
+            0.499_999_999_999_999_94,
+            2.0f64.powi(52) + 1.0,
+            -7.000_000_1,
+            8.9e18,
+        ] {
+            assert_eq!(round_to_i64(x), x.round() as i64, "{x}");
+        }
+    }
+
+    #[test]
     fn exponents() {
         assert_eq!(text(NumberFormat::Exponent, 0.0015), "1.5e-3");
         assert_eq!(text(NumberFormat::Exponent, 1000.0), "1e3");
@@ -231,8 +294,6 @@ mod tests {
         assert_eq!(text(NumberFormat::Exponent, 9.999_999), "1e1");
         assert_eq!(text(NumberFormat::Exponent, 0.0), "0e0");
         // Rounding that would leave [min, max] goes inwards.
-        let mut out = Vec::new();
-        Writer::Exponent.write(&mut out, 1.234_567, 0.0, 1.234_567);
-        assert_eq!(out, b"1.23456e0");
+        assert_eq!(written(Writer::Exponent, 1.234_567, 0.0, 1.234_567), "1.23456e0");
     }
 }

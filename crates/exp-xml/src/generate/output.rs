@@ -157,7 +157,8 @@ fn produce(generator: &Generator, plan: &Plan, k: u64, data: Vec<u8>, scratch: &
         batch.pieces.push((file, batch.data.len()));
         *piece_start = batch.data.len();
     };
-    for i in lo..hi {
+    let mut i = lo;
+    while i < hi {
         let file_start = plan.per_file.is_some_and(|n| i.is_multiple_of(n));
         if file_start {
             if i > lo {
@@ -169,10 +170,12 @@ fn produce(generator: &Generator, plan: &Plan, k: u64, data: Vec<u8>, scratch: &
         if file_start {
             plan.header(out);
         }
-        generator.document(i, out);
-        out.push(b'\n');
+        // The documents up to the end of this file (or of the batch).
+        let run_end = plan.per_file.map_or(hi, |n| hi.min((i / n + 1).saturating_mul(n)));
+        generator.documents(i..run_end, out);
+        i = run_end;
         if let Some(n) = plan.per_file {
-            if (i + 1).is_multiple_of(n) || Some(i + 1) == plan.end {
+            if i.is_multiple_of(n) || Some(i) == plan.end {
                 plan.footer(out);
             }
         }

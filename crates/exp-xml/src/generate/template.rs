@@ -9,13 +9,16 @@
 //! from the root to the element, exactly as written; an attribute's pseudo
 //! path is its element's path followed by `@name`.
 
+use super::cursor::{self, Cursor};
 use super::values::Context;
 use crate::XmlError;
 
 /// A compiled skeleton.
 #[derive(Debug, Clone, Default)]
 pub(super) struct Template {
+    /// The literal bytes, then [`cursor::PAD`] bytes of padding.
     literal: Vec<u8>,
+    literal_len: usize,
     /// (end of the literal run before the slot, value source index).
     slots: Vec<(usize, usize)>,
 }
@@ -23,7 +26,7 @@ pub(super) struct Template {
 impl Template {
     /// Literal bytes, for size estimates.
     pub fn literal_len(&self) -> usize {
-        self.literal.len()
+        self.literal_len
     }
 
     pub fn sources(&self) -> impl Iterator<Item = usize> + '_ {
@@ -32,20 +35,31 @@ impl Template {
 
     /// Appends the document: literal runs with `fill(source, out)` between.
     #[inline]
-    pub fn fill(&self, out: &mut Vec<u8>, mut fill: impl FnMut(usize, &mut Vec<u8>)) {
+    pub fn fill(&self, out: &mut Cursor, mut fill: impl FnMut(usize, &mut Cursor)) {
         let mut at = 0;
         for &(end, source) in &self.slots {
-            out.extend_from_slice(self.literal.get(at..end).unwrap_or_default());
+            out.padded(&self.literal, at, end - at);
             fill(source, out);
             at = end;
         }
-        out.extend_from_slice(self.literal.get(at..).unwrap_or_default());
+        out.padded(&self.literal, at, self.literal_len - at);
     }
 }
 
 /// Compiles `skeleton`; `resolve(path text, context)` gives the source index
 /// of a slot. A malformed skeleton is an [`XmlError::Config`].
 pub(super) fn compile(
+    skeleton: &str,
+    resolve: impl FnMut(&str, Context) -> Result<usize, XmlError>,
+) -> Result<Template, XmlError> {
+    let mut t = literal_and_slots(skeleton, resolve)?;
+    t.literal_len = t.literal.len();
+    t.literal = cursor::pad(std::mem::take(&mut t.literal));
+    Ok(t)
+}
+
+/// The template of `skeleton` before its literal is padded.
+fn literal_and_slots(
     skeleton: &str,
     mut resolve: impl FnMut(&str, Context) -> Result<usize, XmlError>,
 ) -> Result<Template, XmlError> {
@@ -187,7 +201,9 @@ mod tests {
             assert_eq!((p.as_str(), *c), (ep, ec));
         }
         let mut out = Vec::new();
-        t.fill(&mut out, |s, o| o.extend_from_slice(format!("V{s}").as_bytes()));
+        let mut cursor = Cursor::append(&mut out);
+        t.fill(&mut cursor, |s, o| o.bytes(format!("V{s}").as_bytes()));
+        cursor.finish();
         assert_eq!(
             String::from_utf8(out).expect("utf-8"),
             "<e id=\"a>b\" ts=\"V0\"><x>V1</x><y k=\"V2\"><z>V3</z></y></e>"

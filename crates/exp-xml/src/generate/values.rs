@@ -3,11 +3,14 @@
 //! A categorical path becomes an alias table over its values, already
 //! escaped for where they go (element text or attribute value), plus one
 //! empty entry weighted by the leaves that had no text. A numeric path
-//! becomes its fitted sampler (uniform on `[min, max]` without a fit), a
-//! presence threshold, the clamp and a compiled number format.
+//! becomes its fitted family's draw (`draw.rs`; uniform on `[min, max]`
+//! without a fit), a presence threshold, the clamp and a compiled number
+//! format.
 
 use exp_stats::{AliasIndex, FittedSampler, Rng};
 
+use super::cursor::{self, Cursor};
+use super::draw::FamilyDraw;
 use super::number;
 use crate::set::NumericPath;
 use crate::{CategoricalCount, PathInfo, XmlError};
@@ -31,8 +34,9 @@ pub(super) enum Source {
 pub(super) struct Categorical {
     /// `None` when there is a single entry: no draw needed.
     table: Option<AliasIndex>,
-    /// Byte range of each entry in `bytes`.
+    /// (start, length) of each entry in `bytes`.
     spans: Vec<(usize, usize)>,
+    /// The entries, then [`cursor::PAD`] bytes of padding.
     bytes: Vec<u8>,
 }
 
@@ -48,14 +52,14 @@ pub(super) struct Numeric {
 
 #[derive(Debug, Clone)]
 enum Draw {
-    Fitted(Box<FittedSampler>),
+    Fitted(FamilyDraw),
     Uniform { min: f64, width: f64 },
 }
 
 impl Source {
     /// Appends one value drawn from `rng`.
     #[inline]
-    pub fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+    pub fn write(&self, rng: &mut Rng, out: &mut Cursor) {
         match self {
             Source::Categorical(c) => c.write(rng, out),
             Source::Numeric(n) => n.write(rng, out),
@@ -67,11 +71,13 @@ impl Source {
         match self {
             Source::Categorical(c) => {
                 let p = c.probabilities();
-                c.spans.iter().zip(p).map(|(&(s, e), p)| (e - s) as f64 * p).sum()
+                c.spans.iter().zip(p).map(|(&(_, len), p)| len as f64 * p).sum()
             }
             Source::Numeric(n) => {
                 let mut scratch = Vec::new();
-                n.format.write(&mut scratch, (n.min + n.max) / 2.0, n.min, n.max);
+                let mut cursor = Cursor::append(&mut scratch);
+                n.format.write(&mut cursor, (n.min + n.max) / 2.0, n.min, n.max);
+                cursor.finish();
                 scratch.len() as f64
             }
         }
@@ -80,13 +86,13 @@ impl Source {
 
 impl Categorical {
     #[inline]
-    fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+    fn write(&self, rng: &mut Rng, out: &mut Cursor) {
         let entry = match &self.table {
             Some(table) => table.sample(rng),
             None => 0,
         };
-        if let Some(&(start, end)) = self.spans.get(entry) {
-            out.extend_from_slice(self.bytes.get(start..end).unwrap_or_default());
+        if let Some(&(start, len)) = self.spans.get(entry) {
+            out.padded(&self.bytes, start, len);
         }
     }
 
@@ -100,7 +106,7 @@ impl Categorical {
 
 impl Numeric {
     #[inline]
-    fn write(&self, rng: &mut Rng, out: &mut Vec<u8>) {
+    fn write(&self, rng: &mut Rng, out: &mut Cursor) {
         if let Some(threshold) = self.presence {
             if rng.next_u64() >= threshold {
                 return;
@@ -151,16 +157,17 @@ pub(super) fn categorical(path: &PathInfo, rows: &[&CategoricalCount], context: 
     for row in rows.iter().filter(|r| r.count > 0) {
         let start = bytes.len();
         escape_into(&mut bytes, &row.value, context);
-        spans.push((start, bytes.len()));
+        spans.push((start, bytes.len() - start));
         weights.push(row.count as f64);
         total = total.saturating_add(row.count);
     }
     // Leaves without text: the empty entry.
     let absent = path.occurrences.saturating_sub(total);
     if absent > 0 || spans.is_empty() {
-        spans.push((bytes.len(), bytes.len()));
+        spans.push((bytes.len(), 0));
         weights.push(absent.max(1) as f64);
     }
+    let bytes = cursor::pad(bytes);
     let table = if spans.len() > 1 {
         Some(AliasIndex::new(&weights).map_err(|e| XmlError::Config(format!("path {}: {e}", path.hash)))?)
     } else {
@@ -177,9 +184,11 @@ pub(super) fn numeric(path: &PathInfo, numeric: &NumericPath) -> Result<Source, 
         return Err(bad(format!("invalid range [{min}, {max}]")));
     }
     let draw = match &numeric.fit {
-        Some(fit) => Draw::Fitted(Box::new(
-            FittedSampler::from_named(fit.family, &fit.params).map_err(|e| bad(e.to_string()))?,
-        )),
+        Some(fit) => {
+            // exp-stats validates the parameters (and keeps its messages).
+            let sampler = FittedSampler::from_named(fit.family, &fit.params).map_err(|e| bad(e.to_string()))?;
+            Draw::Fitted(FamilyDraw::new(sampler, &fit.params))
+        }
         None => Draw::Uniform { min, width: max - min },
     };
     let format = if numeric.is_integer {

@@ -4,7 +4,9 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use exp_xml::generate::{generate_to_dir, generate_to_writer, Amount, GenerateOptions, Generator, Layout, Shard};
+use exp_xml::generate::{
+    generate_to_dir, generate_to_writer, Amount, GenerateOptions, Generator, Layout, Shard, GENERATOR_VERSION,
+};
 use exp_xml::set::read_set;
 
 use super::{cpu_seconds, megabytes, rate, seconds};
@@ -85,7 +87,7 @@ pub fn run(args: Args) -> Result<ExitCode, String> {
     let mut err = std::io::stderr().lock();
     let _ = writeln!(
         err,
-        "generated documents {}..{} ({}) in {} files: {:.1} MB ({:.1} MB written)",
+        "generated documents {}..{} ({}) in {} files: {:.1} MB ({:.1} MB written); generator version {GENERATOR_VERSION}",
         stats.first_document,
         stats.first_document + stats.documents,
         stats.documents,
