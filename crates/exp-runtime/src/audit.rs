@@ -146,8 +146,12 @@ impl GapWatch {
 /// the run (`children_cpu_ns`, the run's anomaly children, taken out).
 pub fn host(cpu: CpuUse, children_cpu_ns: u64, cores: usize, bounds: &Bounds) -> Vec<Finding> {
     let capacity = cpu.wall_s.max(1e-9) * cores.max(1) as f64;
-    let steal = cpu.steal_s / capacity;
-    let others = (cpu.others_s - children_cpu_ns as f64 / 1e9).max(0.0) / capacity;
+    // /proc/stat counts whole clock ticks per core, so over a short trial a
+    // share can read above the machine (123 % of 2 cores over 85 ms): no
+    // neighbour can take more than all of it, and a bound of 1 allows that.
+    let share = |seconds: f64| (seconds / capacity).clamp(0.0, 1.0);
+    let steal = share(cpu.steal_s);
+    let others = share(cpu.others_s - children_cpu_ns as f64 / 1e9);
     let mut found = Vec::new();
     if steal > bounds.steal_share {
         found.push(
@@ -318,5 +322,26 @@ mod tests {
         assert_eq!(codes(host(cpu, 0, 2, &Bounds::default())), ["V0601", "V0602"]);
         // The run's own anomaly children are not a neighbour.
         assert_eq!(codes(host(cpu, 6_000_000_000, 2, &Bounds::default())), ["V0601"]);
+        // Tick rounding over a short trial reads more than the machine: a
+        // share is at most all of it, which a bound of 1 allows.
+        let short = CpuUse {
+            wall_s: 0.085,
+            runner_s: 0.01,
+            others_s: 0.21,
+            steal_s: 0.2,
+        };
+        let whole_machine = Bounds {
+            others_cpu_share: 1.0,
+            steal_share: 1.0,
+            ..Bounds::default()
+        };
+        assert!(host(short, 0, 2, &whole_machine).is_empty());
+        let found = host(short, 0, 2, &Bounds::default());
+        assert_eq!(codes(found.clone()), ["V0601", "V0602"]);
+        assert!(
+            found[1].message.contains("used 100 % of the 2 cores"),
+            "{}",
+            found[1].message
+        );
     }
 }
