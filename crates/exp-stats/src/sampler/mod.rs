@@ -35,7 +35,7 @@ mod variates;
 use crate::alias::AliasTable;
 use crate::rng::Rng;
 pub use error::SampleError;
-pub use variates::standard_normal;
+pub use variates::{marsaglia_tsang, standard_normal};
 use variates::{Gamma, Poisson};
 
 /// A validated distribution, ready to draw from.

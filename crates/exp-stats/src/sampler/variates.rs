@@ -67,19 +67,7 @@ impl Gamma {
     /// Acceptance rate ≥ 0.95, so the loop ends fast with probability 1.
     #[inline]
     pub(super) fn sample(&self, rng: &mut Rng) -> f64 {
-        let x = loop {
-            let z = standard_normal(rng);
-            let t = 1.0 + self.c * z;
-            if t <= 0.0 {
-                continue;
-            }
-            let v = t * t * t;
-            let u = rng.open01();
-            let z2 = z * z;
-            if u < 1.0 - 0.0331 * z2 * z2 || u.ln() < 0.5 * z2 + self.d * (1.0 - v + v.ln()) {
-                break self.d * v;
-            }
-        };
+        let x = marsaglia_tsang(self.d, self.c, rng, standard_normal);
         let x = match self.boost {
             Some(inv_shape) => x * rng.open01().powf(inv_shape),
             None => x,
@@ -150,6 +138,26 @@ impl Poisson {
             if lhs <= -self.mean + k * self.ln_mean - ln_gamma(k + 1.0) {
                 return k;
             }
+        }
+    }
+}
+
+/// The rejection loop of Marsaglia–Tsang for d = a − 1/3, c = 1/√(9d)
+/// (a ≥ 1), with the standard normal drawn by `normal`: exp-xml's
+/// generation draws it by ziggurat, everything else by Box–Muller.
+#[inline]
+pub fn marsaglia_tsang(d: f64, c: f64, rng: &mut Rng, mut normal: impl FnMut(&mut Rng) -> f64) -> f64 {
+    loop {
+        let z = normal(rng);
+        let t = 1.0 + c * z;
+        if t <= 0.0 {
+            continue;
+        }
+        let v = t * t * t;
+        let u = rng.open01();
+        let z2 = z * z;
+        if u < 1.0 - 0.0331 * z2 * z2 || u.ln() < 0.5 * z2 + d * (1.0 - v + v.ln()) {
+            return d * v;
         }
     }
 }

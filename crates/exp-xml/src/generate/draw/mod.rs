@@ -17,6 +17,7 @@
 //! | Weibull(shape, scale) | `scale · E^(1/shape)` |
 
 use exp_stats::fit::Family;
+use exp_stats::sampler::marsaglia_tsang;
 use exp_stats::{FittedSampler, Rng};
 
 use super::ziggurat::{standard_exponential, standard_normal};
@@ -69,19 +70,7 @@ impl Gamma {
     /// variables", ACM TOMS 26(3), 2000 (see exp-stats' `variates.rs`).
     #[inline]
     fn sample(&self, rng: &mut Rng) -> f64 {
-        let x = loop {
-            let z = standard_normal(rng);
-            let t = 1.0 + self.c * z;
-            if t <= 0.0 {
-                continue;
-            }
-            let v = t * t * t;
-            let u = rng.open01();
-            let z2 = z * z;
-            if u < 1.0 - 0.0331 * z2 * z2 || u.ln() < 0.5 * z2 + self.d * (1.0 - v + v.ln()) {
-                break self.d * v;
-            }
-        };
+        let x = marsaglia_tsang(self.d, self.c, rng, standard_normal);
         let x = match self.neg_inv_shape {
             Some(neg_inv_shape) => x * (standard_exponential(rng) * neg_inv_shape).exp(),
             None => x,
