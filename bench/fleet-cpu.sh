@@ -21,6 +21,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib/mosquitto.sh
 rounds=${1:-3}
 devices=${DEVICES:-4000 2000}
 time_scale=${TIME_SCALE:-0.5}
@@ -40,18 +41,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-port=18830
-while ss -ltnH "sport = :$port" | grep -q .; do port=$((port + 1)); done
-cat >"$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_connections -1
-max_inflight_messages 0
-max_queued_messages 100000
-set_tcp_nodelay true
-log_dest none
-CONF
+port=$(free_port 18830)
+fleet_mosquitto_conf "$port" >"$work/mosquitto.conf"
 
 echo "load before: $(uptime)"
 : >"$work/results"

@@ -11,6 +11,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib/mosquitto.sh
 
 embedded=false
 specs=()
@@ -55,18 +56,8 @@ for spec in "${specs[@]}"; do
     # Without a broker block the fleet starts the embedded broker.
     sed '/broker {/,/}/d' "$spec" >"$run_spec"
   else
-    port=18830
-    while ss -ltnH "sport = :$port" | grep -q .; do port=$((port + 1)); done
-    cat >"$work/mosquitto.conf" <<CONF
-listener $port 127.0.0.1
-allow_anonymous true
-persistence false
-max_connections -1
-max_inflight_messages 0
-max_queued_messages 100000
-set_tcp_nodelay true
-log_dest none
-CONF
+    port=$(free_port 18830)
+    fleet_mosquitto_conf "$port" >"$work/mosquitto.conf"
     /usr/sbin/mosquitto -c "$work/mosquitto.conf" &
     broker_pid=$!
     sleep 0.5

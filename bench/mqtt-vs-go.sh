@@ -25,6 +25,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib/mosquitto.sh
 rounds=${1:-3}
 seconds=${2:-10}
 devices=${DEVICES:-10 100 1000}
@@ -48,8 +49,7 @@ expc_client="$CARGO_TARGET_DIR/release/examples/throughput"
 go_client="$work/mqtt-go-peer"
 ulimit -n "$(ulimit -Hn)"
 
-port=18930
-while ss -ltnH "sport = :$port" | grep -q .; do port=$((port + 1)); done
+port=$(free_port 18930)
 # As the throughput example's own Mosquitto: no in-flight or queue limits, so
 # the broker never throttles a client; `$SYS` every second for expc's
 # cross-check of what it published; `user root` keeps it from switching users.

@@ -28,6 +28,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
+. bench/lib/mosquitto.sh
 rounds=${1:-3}
 rate=${2:-20000}
 
@@ -49,23 +50,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-free_port() {
-  local port=$1
-  while ss -ltnH "sport = :$port" | grep -q .; do port=$((port + 1)); done
-  echo "$port"
-}
-
 broker_port=$(free_port 18830)
-cat >"$work/mosquitto.conf" <<CONF
-listener $broker_port 127.0.0.1
-allow_anonymous true
-persistence false
-max_connections -1
-max_inflight_messages 0
-max_queued_messages 100000
-set_tcp_nodelay true
-log_dest none
-CONF
+fleet_mosquitto_conf "$broker_port" >"$work/mosquitto.conf"
 /usr/sbin/mosquitto -c "$work/mosquitto.conf" &
 broker_pid=$!
 sleep 0.5
