@@ -10,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use polars::prelude::ArrowDataType;
+use polars_core::prelude::ArrowDataType;
 use serde::{Deserialize, Serialize};
 
 use exp_results::{PartFile, ResultsError, RunStatus, RunView, Warning};

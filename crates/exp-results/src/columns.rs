@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use polars::prelude::{
-    BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked,
-};
+use polars_core::prelude::{BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked};
 
 use crate::ResultsError;
 
@@ -93,7 +91,7 @@ impl<'a> Columns<'a> {
         Ok(self.bool(column)?.iter().map(|v| v.unwrap_or(default)).collect())
     }
 
-    fn read(&self) -> impl Fn(polars::error::PolarsError) -> ResultsError + '_ {
+    fn read(&self) -> impl Fn(polars_core::error::PolarsError) -> ResultsError + '_ {
         |source| ResultsError::Parquet {
             action: "read",
             path: self.path.to_path_buf(),

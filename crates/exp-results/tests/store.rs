@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use common::{read, row_groups, rows, schema};
 use exp_results::*;
-use polars::prelude::{AnyValue, DataType, ParquetReader, SerReader};
+use polars_core::prelude::{AnyValue, DataType};
+use polars_io::prelude::{ParquetReader, SerReader};
 
 fn store(dir: &Path, row_group_rows: usize) -> Store {
     Store::open(

@@ -16,7 +16,8 @@ use exp_xml::{extract, md5_of, AttributePolicy, Config, Source, XmlError};
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use polars::prelude::{DataType, ParquetReader, SerReader};
+use polars_core::prelude::DataType;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 /// Names and values of the corpus (besides the numbers).
 const ORIGINALS: &[&str] = &[

@@ -256,7 +256,7 @@ fn an_abort_threshold_stops_the_run_within_2_s_of_the_violation() {
         let cast = frame
             .column("acked_ns")
             .unwrap()
-            .cast(&polars::prelude::DataType::UInt64)
+            .cast(&polars_core::prelude::DataType::UInt64)
             .unwrap();
         let at = cast.u64().unwrap().clone();
         for ((status, warmup), at) in status.iter().zip(warmup.iter()).zip(at.iter()) {

@@ -15,7 +15,7 @@ use crate::common::{
     Scratch,
 };
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 /// Waits until `trial` is running in the manifest; returns its start (Unix ns).
 fn trial_started(out: &Path, trial: usize) -> u64 {
@@ -87,7 +87,7 @@ fn assert_rows_on_disk(partial: &std::path::Path, killed_at: u64) {
                 let c = f
                     .column(column)
                     .unwrap()
-                    .cast(&polars::prelude::DataType::UInt64)
+                    .cast(&polars_core::prelude::DataType::UInt64)
                     .unwrap();
                 c.u64().unwrap().iter().flatten().max()
             })

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use crate::common::{expc, run_dir, signal, text, trial_frames, u64_values, wait_for, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 /// 30 devices at 2/s take 15 s to connect; the trial lasts 5 s. Each sends
 /// every second from a uniform offset in its first second: 5 messages each

@@ -12,7 +12,8 @@ use std::time::{Duration, Instant};
 use crate::common::{spawn_run_captured, Mosquitto, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars_core::prelude::DataFrame;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 const DEVICES: u64 = 10;
 const MESSAGES: u64 = 120;

@@ -293,7 +293,7 @@ fn xml_synthesis_compares_path_frequencies_and_distances() {
     let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
     let rows: usize = trial_frames(&dir, "xml_paths", 0)
         .iter()
-        .map(polars::prelude::DataFrame::height)
+        .map(polars_core::prelude::DataFrame::height)
         .sum();
     assert!(rows > 0, "the run compared paths");
     let occurrences = figure(&figures, "xml-path-occurrences").points(SERIES_COLOURS[0]);

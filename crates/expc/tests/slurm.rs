@@ -13,7 +13,7 @@ use std::process::Command;
 use crate::common::rows::assert_split_matches_whole;
 use crate::common::{expc, measured_rows_by_trial, text, trial_frames, u64_values, Scratch};
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 /// A cluster of one node, stopped (daemons killed, files removed) on drop.
 struct Cluster {

@@ -22,7 +22,8 @@ use crate::common::run_dir;
 use std::path::PathBuf;
 use std::process::Command;
 
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars_core::prelude::DataFrame;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 const CONNECTIONS: usize = 100;
 const FAR: usize = 40;

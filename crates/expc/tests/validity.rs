@@ -15,7 +15,7 @@ use std::time::Duration;
 use crate::common::{expc, run_dir, signal, spawn_run_captured, text, trial_frames, wait_for, Scratch};
 use exp_results::manifest::Manifest;
 use exp_results::validity::Verdict;
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 /// Runs `spec` to its end with `extra` arguments; returns the run directory.
 fn run(scratch: &Scratch, spec: &str, extra: &[&str]) -> (PathBuf, String) {

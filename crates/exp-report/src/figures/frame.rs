@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use exp_results::{PartFile, ResultsError};
-use polars::prelude::{DataFrame, DataType, SerReader};
+use polars_core::prelude::{DataFrame, DataType};
+use polars_io::prelude::SerReader;
 
 pub(crate) struct Frame {
     frame: DataFrame,

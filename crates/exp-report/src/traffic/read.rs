@@ -5,7 +5,7 @@
 use std::fs::File;
 use std::path::Path;
 
-use polars::prelude::{ParquetReader, SerReader};
+use polars_io::prelude::{ParquetReader, SerReader};
 
 use exp_results::{Columns, ResultsError};
 

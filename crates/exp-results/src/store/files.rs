@@ -17,7 +17,8 @@ use std::fs::{self, File};
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use polars::prelude::{DataFrame, ParquetCompression, ParquetReader, ParquetWriter, PolarsResult, SerReader};
+use polars_core::prelude::{DataFrame, PolarsResult};
+use polars_io::prelude::{ParquetCompression, ParquetReader, ParquetWriter, SerReader};
 
 use super::frame::polars_schema;
 use crate::rundir::{create_dir_below, sync_dir};

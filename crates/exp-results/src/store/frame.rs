@@ -3,8 +3,8 @@
 
 use std::collections::HashSet;
 
-use polars::prelude as pl;
-use polars::prelude::NamedFrom;
+use polars_core::prelude as pl;
+use polars_core::prelude::NamedFrom;
 
 use crate::table::{Batch, ColumnData, DType, Schema};
 use crate::ResultsError;

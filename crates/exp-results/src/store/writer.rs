@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use polars::prelude::DataFrame;
+use polars_core::prelude::DataFrame;
 
 use super::files::{assemble, write_segment, PartPaths, PARTIAL_DIR};
 use super::frame::to_frame;

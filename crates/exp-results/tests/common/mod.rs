@@ -6,7 +6,8 @@ use std::fs::File;
 use std::path::Path;
 
 use exp_results::*;
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars_core::prelude::DataFrame;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
     Manifest {

@@ -5,8 +5,8 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use polars::prelude as pl;
-use polars::prelude::SerReader;
+use polars_core::prelude as pl;
+use polars_io::prelude::{ParquetCompression, ParquetReader, ParquetWriter, SerReader};
 
 use crate::{Md5Hash, XmlError};
 
@@ -28,8 +28,8 @@ pub(super) fn write_table(path: &Path, columns: Vec<pl::Series>) -> Result<(), X
         path: path.to_path_buf(),
         source,
     })?;
-    pl::ParquetWriter::new(BufWriter::new(file))
-        .with_compression(pl::ParquetCompression::Zstd(None))
+    ParquetWriter::new(BufWriter::new(file))
+        .with_compression(ParquetCompression::Zstd(None))
         // One chunk at least a row group long is written as it is; shorter
         // ones go through polars' regrouping, whose first use zeroes an
         // 8 MiB buffer (2,048 page faults, 5 % of extracting a 7.5 MB
@@ -53,7 +53,7 @@ impl Table {
             path: path.to_path_buf(),
             source: e.into(),
         })?;
-        let frame = pl::ParquetReader::new(file.file)
+        let frame = ParquetReader::new(file.file)
             .finish()
             .map_err(|source| XmlError::Parquet {
                 action: "read",

@@ -10,7 +10,7 @@ use std::fs;
 use std::path::Path;
 
 use exp_stats::fit::Family;
-use polars::prelude::{NamedFrom, Series};
+use polars_core::prelude::{NamedFrom, Series};
 
 use super::columns::{write_table, Table};
 use super::info::{FittingSummary, FrequencyStats, SET_VERSION};

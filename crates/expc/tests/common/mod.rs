@@ -11,7 +11,8 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use polars::prelude::{DataFrame, ParquetReader, SerReader};
+use polars_core::prelude::DataFrame;
+use polars_io::prelude::{ParquetReader, SerReader};
 
 pub mod rows;
 
@@ -109,7 +110,7 @@ pub fn u64_values(frames: &[DataFrame], column: &str) -> Vec<u64> {
         .flat_map(|f| {
             f.column(column)
                 .unwrap()
-                .cast(&polars::prelude::DataType::UInt64)
+                .cast(&polars_core::prelude::DataType::UInt64)
                 .unwrap()
                 .u64()
                 .unwrap()

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use polars::prelude::{DataFrame, DataType};
+use polars_core::prelude::{DataFrame, DataType};
 
 use super::trial_frames;
 
