@@ -23,5 +23,5 @@ pub mod read;
 pub mod write;
 
 pub use kind::describe;
-pub use read::{open_regular, read_bytes, read_text, Cap, ReadError, Regular};
+pub use read::{open_listed_regular, open_regular, read_bytes, read_text, Cap, ReadError, Regular};
 pub use write::{check_dir, create, create_dir, write_file, Output, WriteError};

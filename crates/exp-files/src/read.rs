@@ -84,6 +84,15 @@ pub struct Regular {
 /// without ever blocking in `open`.
 pub fn open_regular(path: &Path) -> Result<Regular, ReadError> {
     refuse_irregular(&std::fs::metadata(path)?)?;
+    open_listed_regular(path)
+}
+
+/// [`open_regular`] for a path a directory listing or an earlier `stat`
+/// already found to be a regular file: no second `stat` before the `open`
+/// (on a corpus of 20,000 small files it was a fifth of the CPU); the
+/// `fstat` of the opened descriptor still refuses anything else, and the
+/// open still cannot block.
+pub fn open_listed_regular(path: &Path) -> Result<Regular, ReadError> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)

@@ -217,7 +217,9 @@ impl Inputs {
         let Unit::Plain(path) = unit else {
             return with_unit(unit, f);
         };
-        let regular = exp_files::open_regular(path).map_err(|e| XmlError::Open {
+        // `expand_inputs` found every path regular (a listing's file type or
+        // a `stat`); the `fstat` after `open` still refuses anything else.
+        let regular = exp_files::open_listed_regular(path).map_err(|e| XmlError::Open {
             path: path.to_path_buf(),
             source: e.into(),
         })?;
@@ -226,14 +228,17 @@ impl Inputs {
             return Ok(f(&name, &mut BufReader::with_capacity(READ_BUF, regular.file)));
         }
         self.buffer.clear();
-        // Room for one byte more than the size, so that the read after the
-        // data finds the end at once. Through `Take`, which reads into
+        // As many bytes as `fstat` gave, through `Take`: it reads into
         // uninitialised room as `File` does, without `File::read_to_end`'s
-        // extra `fstat` and `lseek` for a size already known.
-        self.buffer
-            .reserve(usize::try_from(regular.metadata.len()).unwrap_or(0) + 1);
+        // extra `fstat` and `lseek`, and at its limit ends without the read
+        // that would find the end (one `read` per small file, not two). A
+        // file that grows meanwhile is read as it was when opened; one that
+        // says 0 bytes (`/proc`) is read to its end.
+        let size = regular.metadata.len();
+        self.buffer.reserve(usize::try_from(size).unwrap_or(0));
+        let limit = if size == 0 { u64::MAX } else { size };
         let mut file = regular.file;
-        match (&mut file).take(u64::MAX).read_to_end(&mut self.buffer) {
+        match (&mut file).take(limit).read_to_end(&mut self.buffer) {
             Ok(_) => Ok(f(&name, &mut &self.buffer[..])),
             // A read error comes after the bytes read before it, as from a
             // streamed file.

@@ -57,9 +57,25 @@ pub const DEFAULT_CATEGORICAL_THRESHOLD: usize = 30;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Md5Hash(pub [u8; 16]);
 
+impl Md5Hash {
+    /// Lowercase hex, as [`Display`](fmt::Display) writes it: by table, as
+    /// a set writes one per categorical value.
+    pub fn hex(&self) -> [u8; 32] {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0; 32];
+        for (pair, byte) in out.chunks_exact_mut(2).zip(self.0) {
+            pair[0] = DIGITS[usize::from(byte >> 4)];
+            pair[1] = DIGITS[usize::from(byte & 0xf)];
+        }
+        out
+    }
+}
+
 impl fmt::Display for Md5Hash {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|b| write!(f, "{b:02x}"))
+        let hex = self.hex();
+        // Hex digits are ASCII.
+        f.pad(std::str::from_utf8(&hex).map_err(|_| fmt::Error)?)
     }
 }
 

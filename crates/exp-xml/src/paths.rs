@@ -224,3 +224,16 @@ impl PathTable {
         map
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::md5_of;
+
+    #[test]
+    fn hashes_print_as_md5sum_does() {
+        // `printf '' | md5sum` and `printf 'abc' | md5sum`.
+        assert_eq!(md5_of("").to_string(), "d41d8cd98f00b204e9800998ecf8427e");
+        assert_eq!(md5_of("abc").to_string(), "900150983cd24fb0d6963f7d28e17f72");
+        assert_eq!(format!("{:>34}", md5_of("")), "  d41d8cd98f00b204e9800998ecf8427e");
+    }
+}
