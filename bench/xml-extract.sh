@@ -24,6 +24,9 @@
 #     (median over median).
 # The load (`uptime`) is printed before and after. Target: ≥ 150 MB per
 # CPU-second on every case, and ≥ 1.7× on THREADS = 2 for large inputs.
+# Beside each directory layout, once per round, its floor: the same files
+# listed, opened, read and closed by bench/xml-read-floor.c (C, no
+# parsing), the fastest any reader through the kernel can go here.
 #
 #   bench/xml-extract.sh                  # all corpora, 5 runs each
 #   RUNS=9 bench/xml-extract.sh fleet
@@ -47,6 +50,8 @@ generate="${GENERATE:-$CARGO_TARGET_DIR/release/examples/xml_corpus}"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+floor="$work/xml-read-floor"
+cc -O2 -o "$floor" bench/xml-read-floor.c
 
 # min / median / max of the numbers on stdin.
 stats() {
@@ -75,9 +80,12 @@ for corpus in "${corpora[@]}"; do
   echo "== $corpus, split at $split: one file of $(du -h "$work/$corpus.xml" | cut -f1)$(
     [ "$files" = 1 ] && echo ", and $(find "$work/$corpus.d" -type f | wc -l) files of one document")"
   mb_in=$(du -b "$work/$corpus.xml" | cut -f1)
-  declare -A own=() whole=() wall=()
+  declare -A own=() whole=() wall=() floors=()
   for _ in $(seq "$runs"); do
     for input in "${layouts[@]}"; do
+      if [ -d "$input" ]; then
+        floors[$input]+="$("$floor" "$input" | sed -n 's/.*, \([0-9.]*\) MB per CPU-second/\1/p') "
+      fi
       for t in 1 "$threads"; do
         key="$(basename "$input") $t"
         rm -rf "$work/set"
@@ -99,10 +107,13 @@ for corpus in "${corpora[@]}"; do
       echo "    MB per CPU-second, whole process:   $(tr ' ' '\n' <<<"${whole[$key]}" | grep . | stats)"
       echo "    wall seconds:                       $(tr ' ' '\n' <<<"${wall[$key]}" | grep . | stats)"
     done
+    if [ -n "${floors[$input]:-}" ]; then
+      echo "  $name, floor (list, open, read, close; C, no parsing), MB per CPU-second: $(tr ' ' '\n' <<<"${floors[$input]}" | grep . | stats)"
+    fi
     one=$(tr ' ' '\n' <<<"${wall[$name 1]}" | grep . | median)
     many=$(tr ' ' '\n' <<<"${wall[$name $threads]}" | grep . | median)
     echo "  $name: wall-clock speedup of $threads threads over 1: $(awk -v a="$one" -v b="$many" 'BEGIN { printf "%.2f", a / b }')x (median over median)"
   done
-  unset own whole wall
+  unset own whole wall floors
 done
 echo "load after: $(uptime)"

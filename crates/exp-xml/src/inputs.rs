@@ -9,8 +9,10 @@
 //! name, byte position in the decompressed stream, reason) and the run goes
 //! on with the next input.
 
+use std::cmp::Ordering;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::{Source, XmlError};
@@ -51,13 +53,13 @@ pub fn expand_inputs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<Source>, XmlError
                     source: io::Error::new(io::ErrorKind::NotFound, "no file matches the pattern"),
                 });
             }
-            files.sort();
+            files.sort_unstable_by(|a, b| listing_order(a, b));
             files.dedup();
             sources.extend(files.into_iter().map(Source::File));
         } else if arg.is_dir() {
             let mut files = Vec::new();
             walk(arg, &mut files)?;
-            files.sort();
+            files.sort_unstable_by(|a, b| listing_order(a, b));
             sources.extend(files.into_iter().map(Source::File));
         } else {
             refuse_irregular(arg)?;
@@ -65,6 +67,20 @@ pub fn expand_inputs<P: AsRef<Path>>(args: &[P]) -> Result<Vec<Source>, XmlError
         }
     }
     Ok(sources)
+}
+
+/// `Path`'s order (component by component) for the paths of one
+/// expansion, which all start with the same argument's text and go on with
+/// names joined by single slashes: their bytes compared with `/` below
+/// every other byte order them alike (`a/x` before `a.b`, as the component
+/// `a` is before `a.b`), without splitting each into components (on 20,000
+/// files, `sort` spent a tenth of the extraction's CPU doing that).
+fn listing_order(a: &Path, b: &Path) -> Ordering {
+    fn bytes(path: &Path) -> impl Iterator<Item = u8> + '_ {
+        let slash_first = |byte: &u8| if *byte == b'/' { 0 } else { *byte };
+        path.as_os_str().as_bytes().iter().map(slash_first)
+    }
+    bytes(a).cmp(bytes(b))
 }
 
 /// A file named as an input must be a regular file (a directory is walked
@@ -283,5 +299,27 @@ pub(crate) fn with_unit<T>(unit: &Unit<'_>, f: impl FnOnce(&str, &mut dyn BufRea
             &archive.display().to_string(),
             &mut Failing(Some(io::Error::other(reason.clone()))),
         )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::listing_order;
+
+    #[test]
+    fn listing_order_is_the_order_of_paths() {
+        // Names that order differently by bytes and by components, under
+        // one argument's text (as it was typed, `./` and all).
+        let names = ["a", "a.b", "a-b", "a/x", "a/x/y", "a.b/x", "a0", "b", "a b", "A", "é", "a/x.b", "a/x-b"];
+        for root in ["corpus", "./corpus", "/tmp/c.d", "corpus/./d"] {
+            let paths: Vec<PathBuf> = names.iter().map(|n| PathBuf::from(root).join(n)).collect();
+            for a in &paths {
+                for b in &paths {
+                    assert_eq!(listing_order(a, b), a.cmp(b), "{} against {}", a.display(), b.display());
+                }
+            }
+        }
     }
 }
