@@ -34,10 +34,32 @@ pub(super) enum Source {
 pub(super) struct Categorical {
     /// `None` when there is a single entry: no draw needed.
     table: Option<AliasIndex>,
+    /// The table's columns with the spans of both their outcomes: a draw
+    /// reads one column, then the bytes (not the table, then a span, then
+    /// the bytes: three dependent loads at random places, each a likely
+    /// cache miss on a path with many values). Empty without a table.
+    columns: Vec<Column>,
     /// (start, length) of each entry in `bytes`.
     spans: Vec<(usize, usize)>,
     /// The entries, then [`cursor::PAD`] bytes of padding.
     bytes: Vec<u8>,
+}
+
+/// One alias column laid out for drawing: kept below `threshold` (see
+/// [`AliasIndex::columns`]), its own entry's span, its alias's span.
+#[derive(Debug, Clone, Copy)]
+struct Column {
+    threshold: u64,
+    own: Span,
+    alias: Span,
+}
+
+/// (start, length) in `Categorical::bytes`, compact: a column fits in 24
+/// bytes.
+#[derive(Debug, Clone, Copy)]
+struct Span {
+    start: u32,
+    len: u32,
 }
 
 #[derive(Debug, Clone)]
@@ -85,15 +107,30 @@ impl Source {
 }
 
 impl Categorical {
+    /// Draws as [`AliasIndex::sample`] does (the same entry for the same
+    /// `rng`), from the merged columns.
     #[inline]
     fn write(&self, rng: &mut Rng, out: &mut Cursor) {
-        let entry = match &self.table {
-            Some(table) => table.sample(rng),
-            None => 0,
+        let span = if self.columns.is_empty() {
+            match self.spans.first() {
+                Some(&(start, len)) => Span {
+                    start: start as u32,
+                    len: len as u32,
+                },
+                None => return,
+            }
+        } else {
+            let product = u128::from(rng.next_u64()) * self.columns.len() as u128;
+            let Some(column) = self.columns.get((product >> 64) as usize) else {
+                return;
+            };
+            if (product as u64) < column.threshold {
+                column.own
+            } else {
+                column.alias
+            }
         };
-        if let Some(&(start, len)) = self.spans.get(entry) {
-            out.padded(&self.bytes, start, len);
-        }
+        out.padded(&self.bytes, span.start as usize, span.len as usize);
     }
 
     fn probabilities(&self) -> Vec<f64> {
@@ -167,13 +204,40 @@ pub(super) fn categorical(path: &PathInfo, rows: &[&CategoricalCount], context: 
         spans.push((bytes.len(), 0));
         weights.push(absent.max(1) as f64);
     }
+    let bad = |what: String| XmlError::Config(format!("path {}: {what}", path.hash));
+    if u32::try_from(bytes.len()).is_err() {
+        return Err(bad(format!("{} bytes of values (at most 4 GiB)", bytes.len())));
+    }
     let bytes = cursor::pad(bytes);
     let table = if spans.len() > 1 {
-        Some(AliasIndex::new(&weights).map_err(|e| XmlError::Config(format!("path {}: {e}", path.hash)))?)
+        Some(AliasIndex::new(&weights).map_err(|e| bad(e.to_string()))?)
     } else {
         None
     };
-    Ok(Source::Categorical(Categorical { table, spans, bytes }))
+    // Starts and lengths are below the 4 GiB checked above.
+    let span = |entry: usize| {
+        spans.get(entry).map_or(Span { start: 0, len: 0 }, |&(start, len)| Span {
+            start: start as u32,
+            len: len as u32,
+        })
+    };
+    let columns = table.as_ref().map_or_else(Vec::new, |t| {
+        t.columns()
+            .iter()
+            .enumerate()
+            .map(|(own, &(threshold, alias))| Column {
+                threshold,
+                own: span(own),
+                alias: span(alias as usize),
+            })
+            .collect()
+    });
+    Ok(Source::Categorical(Categorical {
+        table,
+        columns,
+        spans,
+        bytes,
+    }))
 }
 
 /// The source of a numeric path.
