@@ -216,10 +216,12 @@ pub(super) fn categorical(path: &PathInfo, rows: &[&CategoricalCount], context: 
     };
     // Starts and lengths are below the 4 GiB checked above.
     let span = |entry: usize| {
-        spans.get(entry).map_or(Span { start: 0, len: 0 }, |&(start, len)| Span {
-            start: start as u32,
-            len: len as u32,
-        })
+        spans
+            .get(entry)
+            .map_or(Span { start: 0, len: 0 }, |&(start, len)| Span {
+                start: start as u32,
+                len: len as u32,
+            })
     };
     let columns = table.as_ref().map_or_else(Vec::new, |t| {
         t.columns()
