@@ -251,6 +251,7 @@ pub fn generation_schema() -> Schema {
         .column("max_total_variation", DType::F64)
         .column("max_ks", DType::F64)
         .column("duplicate_rate", DType::F64)
+        .column("generator_version", DType::U64)
 }
 
 pub fn paths_schema() -> Schema {

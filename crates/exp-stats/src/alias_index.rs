@@ -105,6 +105,18 @@ impl AliasIndex {
         self.columns.is_empty()
     }
 
+    /// Per column: (threshold as a fraction of 2⁶⁴, alias). [`sample`]
+    /// draws `x = next_u64()`, takes column `⌊x·len / 2⁶⁴⌋` and keeps it
+    /// when `x·len mod 2⁶⁴` is below its threshold, else takes its alias:
+    /// for callers that lay the columns out beside their own data (one
+    /// memory access per draw instead of a table, then their data) and
+    /// must draw exactly as [`sample`] does.
+    ///
+    /// [`sample`]: AliasIndex::sample
+    pub fn columns(&self) -> &[(u64, u32)] {
+        &self.columns
+    }
+
     /// One index, from one 64-bit draw.
     #[inline]
     pub fn sample(&self, rng: &mut Rng) -> usize {

@@ -11,7 +11,7 @@ pub use exp_results::schemas::GENERATION_TABLE;
 use exp_results::schemas::{generation_schema, path_values_schema, paths_schema, structure_schema};
 use exp_results::Cell;
 use exp_xml::compare::{Comparison, Histogram, PathMetric, ValueShape};
-use exp_xml::generate::GenerateStats;
+use exp_xml::generate::{GenerateStats, GENERATOR_VERSION};
 
 use crate::executor::{ExecError, WorkloadContext};
 
@@ -53,6 +53,8 @@ pub(super) fn write_generation(ctx: &WorkloadContext, generation: &Generation<'_
         ("max_total_variation", figure(|c| c.path_summary.max_total_variation)),
         ("max_ks", figure(|c| c.path_summary.max_ks)),
         ("duplicate_rate", figure(|c| c.duplicates.rate)),
+        // What the seed generated depends on it (decision 0022).
+        ("generator_version", u64::from(GENERATOR_VERSION).into()),
     ])?;
     let mut batch = schema.batch();
     batch.push_row(row)?;

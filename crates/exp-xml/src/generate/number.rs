@@ -1,6 +1,6 @@
 //! Writing generated numbers in a path's [`NumberFormat`] without the
-//! `format!` machinery: the text is built in a stack buffer (digits two
-//! at a time) and appended as one fixed-size copy; integers and fixed
+//! `format!` machinery: the text is built in place in the output's slack
+//! after the cursor (digits two at a time); integers and fixed
 //! decimals go through an `i64` (fixed decimals as a scaled integer),
 //! exponents as a 6-significant-digit mantissa. Values beyond the `i64`
 //! range (rare: a path whose data reach 10¹⁸) fall back to `std::fmt`.
@@ -70,29 +70,23 @@ impl Writer {
     /// Writes `x` (finite, already clamped to `[min, max]`); the written
     /// text, read back, also lies in `[min, max]` when both bounds are
     /// representable in this format (they are: they were written in it).
-    /// The fast paths build the text in a stack buffer (at most 21 bytes:
-    /// sign, 19 digits, point) and append it as one fixed-size copy.
+    /// The fast paths build the text (at most 21 bytes: sign, 19 digits,
+    /// point) in place after the cursor ([`Cursor::in_place`]).
     #[inline]
     pub fn write(self, out: &mut Cursor, x: f64, min: f64, max: f64) {
-        let mut buf = [0u8; PAD];
-        let len = match self {
+        match self {
             // `x.round()` and `scaled.round()` are below `I64_SAFE` exactly
             // when `x` and `scaled` are: no fraction is left at 9·10¹⁸.
-            Writer::Integer if x.abs() < I64_SAFE => write_i64(&mut buf, round_to_i64(x)),
-            Writer::Integer => {
-                out.bytes(format!("{:.0}", x.round()).as_bytes());
-                return;
-            }
+            Writer::Integer if x.abs() < I64_SAFE => out.in_place(|buf| write_i64(buf, round_to_i64(x))),
+            Writer::Integer => out.bytes(format!("{:.0}", x.round()).as_bytes()),
             Writer::Fixed { decimals, scale } if (x * scale).abs() < I64_SAFE => {
-                write_fixed(&mut buf, round_to_i64(x * scale), decimals)
+                out.in_place(|buf| write_fixed(buf, round_to_i64(x * scale), decimals))
             }
             Writer::Fixed { decimals, .. } | Writer::WideFixed { decimals } => {
-                out.bytes(format!("{x:.*}", decimals as usize).as_bytes());
-                return;
+                out.bytes(format!("{x:.*}", decimals as usize).as_bytes())
             }
-            Writer::Exponent => write_exponent(&mut buf, x, min, max),
-        };
-        out.small(&buf, len);
+            Writer::Exponent => out.in_place(|buf| write_exponent(buf, x, min, max)),
+        }
     }
 }
 
