@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use polars_core::prelude::{BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked};
+use polars_core::prelude::{
+    BooleanChunked, ChunkFullNull, DataFrame, DataType, Float64Chunked, StringChunked, UInt64Chunked,
+};
 
 use crate::ResultsError;
 

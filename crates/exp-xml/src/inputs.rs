@@ -312,7 +312,9 @@ mod tests {
     fn listing_order_is_the_order_of_paths() {
         // Names that order differently by bytes and by components, under
         // one argument's text (as it was typed, `./` and all).
-        let names = ["a", "a.b", "a-b", "a/x", "a/x/y", "a.b/x", "a0", "b", "a b", "A", "é", "a/x.b", "a/x-b"];
+        let names = [
+            "a", "a.b", "a-b", "a/x", "a/x/y", "a.b/x", "a0", "b", "a b", "A", "é", "a/x.b", "a/x-b",
+        ];
         for root in ["corpus", "./corpus", "/tmp/c.d", "corpus/./d"] {
             let paths: Vec<PathBuf> = names.iter().map(|n| PathBuf::from(root).join(n)).collect();
             for a in &paths {
