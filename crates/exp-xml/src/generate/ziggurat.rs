@@ -123,15 +123,20 @@ fn normal_edge(rng: &mut Rng, i: usize, u: f64, block: Block) -> f64 {
     if i == 0 {
         return normal_tail(rng, u < 0.0);
     }
-    let Block { x: xi, next: xn, .. } = block;
-    let x = u * xi;
-    // f(xᵢ)/f(x) and f(xᵢ₊₁)/f(x): y/f(x) for y at either edge.
-    let f0 = (-0.5 * (xi * xi - x * x)).exp();
-    let f1 = (-0.5 * (xn * xn - x * x)).exp();
-    if f1 + rng.next_f64() * (f0 - f1) < 1.0 {
-        return x;
+    match in_wedge(rng, u, block, |edge, x| (-0.5 * (edge * edge - x * x)).exp()) {
+        Some(x) => x,
+        None => standard_normal(rng),
     }
-    standard_normal(rng)
+}
+
+/// The wedge test of both distributions: x = u·xᵢ is kept when a uniform
+/// y between the block's edges falls under the density at x.
+/// `relative_density(edge, x)` is f(edge)/f(x), so f(x) is 1.
+fn in_wedge(rng: &mut Rng, u: f64, block: Block, relative_density: impl Fn(f64, f64) -> f64) -> Option<f64> {
+    let x = u * block.x;
+    let f0 = relative_density(block.x, x);
+    let f1 = relative_density(block.next, x);
+    (f1 + rng.next_f64() * (f0 - f1) < 1.0).then_some(x)
 }
 
 /// The normal tail beyond R (Marsaglia 1964): x = −ln(U₁)/R, y = −ln(U₂),
@@ -170,14 +175,10 @@ fn exponential_edge(rng: &mut Rng, i: usize, u: f64, block: Block) -> f64 {
         // The tail beyond R is R plus an exponential (no memory).
         return EXPONENTIAL_R - rng.open01().ln();
     }
-    let Block { x: xi, next: xn, .. } = block;
-    let x = u * xi;
-    let f0 = (x - xi).exp();
-    let f1 = (x - xn).exp();
-    if f1 + rng.next_f64() * (f0 - f1) < 1.0 {
-        return x;
+    match in_wedge(rng, u, block, |edge, x| (x - edge).exp()) {
+        Some(x) => x,
+        None => standard_exponential(rng),
     }
-    standard_exponential(rng)
 }
 
 #[cfg(test)]
