@@ -290,6 +290,21 @@ fn a_journal_that_lost_every_line_still_loses_no_row() {
     }
 }
 
+/// Removes `dir` while the runner may still be writing in it: a file it
+/// makes between `remove_dir_all`'s emptying and its last `rmdir` fails that
+/// call (ENOTEMPTY), so it is tried again until the directory is gone.
+fn remove_while_written(dir: &Path) {
+    for _ in 0..100 {
+        match std::fs::remove_dir_all(dir) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(e) if e.kind() == std::io::ErrorKind::DirectoryNotEmpty => continue,
+            Err(e) => panic!("removing {}: {e}", dir.display()),
+        }
+    }
+    panic!("{} kept being written for 100 removals", dir.display());
+}
+
 #[test]
 fn a_run_directory_moved_while_running_stops_its_runner() {
     for removed in [false, true] {
@@ -304,7 +319,7 @@ fn a_run_directory_moved_while_running_stops_its_runner() {
         let moved = scratch.0.join("moved");
         let rows_before = parquet_rows_below(&dir);
         if removed {
-            std::fs::remove_dir_all(&dir).unwrap();
+            remove_while_written(&dir);
         } else {
             std::fs::rename(&dir, &moved).unwrap();
         }
