@@ -1,8 +1,9 @@
 //! Source hygiene that no compiler lint checks (docs/architecture.md,
 //! "Cross-cutting rules"): every source file of the crates stays under 450
 //! lines, so a module is one concern a newcomer reads in one sitting; every
-//! module with submodules is one directory with its `mod.rs`; and library
-//! crates return typed errors, never a `Result<_, String>`.
+//! module with submodules is one directory with its `mod.rs`; library
+//! crates return typed errors, never a `Result<_, String>`; and tests read
+//! `CARGO_MANIFEST_DIR` at run time.
 
 use std::path::{Path, PathBuf};
 
@@ -25,7 +26,8 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn no_source_file_is_over_450_lines() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    let crates =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
     let mut files = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -67,7 +69,8 @@ fn directories(dir: &Path, out: &mut Vec<PathBuf>) {
 /// beside `foo/`, so a module's files are in one place.
 #[test]
 fn a_module_with_submodules_is_a_directory_with_mod_rs() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    let crates =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
     let mut dirs = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -243,7 +246,8 @@ fn the_scan_finds_text_errors_however_they_are_written() {
 /// (docs/architecture.md, "Cross-cutting rules").
 #[test]
 fn library_crates_return_typed_errors() {
-    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("../crates");
+    let crates =
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
     let mut files = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -263,4 +267,33 @@ fn library_crates_return_typed_errors() {
         .collect();
     untyped.sort();
     assert!(untyped.is_empty(), "give these a typed error (thiserror): {untyped:#?}");
+}
+
+/// Tests read `CARGO_MANIFEST_DIR` at run time (docs/architecture.md,
+/// "Cross-cutting rules"): cargo reuses a test binary built from a checkout
+/// at another path that shares the target directory, and a path baked in
+/// with `env!` would read that other checkout's files.
+#[test]
+fn no_source_bakes_in_the_manifest_directory() {
+    let root = Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("..");
+    // Split, so that this file does not find itself.
+    let baked = ["env!(\"CARGO_", "MANIFEST_DIR\")"].concat();
+    // xtask's fallback for a run outside cargo, which sets it at run time.
+    let allowed = ["xtask/src/main.rs"];
+    let mut files = Vec::new();
+    for dir in ["crates", "tests", "xtask"] {
+        rust_files(&root.join(dir), &mut files);
+    }
+    assert!(files.len() > 100, "found only {} Rust files", files.len());
+    let mut found: Vec<String> = files
+        .iter()
+        .filter(|path| !allowed.iter().any(|a| path.ends_with(a)))
+        .filter(|path| std::fs::read_to_string(path).expect("readable source").contains(&baked))
+        .map(|path| path.display().to_string())
+        .collect();
+    found.sort();
+    assert!(
+        found.is_empty(),
+        "read CARGO_MANIFEST_DIR with std::env::var_os: {found:#?}"
+    );
 }

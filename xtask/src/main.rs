@@ -49,7 +49,11 @@ fn parse(args: &[String]) -> Result<Options, String> {
         None => return Err("no task given".into()),
     }
     let mut name = None;
-    let mut root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..");
+    // `cargo xtask` sets the variable at run time: a binary built from a
+    // checkout elsewhere that shares the target directory still edits this one.
+    let manifest =
+        std::env::var_os("CARGO_MANIFEST_DIR").map_or_else(|| env!("CARGO_MANIFEST_DIR").into(), PathBuf::from);
+    let mut root = manifest.join("..");
     let mut regenerate_reference = true;
     while let Some(arg) = args.next() {
         match arg.as_str() {

@@ -35,7 +35,7 @@ const EXTENDED: &[&str] = &[
 ];
 
 fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("..")
 }
 
 fn git(dir: &Path, args: &[&str]) -> String {

@@ -12,7 +12,8 @@ const BEGIN: &str = "<!-- BEGIN GENERATED: registry -->";
 const END: &str = "<!-- END GENERATED: registry -->";
 
 fn language_md() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs/language.md")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("../../docs/language.md")
 }
 
 /// Byte ranges of the generated section: from just after the BEGIN line to the

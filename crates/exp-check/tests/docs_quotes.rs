@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 fn repo() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn read(path: &str) -> String {

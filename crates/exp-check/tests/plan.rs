@@ -101,8 +101,9 @@ fn repetitions_change_only_the_count_and_the_default_order() {
 /// keep every seed.
 #[test]
 fn derived_seeds_are_those_the_expanded_plan_listed() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/02-sweep-and-repeat.exp");
-    let compilation = compile(path, &FsLoader, &Options::default());
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let path = format!("{manifest}/../../examples/02-sweep-and-repeat.exp");
+    let compilation = compile(&path, &FsLoader, &Options::default());
     let plan = compilation.plan.unwrap();
     assert_eq!(plan.trial_count(), 240);
     let listed: [(u32, u32, u32, u64, u64); 3] = [

@@ -13,7 +13,9 @@ use exp_diagnostics::Code;
 /// Replaces what lies between the markers of `section` in `doc` with
 /// `generated`, or fails when they differ (unless UPDATE_DOCS=1).
 fn check_generated(doc: &str, section: &str, generated: &str) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../docs").join(doc);
+    let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("../../docs")
+        .join(doc);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     let (begin_marker, end_marker) = (
         format!("<!-- BEGIN GENERATED: {section} -->\n"),

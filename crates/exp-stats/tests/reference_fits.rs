@@ -42,7 +42,8 @@ use exp_plan::{Dist, DistValue, Unit};
 use exp_stats::{fit, select, Family, Rng, Sampler};
 
 fn fixtures_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/reference/fits")
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("../../tests/reference/fits")
 }
 
 /// The Rust value of the reference parameter `name` (the fixtures use the

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use exp_traffic::cvec::{parse, read_file, Adu, Connection, CvecError, Format, Mode, PerSide, Side};
 
 fn data(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data").join(name)
+    PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name)
 }
 
 fn adu(side: char, send_wait_us: u64, recv_wait_us: u64, bytes: u64) -> Adu {

@@ -9,7 +9,8 @@ use exp_traffic::cvec::{
 use proptest::prelude::*;
 
 fn pair() -> Vec<Connection> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/pair_original.cvec");
+    let path = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("tests/data/pair_original.cvec");
     read_file(&path, Format::Auto, false)
         .expect("fixture parses")
         .connections

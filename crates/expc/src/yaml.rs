@@ -222,9 +222,9 @@ mod tests {
     /// Every example's plan reads back from its YAML as the same plan.
     #[test]
     fn every_example_plan_reads_back_from_yaml() {
-        let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+        let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
         let mut read = 0;
-        for entry in std::fs::read_dir(examples).unwrap() {
+        for entry in std::fs::read_dir(format!("{manifest}/../../examples")).unwrap() {
             let path = entry.unwrap().path();
             if path.extension().is_none_or(|e| e != "exp") {
                 continue;

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// The repository root: relative paths in the commands below resolve from it.
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// Runs `expc ARGS` in the repository root.

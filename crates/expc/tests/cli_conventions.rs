@@ -3,15 +3,15 @@
 //! by their extension and run like JSON ones, and a language reference that
 //! lists every command.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::common::{expc, text, Scratch};
 
 const FIRST_FLEET: &str = "examples/01-first-fleet.exp";
 
-fn repo_root() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+fn repo_root() -> PathBuf {
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..")
 }
 
 #[test]

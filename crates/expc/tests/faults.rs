@@ -393,7 +393,8 @@ fn a_hand_edited_plan_is_held_to_the_compilers_limits() {
 #[test]
 fn hand_edited_anomaly_traffic_and_xml_settings_are_refused() {
     let scratch = Scratch::new("faults-hand-edited-kinds");
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    let corpus = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("../../specs/xml/corpus");
     let spec = format!(
         r#"
 experiment "kinds" {{
@@ -452,7 +453,8 @@ experiment "kinds" {{
 #[test]
 fn xml_generation_stops_at_the_trials_end_and_on_ctrl_c() {
     let scratch = Scratch::new("faults-xml-stop");
-    let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../specs/xml/corpus");
+    let corpus = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("../../specs/xml/corpus");
     let spec = |duration: &str| {
         format!(
             "experiment \"endless\" {{\n  {duration}\n  xml \"x\" {{\n    corpus = \"{}\"\n    split_at = \"event\"\n    documents = 1000000000000\n    per_file = 1000\n    compare = false\n    {}\n  }}\n}}\n",

@@ -179,7 +179,7 @@ fn refused(plan: &Plan, keys: &[&str], bound: f64, bad: Value) -> Result<String,
 }
 
 fn repo() -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .unwrap()

@@ -56,7 +56,11 @@ fn expc(args: &[&std::ffi::OsStr]) -> Output {
 
 /// The README's one Python block, with the run directory put in.
 fn snippet(run: &Path) -> String {
-    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+    let readme = std::fs::read_to_string(
+        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+            .join("../../README.md"),
+    )
+    .unwrap();
     let start = readme.find("```python\n").expect("README.md has a ```python block") + "```python\n".len();
     let end = start + readme[start..].find("```").unwrap();
     let code = &readme[start..end];

@@ -68,7 +68,8 @@ impl Drop for Cluster {
 }
 
 fn script() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/slurm/cluster.sh")
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
+        .join("tests/slurm/cluster.sh")
 }
 
 /// Four trials: two fleet sizes, two repetitions; every device sends five

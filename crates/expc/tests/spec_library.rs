@@ -15,7 +15,7 @@ use crate::common::{expc, text};
 
 #[test]
 fn the_spec_library_and_the_examples_pass_expc_test() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..");
     let output = expc()
         .current_dir(&root)
         .args(["test", "specs", "examples", "--deny-warnings"])
@@ -33,7 +33,7 @@ fn the_spec_library_and_the_examples_pass_expc_test() {
 /// repository root, into a scratch file.
 #[test]
 fn the_example_trace_is_what_its_quoted_command_writes() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let root = Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..");
     let trace = "examples/traces/web-connections.cvec";
     let quoted = |spec: &str| -> Vec<String> {
         let text = std::fs::read_to_string(root.join(spec)).unwrap();

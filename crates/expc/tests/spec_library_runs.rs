@@ -13,7 +13,7 @@ use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;
 
 fn repo_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../..")
 }
 
 fn run_spec(relative: &str) {

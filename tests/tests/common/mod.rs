@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 /// The repository root (the workspace folder).
 pub fn repo_root() -> PathBuf {
-    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest.parent().expect("the tests crate lives inside the workspace");
     root.canonicalize().unwrap_or_else(|_| root.to_path_buf())
 }

@@ -30,7 +30,7 @@ pub fn uri(path: &Path) -> String {
 }
 
 pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"))
         .join("../..")
         .canonicalize()
         .unwrap()
