@@ -22,8 +22,9 @@ use crate::inputs::{with_unit, Inputs, Unit};
 use crate::{Config, Extractor, XmlError};
 
 /// Batches per thread: enough that the threads finish close together
-/// when inputs differ in size, few enough that merges stay rare.
-const BATCHES_PER_THREAD: usize = 8;
+/// when inputs differ in size, few enough that merges stay rare (8 cost
+/// 16 % more CPU than 4 on 21,069 small files: decision 0021).
+const BATCHES_PER_THREAD: usize = 4;
 
 /// Extracts `units` on `threads` threads.
 pub(crate) fn run(units: &[Unit<'_>], config: &Config, threads: usize) -> Result<Extractor, XmlError> {
