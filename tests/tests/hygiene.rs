@@ -13,6 +13,11 @@ const MAX_LINES: usize = 450;
 /// Files that are tables rather than code: one entry per diagnostic code.
 const TABLES: &[&str] = &["exp-diagnostics/src/codes.rs"];
 
+/// The repository: this crate's parent, found at run time (see the last test).
+fn repo() -> PathBuf {
+    Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("..")
+}
+
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let path = entry.expect("a directory entry").path();
@@ -26,8 +31,7 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
 
 #[test]
 fn no_source_file_is_over_450_lines() {
-    let crates =
-        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
+    let crates = repo().join("crates");
     let mut files = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -69,8 +73,7 @@ fn directories(dir: &Path, out: &mut Vec<PathBuf>) {
 /// beside `foo/`, so a module's files are in one place.
 #[test]
 fn a_module_with_submodules_is_a_directory_with_mod_rs() {
-    let crates =
-        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
+    let crates = repo().join("crates");
     let mut dirs = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -246,8 +249,7 @@ fn the_scan_finds_text_errors_however_they_are_written() {
 /// (docs/architecture.md, "Cross-cutting rules").
 #[test]
 fn library_crates_return_typed_errors() {
-    let crates =
-        Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("../crates");
+    let crates = repo().join("crates");
     let mut files = Vec::new();
     for krate in std::fs::read_dir(&crates).expect("crates/").flatten() {
         let src = krate.path().join("src");
@@ -275,7 +277,7 @@ fn library_crates_return_typed_errors() {
 /// with `env!` would read that other checkout's files.
 #[test]
 fn no_source_bakes_in_the_manifest_directory() {
-    let root = Path::new(&std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR")).join("..");
+    let root = repo();
     // Split, so that this file does not find itself.
     let baked = ["env!(\"CARGO_", "MANIFEST_DIR\")"].concat();
     // xtask's fallback for a run outside cargo, which sets it at run time.
