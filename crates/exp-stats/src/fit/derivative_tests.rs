@@ -2,7 +2,7 @@
 //! differences of their own values, and the asymptotic gaps against direct
 //! evaluation where they take over.
 
-use super::heavy::{f_derivatives, t_derivatives};
+use super::heavy::{f_derivatives, f_ln_pdf, t_derivatives};
 use super::newton::Derivatives;
 use super::sample::Sample;
 use super::{gaps, optimize};
@@ -108,4 +108,30 @@ fn f_on_scaled_chi_squared_data_runs_d2_to_the_cap() {
         assert!(at(nudged) < at(d1), "ln L({nudged}) ≥ ln L({d1})");
     }
     assert!((fit.log_likelihood - at(d1)).abs() < 1e-6 * fit.log_likelihood.abs());
+}
+
+/// The F log density the fit reports: statrs' where statrs' is finite, and
+/// finite and normalised where statrs' `pdf().ln()` overflows (to −∞ or
+/// NaN once d₁ + d₂ passes about 140).
+#[test]
+fn f_log_density_matches_statrs_and_stays_finite() {
+    use statrs::distribution::{Continuous, FisherSnedecor};
+    for (d1, d2) in [(1.0, 1.0), (3.0, 7.5), (12.0, 40.0), (20.0, 40.0)] {
+        let (ours, theirs) = (f_ln_pdf(d1, d2), FisherSnedecor::new(d1, d2).unwrap());
+        for x in [0.05, 0.3, 1.0, 2.5, 10.0] {
+            let (a, b) = (ours(x), theirs.ln_pdf(x));
+            assert!(
+                (a - b).abs() < 1e-9 * b.abs().max(1.0),
+                "F({d1}, {d2}) at {x}: {a} against {b}"
+            );
+        }
+    }
+    for (d1, d2) in [(60.0, 90.0), (300.0, 300.0), (5.0, 1e7), (1e6, 1e6)] {
+        assert!(!FisherSnedecor::new(d1, d2).unwrap().ln_pdf(1.0).is_finite());
+        let ln_pdf = f_ln_pdf(d1, d2);
+        let h = 1e-4; // a Riemann sum over (0, 20)
+        let total: f64 = (1..200_000).map(|i| ln_pdf(f64::from(i) * h).exp() * h).sum();
+        assert!((total - 1.0).abs() < 1e-3, "F({d1}, {d2}) integrates to {total}");
+    }
+    assert_eq!(f_ln_pdf(3.0, 4.0)(0.0), f64::NEG_INFINITY);
 }

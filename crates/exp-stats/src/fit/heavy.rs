@@ -286,9 +286,38 @@ pub(crate) fn f(s: &Sample) -> Result<Fit, FitError> {
     let start = [1.0 / d1_0, 1.0 / d2_0];
     let (point, value) = minimise(Family::F, derivatives, start, bounds, 0.2)?;
     let (d1, d2) = decode(&point);
-    let d = FisherSnedecor::new(d1, d2).map_err(|_| FitError::NoConvergence { family: Family::F })?;
-    let ll = s.reported_ll(|| s.sum(|x| d.ln_pdf(x)), -value);
+    FisherSnedecor::new(d1, d2).map_err(|_| FitError::NoConvergence { family: Family::F })?;
+    let ll = s.reported_ll(|| s.sum(f_ln_pdf(d1, d2)), -value);
     Ok(Fit::new(Family::F, vec![("d1", d1), ("d2", d2)], ll, s.n))
+}
+
+/// The F density's logarithm, as a function of x: per point the terms of
+/// [`f_derivatives`]' G, −a ln(1 + 1/y) − b ln(1 + y) − ln x − ln B(a, b)
+/// with a = d₁/2, b = d₂/2, y = (d₁/d₂)x, each of one sign and none
+/// growing with the degrees of freedom; ln B is computed once. statrs'
+/// `ln_pdf` is `pdf().ln()`, whose powers overflow (to −∞ or NaN) once
+/// d₁ + d₂ passes about 140 (the fits run to 1e8), and it computes B again
+/// at every point.
+pub(crate) fn f_ln_pdf(d1: f64, d2: f64) -> impl Fn(f64) -> f64 {
+    let (a, b, ratio) = (0.5 * d1, 0.5 * d2, d1 / d2);
+    let ln_b = ln_beta(a, b);
+    move |x| {
+        if !(x > 0.0 && x.is_finite()) {
+            return f64::NEG_INFINITY; // statrs: density 0 off (0, ∞)
+        }
+        let y = ratio * x;
+        -a * (1.0 / y).ln_1p() - b * y.ln_1p() - x.ln() - ln_b
+    }
+}
+
+/// ln B(a, b) as ln Γ of the smaller argument less the gap from the larger
+/// to the sum ([`gaps::ln_gamma`]), which does not cancel for large ones.
+fn ln_beta(a: f64, b: f64) -> f64 {
+    if a >= b {
+        ln_gamma(b) - gaps::ln_gamma(a, b)
+    } else {
+        ln_gamma(a) - gaps::ln_gamma(b, a)
+    }
 }
 
 /// −ln L of the F distribution and its derivatives in (ln d₁, ln d₂),
@@ -331,12 +360,7 @@ pub(super) fn f_derivatives(s: &Sample, (d1, d2): (f64, f64)) -> Derivatives<2> 
             acc[5] + w * share * inv,
         ]
     });
-    let ln_beta = if a >= b {
-        ln_gamma(b) - gaps::ln_gamma(a, b)
-    } else {
-        ln_gamma(a) - gaps::ln_gamma(b, a)
-    };
-    let g = -a * sa - b * l - s.points_sum_ln - n * ln_beta;
+    let g = -a * sa - b * l - s.points_sum_ln - n * ln_beta(a, b);
     let (psi_a, psi_b) = (gaps::digamma(a, b), gaps::digamma(b, a));
     let (tri_a, tri_b) = (gaps::trigamma(a, b), gaps::trigamma(b, a));
     let (g1, g2) = if a >= b {

@@ -42,7 +42,11 @@ fn log_likelihood(fit: &Fit, distinct: &[(f64, f64)]) -> Option<f64> {
         Family::Weibull => density(&Weibull::new(p(0)?, p(1)?).ok()?),
         Family::Cauchy => density(&Cauchy::new(p(0)?, p(1)?).ok()?),
         Family::StudentT => density(&StudentsT::new(p(0)?, p(1)?, p(2)?).ok()?),
-        Family::F => density(&FisherSnedecor::new(p(0)?, p(1)?).ok()?),
+        Family::F => {
+            FisherSnedecor::new(p(0)?, p(1)?).ok()?; // the parameters' check
+            let ln_pdf = super::heavy::f_ln_pdf(p(0)?, p(1)?);
+            distinct.iter().map(|&(x, c)| c * ln_pdf(x)).sum()
+        }
         Family::NegativeBinomial => {
             let d = NegativeBinomial::new(p(0)?, p(1)?).ok()?;
             distinct.iter().map(|&(k, c)| c * d.ln_pmf(k as u64)).sum()

@@ -235,11 +235,11 @@ impl Sample {
     /// The log-likelihood to report, from statrs' sum over the points
     /// (computed only when it is used) and our own (closed-form or
     /// optimised) value. On exact points statrs' sum is preferred when it
-    /// is finite, so the density definitions are statrs'; statrs' F
-    /// density, for one, computes `pdf().ln()` and overflows for large
-    /// degrees of freedom although the log density is finite. On a sketch our value is preferred: the closed forms use the
-    /// exact statistics of the whole data, where statrs' sum would be the
-    /// sketch's.
+    /// is finite, so the density definitions are statrs' (but the F's,
+    /// whose `pdf().ln()` overflows for large degrees of freedom: the F fit
+    /// passes its own log density, `heavy::f_ln_pdf`). On a sketch our
+    /// value is preferred: the closed forms use the exact statistics of
+    /// the whole data, where statrs' sum would be the sketch's.
     pub fn reported_ll(&self, statrs_sum: impl FnOnce() -> f64, ours: f64) -> f64 {
         // On a sketch statrs' sum is only the fallback: not computed unless needed.
         if !self.exact && ours.is_finite() {
