@@ -24,6 +24,9 @@
 #     (median over median).
 # The load (`uptime`) is printed before and after. Target: ≥ 150 MB per
 # CPU-second on every case, and ≥ 1.7× on THREADS = 2 for large inputs.
+# EXPC may name several builds ("old new"): every round runs each once per
+# case, their order rotating from round to round (as bench/fleet-cpu.sh),
+# and each is summarised on its own.
 # Beside each directory layout, once per round, its floor: the same files
 # listed, opened, read and closed by bench/xml-read-floor.c (C, no
 # parsing), the fastest any reader through the kernel can go here.
@@ -31,6 +34,7 @@
 #   bench/xml-extract.sh                  # all corpora, 5 runs each
 #   RUNS=9 bench/xml-extract.sh fleet
 #   EXPC=path/to/expc GENERATE=path/to/xml_corpus bench/xml-extract.sh fleet
+#   EXPC="/tmp/expc-old /tmp/expc-new" RUNS=15 bench/xml-extract.sh fleet
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -45,7 +49,7 @@ if [ -z "${EXPC:-}" ]; then
   cargo build --release -p expc
   cargo build --release -p exp-xml --example xml_corpus
 fi
-expc="${EXPC:-$CARGO_TARGET_DIR/release/expc}"
+read -r -a binaries <<<"${EXPC:-$CARGO_TARGET_DIR/release/expc}"
 generate="${GENERATE:-$CARGO_TARGET_DIR/release/examples/xml_corpus}"
 
 work=$(mktemp -d)
@@ -81,38 +85,45 @@ for corpus in "${corpora[@]}"; do
     [ "$files" = 1 ] && echo ", and $(find "$work/$corpus.d" -type f | wc -l) files of one document")"
   mb_in=$(du -b "$work/$corpus.xml" | cut -f1)
   declare -A own=() whole=() wall=() floors=()
-  for _ in $(seq "$runs"); do
+  n=${#binaries[@]}
+  for round in $(seq "$runs"); do
     for input in "${layouts[@]}"; do
       if [ -d "$input" ]; then
         floors[$input]+="$("$floor" "$input" | sed -n 's/.*, \([0-9.]*\) MB per CPU-second/\1/p') "
       fi
-      for t in 1 "$threads"; do
-        key="$(basename "$input") $t"
-        rm -rf "$work/set"
-        out=$({ TIMEFORMAT='%R %U %S'; time "$expc" xml extract "$input" --split-at "$split" \
-          --threads "$t" -o "$work/set"; } 2>"$work/time")
-        own[$key]+="$(sed -n 's/.*, \([0-9.]*\) MB per CPU-second.*/\1/p' <<<"$out") "
-        read -r real user sys < <(tail -1 "$work/time")
-        whole[$key]+="$(awk -v b="$mb_in" -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", b / 1e6 / (u + s) }') "
-        wall[$key]+="$real "
+      for i in $(seq 0 $((n - 1))); do
+        b=$(((i + round - 1) % n))
+        for t in 1 "$threads"; do
+          key="$b $(basename "$input") $t"
+          rm -rf "$work/set"
+          out=$({ TIMEFORMAT='%R %U %S'; time "${binaries[$b]}" xml extract "$input" --split-at "$split" \
+            --threads "$t" -o "$work/set"; } 2>"$work/time")
+          own[$key]+="$(sed -n 's/.*, \([0-9.]*\) MB per CPU-second.*/\1/p' <<<"$out") "
+          read -r real user sys < <(tail -1 "$work/time")
+          whole[$key]+="$(awk -v b="$mb_in" -v u="$user" -v s="$sys" 'BEGIN { printf "%.1f", b / 1e6 / (u + s) }') "
+          wall[$key]+="$real "
+        done
       done
     done
   done
   for input in "${layouts[@]}"; do
     name=$(basename "$input")
-    for t in 1 "$threads"; do
-      key="$name $t"
-      echo "  $name, $t thread(s), $runs runs:"
-      echo "    MB per CPU-second, end-to-end line: $(tr ' ' '\n' <<<"${own[$key]}" | grep . | stats)"
-      echo "    MB per CPU-second, whole process:   $(tr ' ' '\n' <<<"${whole[$key]}" | grep . | stats)"
-      echo "    wall seconds:                       $(tr ' ' '\n' <<<"${wall[$key]}" | grep . | stats)"
+    for b in $(seq 0 $((n - 1))); do
+      [ "$n" = 1 ] || echo "  -- ${binaries[$b]}"
+      for t in 1 "$threads"; do
+        key="$b $name $t"
+        echo "  $name, $t thread(s), $runs runs:"
+        echo "    MB per CPU-second, end-to-end line: $(tr ' ' '\n' <<<"${own[$key]}" | grep . | stats)"
+        echo "    MB per CPU-second, whole process:   $(tr ' ' '\n' <<<"${whole[$key]}" | grep . | stats)"
+        echo "    wall seconds:                       $(tr ' ' '\n' <<<"${wall[$key]}" | grep . | stats)"
+      done
+      one=$(tr ' ' '\n' <<<"${wall[$b $name 1]}" | grep . | median)
+      many=$(tr ' ' '\n' <<<"${wall[$b $name $threads]}" | grep . | median)
+      echo "  $name: wall-clock speedup of $threads threads over 1: $(awk -v a="$one" -v b="$many" 'BEGIN { printf "%.2f", a / b }')x (median over median)"
     done
     if [ -n "${floors[$input]:-}" ]; then
       echo "  $name, floor (list, open, read, close; C, no parsing), MB per CPU-second: $(tr ' ' '\n' <<<"${floors[$input]}" | grep . | stats)"
     fi
-    one=$(tr ' ' '\n' <<<"${wall[$name 1]}" | grep . | median)
-    many=$(tr ' ' '\n' <<<"${wall[$name $threads]}" | grep . | median)
-    echo "  $name: wall-clock speedup of $threads threads over 1: $(awk -v a="$one" -v b="$many" 'BEGIN { printf "%.2f", a / b }')x (median over median)"
   done
   unset own whole wall floors
 done
