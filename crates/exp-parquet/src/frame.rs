@@ -3,7 +3,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use crate::ParquetError;
+use crate::{ParquetError, Strings};
 
 /// The type of a column's values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,7 +63,7 @@ pub enum Values {
     U64(Vec<Option<u64>>),
     I64(Vec<Option<i64>>),
     F64(Vec<Option<f64>>),
-    Str(Vec<Option<String>>),
+    Str(Strings),
 }
 
 /// Calls `$body` with `$v` bound to the vector inside `$values`, whatever its kind.
@@ -88,7 +88,7 @@ impl Values {
             Kind::U64 => Values::U64(Vec::new()),
             Kind::I64 => Values::I64(Vec::new()),
             Kind::F64 => Values::F64(Vec::new()),
-            Kind::Str => Values::Str(Vec::new()),
+            Kind::Str => Values::Str(Strings::default()),
         }
     }
 
@@ -112,7 +112,14 @@ impl Values {
     }
 
     pub fn null_count(&self) -> usize {
-        each_kind!(self, v => v.iter().filter(|x| x.is_none()).count())
+        match self {
+            Values::Str(v) => v.null_count(),
+            Values::Bool(v) => v.iter().filter(|x| x.is_none()).count(),
+            Values::U32(v) => v.iter().filter(|x| x.is_none()).count(),
+            Values::U64(v) => v.iter().filter(|x| x.is_none()).count(),
+            Values::I64(v) => v.iter().filter(|x| x.is_none()).count(),
+            Values::F64(v) => v.iter().filter(|x| x.is_none()).count(),
+        }
     }
 
     /// The values in `rows`, copied.
@@ -123,7 +130,7 @@ impl Values {
             Values::U64(v) => Values::U64(v[rows].to_vec()),
             Values::I64(v) => Values::I64(v[rows].to_vec()),
             Values::F64(v) => Values::F64(v[rows].to_vec()),
-            Values::Str(v) => Values::Str(v[rows].to_vec()),
+            Values::Str(v) => Values::Str(v.slice(rows)),
         }
     }
 
@@ -135,7 +142,7 @@ impl Values {
             (Values::U64(a), Values::U64(b)) => a.extend(b),
             (Values::I64(a), Values::I64(b)) => a.extend(b),
             (Values::F64(a), Values::F64(b)) => a.extend(b),
-            (Values::Str(a), Values::Str(b)) => a.extend(b),
+            (Values::Str(a), Values::Str(b)) => a.append(b),
             (_, other) => return Err(other),
         }
         Ok(())
@@ -269,16 +276,28 @@ macro_rules! values_from {
     )*};
 }
 
-values_from!(Bool: bool, U32: u32, U64: u64, I64: i64, F64: f64, Str: String);
+values_from!(Bool: bool, U32: u32, U64: u64, I64: i64, F64: f64);
 
-impl From<Vec<&str>> for Values {
-    fn from(v: Vec<&str>) -> Values {
-        Values::Str(v.into_iter().map(|s| Some(s.to_string())).collect())
-    }
+/// `Values` from strings (none null) or options of them.
+macro_rules! strings_from {
+    ($($t:ty),*) => {$(
+        impl From<Vec<$t>> for Values {
+            fn from(v: Vec<$t>) -> Values {
+                Values::Str(v.iter().map(Some).collect())
+            }
+        }
+        impl From<Vec<Option<$t>>> for Values {
+            fn from(v: Vec<Option<$t>>) -> Values {
+                Values::Str(v.into_iter().collect())
+            }
+        }
+    )*};
 }
 
-impl From<Vec<Option<&str>>> for Values {
-    fn from(v: Vec<Option<&str>>) -> Values {
-        Values::Str(v.into_iter().map(|s| s.map(str::to_string)).collect())
+strings_from!(String, &str);
+
+impl From<Strings> for Values {
+    fn from(v: Strings) -> Values {
+        Values::Str(v)
     }
 }

@@ -15,12 +15,15 @@
 //! of a type with an obvious [`Kind`] (narrower integers and floats widen).
 
 mod frame;
+mod map;
 mod read;
+mod strings;
 mod view;
 mod write;
 
 pub use frame::{Column, Field, Frame, Kind, Values};
 pub use read::Reader;
+pub use strings::Strings;
 pub use view::{Col, StrCol};
 pub use write::Writer;
 

@@ -3,17 +3,18 @@
 use std::fs::File;
 use std::ops::Range;
 
+use bytes::Bytes;
 use parquet::basic::{ConvertedType, LogicalType, Type as Physical};
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::DataType;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::{Column, Field, Frame, Kind, ParquetError, Values};
+use crate::{map, Column, Field, Frame, Kind, ParquetError, Values};
 
 /// An open Parquet file whose footer has been read.
 pub struct Reader {
-    inner: SerializedFileReader<File>,
+    inner: SerializedFileReader<Bytes>,
     fields: Vec<Field>,
 }
 
@@ -21,7 +22,8 @@ impl Reader {
     /// Reads the footer of `file`; fails if it is not Parquet or has a
     /// column of no [`Kind`].
     pub fn new(file: File) -> Result<Reader, ParquetError> {
-        let inner = SerializedFileReader::new(file)?;
+        let bytes = map::map(&file).map_err(parquet::errors::ParquetError::from)?;
+        let inner = SerializedFileReader::new(bytes)?;
         let schema = inner.metadata().file_metadata().schema_descr();
         if let Some(nested) = schema.root_schema().get_fields().iter().find(|f| !f.is_primitive()) {
             return Err(ParquetError::Unsupported {
@@ -135,15 +137,25 @@ impl Chunk<'_> {
     fn append_to(&self, reader: ColumnReader, values: &mut Values) -> Result<(), ParquetError> {
         use ColumnReader as R;
         match (reader, values) {
-            (R::BoolColumnReader(r), Values::Bool(out)) => self.rows_of(r, out, Some),
-            (R::Int32ColumnReader(r), Values::U32(out)) => self.rows_of(r, out, |x| Some(x as u32)),
-            (R::Int32ColumnReader(r), Values::I64(out)) => self.rows_of(r, out, |x| Some(i64::from(x))),
-            (R::Int64ColumnReader(r), Values::U64(out)) => self.rows_of(r, out, |x| Some(x as u64)),
-            (R::Int64ColumnReader(r), Values::I64(out)) => self.rows_of(r, out, Some),
-            (R::FloatColumnReader(r), Values::F64(out)) => self.rows_of(r, out, |x| Some(f64::from(x))),
-            (R::DoubleColumnReader(r), Values::F64(out)) => self.rows_of(r, out, Some),
+            (R::BoolColumnReader(r), Values::Bool(out)) => self.rows_of(r, out, |x| x),
+            (R::Int32ColumnReader(r), Values::U32(out)) => self.rows_of(r, out, |x| x as u32),
+            (R::Int32ColumnReader(r), Values::I64(out)) => self.rows_of(r, out, i64::from),
+            (R::Int64ColumnReader(r), Values::U64(out)) => self.rows_of(r, out, |x| x as u64),
+            (R::Int64ColumnReader(r), Values::I64(out)) => self.rows_of(r, out, |x| x),
+            (R::FloatColumnReader(r), Values::F64(out)) => self.rows_of(r, out, f64::from),
+            (R::DoubleColumnReader(r), Values::F64(out)) => self.rows_of(r, out, |x| x),
             (R::ByteArrayColumnReader(r), Values::Str(out)) => {
-                self.rows_of(r, out, |x| String::from_utf8(x.data().to_vec()).ok())
+                let (levels, present) = self.decode(r)?;
+                self.each_row(&levels, present, |value| {
+                    let text = match &value {
+                        None => None,
+                        Some(bytes) => Some(std::str::from_utf8(bytes.data()).map_err(|_| ParquetError::NotUtf8 {
+                            column: self.name.into(),
+                        })?),
+                    };
+                    out.push(text);
+                    Ok(())
+                })
             }
             (_, values) => Err(ParquetError::Unsupported {
                 column: self.name.into(),
@@ -152,15 +164,25 @@ impl Chunk<'_> {
         }
     }
 
-    /// Decodes the chunk and appends a value (or null) per row, converted
-    /// by `convert` (`None` from it: the bytes are not UTF-8).
+    /// Decodes the chunk and appends a value (or null) per row, converted by `convert`.
     fn rows_of<T: DataType, V>(
         &self,
-        mut reader: ColumnReaderImpl<T>,
+        reader: ColumnReaderImpl<T>,
         out: &mut Vec<Option<V>>,
-        convert: impl Fn(T::T) -> Option<V>,
+        convert: impl Fn(T::T) -> V,
     ) -> Result<(), ParquetError> {
-        let mut levels = Vec::with_capacity(self.rows);
+        let (levels, present) = self.decode(reader)?;
+        out.reserve(self.rows);
+        self.each_row(&levels, present, |value| {
+            out.push(value.map(&convert));
+            Ok(())
+        })
+    }
+
+    /// The chunk's definition levels (none for a required column) and its
+    /// values that are not null.
+    fn decode<T: DataType>(&self, mut reader: ColumnReaderImpl<T>) -> Result<(Vec<i16>, Vec<T::T>), ParquetError> {
+        let mut levels = Vec::with_capacity(if self.max_level == 0 { 0 } else { self.rows });
         let mut present = Vec::with_capacity(self.rows);
         let mut records = 0;
         while records < self.rows {
@@ -171,35 +193,43 @@ impl Chunk<'_> {
             records += read;
         }
         if records != self.rows {
-            return Err(ParquetError::Ragged {
-                column: self.name.into(),
-                expected: self.rows,
-                got: records,
-            });
+            return Err(self.ragged(records));
         }
-        out.reserve(self.rows);
+        Ok((levels, present))
+    }
+
+    /// Calls `each` with every row's value, `None` where the row is null.
+    fn each_row<T>(
+        &self,
+        levels: &[i16],
+        present: Vec<T>,
+        mut each: impl FnMut(Option<T>) -> Result<(), ParquetError>,
+    ) -> Result<(), ParquetError> {
+        let found = present.len();
         let mut present = present.into_iter();
-        let mut next = || {
-            let raw = present.next().ok_or_else(|| ParquetError::Ragged {
-                column: self.name.into(),
-                expected: self.rows,
-                got: records,
-            })?;
-            let value = convert(raw).ok_or_else(|| ParquetError::NotUtf8 {
-                column: self.name.into(),
-            })?;
-            Ok::<_, ParquetError>(Some(value))
-        };
         if self.max_level == 0 {
-            for _ in 0..self.rows {
-                out.push(next()?);
+            if found != self.rows {
+                return Err(self.ragged(found));
             }
-        } else {
-            for level in levels {
-                out.push(if level == self.max_level { next()? } else { None });
+            return present.try_for_each(|v| each(Some(v)));
+        }
+        for &level in levels {
+            if level == self.max_level {
+                let value = present.next().ok_or_else(|| self.ragged(found))?;
+                each(Some(value))?;
+            } else {
+                each(None)?;
             }
         }
         Ok(())
+    }
+
+    fn ragged(&self, got: usize) -> ParquetError {
+        ParquetError::Ragged {
+            column: self.name.into(),
+            expected: self.rows,
+            got,
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use crate::Values;
+use crate::{Strings, Values};
 
 /// A column of `T` (booleans, integers or floats).
 #[derive(Debug, Clone)]
@@ -35,16 +35,16 @@ impl<T: Clone> Col<'_, T> {
 
 /// A column of strings.
 #[derive(Debug, Clone)]
-pub struct StrCol<'a>(pub Cow<'a, [Option<String>]>);
+pub struct StrCol<'a>(pub Cow<'a, Strings>);
 
 impl StrCol<'_> {
     /// The value at `row`; `None` if it is null or past the end.
     pub fn get(&self, row: usize) -> Option<&str> {
-        self.0.get(row).and_then(|v| v.as_deref())
+        self.0.get(row)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = Option<&str>> + '_ {
-        self.0.iter().map(|v| v.as_deref())
+        self.0.iter()
     }
 
     pub fn len(&self) -> usize {
@@ -56,7 +56,7 @@ impl StrCol<'_> {
     }
 
     pub fn null_count(&self) -> usize {
-        self.0.iter().filter(|v| v.is_none()).count()
+        self.0.null_count()
     }
 }
 

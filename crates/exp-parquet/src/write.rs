@@ -3,6 +3,8 @@
 use std::io::Write;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use parquet::basic::{Compression, LogicalType, Repetition, Type as Physical, ZstdLevel};
 use parquet::column::writer::ColumnWriterImpl;
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, DoubleType, Int32Type, Int64Type};
@@ -11,7 +13,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
 use crate::frame::describe;
-use crate::{Field, Frame, Kind, ParquetError, Values};
+use crate::{Field, Frame, Kind, ParquetError, Strings, Values};
 
 /// A Parquet file being written; [`Writer::finish`] writes its footer.
 pub struct Writer<W: Write + Send> {
@@ -64,7 +66,7 @@ impl<W: Write + Send> Writer<W> {
                 Values::U64(v) => put::<Int64Type, _>(writer.typed(), v, |&x| x as i64)?,
                 Values::I64(v) => put::<Int64Type, _>(writer.typed(), v, |&x| x)?,
                 Values::F64(v) => put::<DoubleType, _>(writer.typed(), v, |&x| x)?,
-                Values::Str(v) => put::<ByteArrayType, _>(writer.typed(), v, |x| ByteArray::from(x.as_str()))?,
+                Values::Str(v) => put_strings(writer.typed(), v)?,
             }
             writer.close()?;
         }
@@ -87,6 +89,24 @@ fn put<T: DataType, V>(
 ) -> Result<(), ParquetError> {
     let levels: Vec<i16> = values.iter().map(|v| i16::from(v.is_some())).collect();
     let present: Vec<T::T> = values.iter().flatten().map(convert).collect();
+    writer.write_batch(&present, Some(&levels), None)?;
+    Ok(())
+}
+
+/// Writes strings as slices of one shared copy of their bytes (no
+/// allocation per value).
+fn put_strings(writer: &mut ColumnWriterImpl<'_, ByteArrayType>, values: &Strings) -> Result<(), ParquetError> {
+    let (text, ends, valid) = values.parts();
+    let bytes = Bytes::copy_from_slice(text.as_bytes());
+    let levels: Vec<i16> = valid.iter().map(|&v| i16::from(v)).collect();
+    let mut start = 0;
+    let mut present = Vec::with_capacity(values.len());
+    for (&end, &valid) in ends.iter().zip(valid) {
+        if valid {
+            present.push(ByteArray::from(bytes.slice(start..end)));
+        }
+        start = end;
+    }
     writer.write_batch(&present, Some(&levels), None)?;
     Ok(())
 }

@@ -552,6 +552,7 @@ fn write_timeline(store: &Store, a: &AnomalyShape, rng: &mut Rng) -> Result<()> 
         ("iterations", 0u64.into()),
         ("bytes", 0u64.into()),
         ("files", 0u64.into()),
+        ("ground_truth", true.into()),
     ]);
     let mut batch = schema.batch();
     batch.push_row(row.map_err(|e| format!("anomaly_timeline: {e}"))?)?;

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::path::Path;
 
-use exp_parquet::{Col, Frame, Kind, StrCol, Values};
+use exp_parquet::{Col, Frame, Kind, StrCol, Strings, Values};
 
 use crate::ResultsError;
 
@@ -73,7 +73,7 @@ impl<'a> Columns<'a> {
         if self.has(column) {
             self.str(column)
         } else {
-            Ok(StrCol(Cow::Owned(vec![None; self.frame.height()])))
+            Ok(StrCol(Cow::Owned(Strings::nulls(self.frame.height()))))
         }
     }
 

@@ -102,7 +102,7 @@ fn round_trip_keeps_values_nulls_and_types() {
     assert_eq!(sizes[..2], [Some(2.5), None]);
     assert!(sizes[2].is_some_and(f64::is_nan));
     assert_eq!(column("ok"), Values::Bool(vec![Some(true), None, Some(false)]));
-    let topics = Values::Str(vec![Some("a/b".into()), None, Some(String::new())]);
+    let topics = Values::Str([Some("a/b"), None, Some("")].into_iter().collect());
     assert_eq!(column("topic"), topics);
 }
 

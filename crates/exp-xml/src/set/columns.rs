@@ -76,7 +76,7 @@ impl Table {
 
     pub fn opt_str(&self, name: &str) -> Result<Vec<Option<String>>, XmlError> {
         match self.column(name)? {
-            Values::Str(v) => Ok(v.clone()),
+            Values::Str(v) => Ok(v.iter().map(|s| s.map(str::to_owned)).collect()),
             other => Err(self.wrong_type(name, other, "strings")),
         }
     }
