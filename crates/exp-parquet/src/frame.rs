@@ -122,6 +122,18 @@ impl Values {
         }
     }
 
+    /// Removes every value, keeping the memory.
+    pub fn clear(&mut self) {
+        match self {
+            Values::Str(v) => v.clear(),
+            Values::Bool(v) => v.clear(),
+            Values::U32(v) => v.clear(),
+            Values::U64(v) => v.clear(),
+            Values::I64(v) => v.clear(),
+            Values::F64(v) => v.clear(),
+        }
+    }
+
     /// The values in `rows`, copied.
     pub fn slice(&self, rows: Range<usize>) -> Values {
         match self {

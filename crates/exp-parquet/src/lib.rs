@@ -15,7 +15,7 @@
 //! of a type with an obvious [`Kind`] (narrower integers and floats widen).
 
 mod frame;
-mod map;
+mod pages;
 mod read;
 mod strings;
 mod view;
@@ -39,6 +39,9 @@ pub enum ParquetError {
     Unsupported { column: Box<str>, found: Box<str> },
     #[error("column `{column}` holds a value that is not UTF-8")]
     NotUtf8 { column: Box<str> },
+    /// A page that does not hold what its header says.
+    #[error("column `{column}` is damaged: {what}")]
+    Damaged { column: Box<str>, what: &'static str },
     #[error("no column `{0}`")]
     MissingColumn(Box<str>),
     #[error("column `{column}` has {got} values where the table has {expected} rows")]

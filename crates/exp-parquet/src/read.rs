@@ -3,18 +3,18 @@
 use std::fs::File;
 use std::ops::Range;
 
-use bytes::Bytes;
 use parquet::basic::{ConvertedType, LogicalType, Type as Physical};
 use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
 use parquet::data_type::DataType;
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::schema::types::ColumnDescriptor;
 
-use crate::{map, Column, Field, Frame, Kind, ParquetError, Values};
+use crate::pages::{self, StringChunk};
+use crate::{Column, Field, Frame, Kind, ParquetError, Values};
 
 /// An open Parquet file whose footer has been read.
 pub struct Reader {
-    inner: SerializedFileReader<Bytes>,
+    inner: SerializedFileReader<File>,
     fields: Vec<Field>,
 }
 
@@ -22,8 +22,7 @@ impl Reader {
     /// Reads the footer of `file`; fails if it is not Parquet or has a
     /// column of no [`Kind`].
     pub fn new(file: File) -> Result<Reader, ParquetError> {
-        let bytes = map::map(&file).map_err(parquet::errors::ParquetError::from)?;
-        let inner = SerializedFileReader::new(bytes)?;
+        let inner = SerializedFileReader::new(file)?;
         let schema = inner.metadata().file_metadata().schema_descr();
         if let Some(nested) = schema.root_schema().get_fields().iter().find(|f| !f.is_primitive()) {
             return Err(ParquetError::Unsupported {
@@ -79,6 +78,20 @@ impl Reader {
     /// The rows of the row groups `groups` of the columns `columns` (in
     /// that order; all of them, in the file's order, for `None`).
     pub fn read(&self, columns: Option<&[&str]>, groups: Range<usize>) -> Result<Frame, ParquetError> {
+        let mut frame = Frame::default();
+        self.read_into(columns, groups, &mut frame)?;
+        Ok(frame)
+    }
+
+    /// As [`Reader::read`], into `frame`, whose columns' memory is reused
+    /// when they are the ones asked for: a pass over a large file in chunks
+    /// then allocates (and faults in) its buffers once, not per chunk.
+    pub fn read_into(
+        &self,
+        columns: Option<&[&str]>,
+        groups: Range<usize>,
+        frame: &mut Frame,
+    ) -> Result<(), ParquetError> {
         let indices: Vec<usize> = match columns {
             None => (0..self.fields.len()).collect(),
             Some(names) => names
@@ -89,10 +102,15 @@ impl Reader {
                 })
                 .collect::<Result<_, _>>()?,
         };
-        let mut columns: Vec<Column> = indices
-            .iter()
-            .map(|&i| Column::new(self.fields[i].name.clone(), Values::empty(self.fields[i].kind)))
-            .collect();
+        let fields: Vec<Field> = indices.iter().map(|&i| self.fields[i].clone()).collect();
+        let mut columns = std::mem::take(frame).into_columns();
+        if columns.iter().map(Column::field).ne(fields.iter().cloned()) {
+            columns = fields
+                .iter()
+                .map(|f| Column::new(f.name.clone(), Values::empty(f.kind)))
+                .collect();
+        }
+        columns.iter_mut().for_each(|c| c.values.clear());
         let mut height = 0;
         for g in groups {
             let group = self.inner.get_row_group(g)?;
@@ -105,6 +123,16 @@ impl Reader {
                     .schema_descr()
                     .column(i)
                     .max_def_level();
+                let encodings = group.metadata().column(i).encodings();
+                if let (Values::Str(out), true) = (&mut column.values, pages::supports(encodings)) {
+                    let chunk = StringChunk {
+                        name: &column.name,
+                        max_level,
+                        rows,
+                    };
+                    chunk.read(group.get_column_page_reader(i)?, out)?;
+                    continue;
+                }
                 let chunk = Chunk {
                     rows,
                     max_level,
@@ -114,15 +142,16 @@ impl Reader {
             }
             height += rows;
         }
-        let frame = Frame::new(columns)?;
-        if frame.height() != height && !frame.columns().is_empty() {
+        let read = Frame::new(columns)?;
+        if read.height() != height && !read.columns().is_empty() {
             return Err(ParquetError::Ragged {
-                column: frame.columns()[0].name.as_str().into(),
+                column: read.columns()[0].name.as_str().into(),
                 expected: height,
-                got: frame.height(),
+                got: read.height(),
             });
         }
-        Ok(frame)
+        *frame = read;
+        Ok(())
     }
 }
 

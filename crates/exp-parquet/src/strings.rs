@@ -39,6 +39,13 @@ impl Strings {
         self.ends.len()
     }
 
+    /// Removes every value, keeping the memory.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.ends.clear();
+        self.valid.clear();
+    }
+
     pub fn is_empty(&self) -> bool {
         self.ends.is_empty()
     }

@@ -25,6 +25,11 @@ impl<'a> Columns<'a> {
         self.frame.height()
     }
 
+    /// The rows, for reading the next chunk into the same memory.
+    pub fn into_frame(self) -> Frame {
+        self.frame
+    }
+
     pub fn has(&self, column: &str) -> bool {
         self.frame.column(column).is_some()
     }

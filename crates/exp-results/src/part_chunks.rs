@@ -58,6 +58,7 @@ fn chunked(
     }
     columns.extend(optional.iter().filter(|name| reader.field(name).is_some()));
     let groups = reader.row_group_rows();
+    let mut frame = exp_parquet::Frame::default();
     let mut first = 0;
     while first < groups.len() {
         // Whole row groups up to `chunk_rows`, so no group is decoded twice.
@@ -69,9 +70,11 @@ fn chunked(
             rows += next;
             end += 1;
         }
-        let frame = reader.read(Some(&columns), first..end).map_err(fail)?;
+        reader.read_into(Some(&columns), first..end, &mut frame).map_err(fail)?;
         if frame.height() > 0 {
-            each(&Chunk::new(frame, path))?;
+            let chunk = Chunk::new(frame, path);
+            each(&chunk)?;
+            frame = chunk.into_frame();
         }
         first = end;
     }
