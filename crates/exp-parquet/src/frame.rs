@@ -202,15 +202,6 @@ impl Frame {
         Ok(Frame { height, columns })
     }
 
-    /// A frame of no rows with the columns of `fields`.
-    pub fn empty(fields: &[Field]) -> Frame {
-        let columns = fields
-            .iter()
-            .map(|f| Column::new(f.name.clone(), Values::empty(f.kind)))
-            .collect();
-        Frame { height: 0, columns }
-    }
-
     pub fn height(&self) -> usize {
         self.height
     }

@@ -69,13 +69,6 @@ impl Values {
         }
     }
 
-    pub fn u32(&self) -> Option<Col<'_, u32>> {
-        match self {
-            Values::U32(v) => Some(Col(Cow::Borrowed(v))),
-            _ => None,
-        }
-    }
-
     pub fn u64(&self) -> Option<Col<'_, u64>> {
         match self {
             Values::U64(v) => Some(Col(Cow::Borrowed(v))),
