@@ -299,3 +299,32 @@ fn no_source_bakes_in_the_manifest_directory() {
         "read CARGO_MANIFEST_DIR with std::env::var_os: {found:#?}"
     );
 }
+
+/// Every Parquet file goes through exp-parquet (docs/architecture.md): no
+/// other crate depends on the `parquet` crate, so its API and its build
+/// cost stay in one place.
+#[test]
+fn only_exp_parquet_depends_on_the_parquet_crate() {
+    let root = repo();
+    let mut manifests: Vec<PathBuf> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("entry").path().join("Cargo.toml"))
+        .filter(|p| p.exists())
+        .collect();
+    manifests.extend([root.join("tests/Cargo.toml"), root.join("xtask/Cargo.toml")]);
+    assert!(manifests.len() > 10, "found only {} manifests", manifests.len());
+    let mut found: Vec<String> = manifests
+        .iter()
+        .filter(|p| !p.ends_with("exp-parquet/Cargo.toml"))
+        .filter(|p| {
+            let text = std::fs::read_to_string(p).expect("readable manifest");
+            text.lines().any(|l| l.trim_start().starts_with("parquet"))
+        })
+        .map(|p| p.display().to_string())
+        .collect();
+    found.sort();
+    assert!(
+        found.is_empty(),
+        "read and write Parquet through exp-parquet: {found:#?}"
+    );
+}

@@ -10,7 +10,6 @@
 
 use std::path::{Path, PathBuf};
 
-use polars_core::prelude::ArrowDataType;
 use serde::{Deserialize, Serialize};
 
 use exp_results::{PartFile, ResultsError, RunStatus, RunView, Warning};
@@ -125,28 +124,17 @@ fn try_trial(files: &[&Path]) -> Result<(u64, Vec<ColumnSummary>), Failure> {
     let mut columns: Vec<(String, Vec<usize>)> = Vec::new();
     let mut file_rows = Vec::with_capacity(files.len());
     for (index, path) in files.iter().enumerate() {
-        let mut reader = open(path).map_err(|e| (index, e))?;
-        let fail = |source| {
-            (
-                index,
-                ResultsError::Parquet {
-                    action: "read",
-                    path: path.to_path_buf(),
-                    source,
-                },
-            )
-        };
-        let n = reader.num_rows().map_err(fail)?;
-        rows += n as u64;
-        file_rows.push(n);
-        let schema = reader.schema().map_err(fail)?;
-        for (name, field) in schema.iter() {
-            if name.as_str() == TIME_COLUMN || !is_numeric(field.dtype()) {
+        let reader = open(path).map_err(|e| (index, e))?;
+        let n = reader.num_rows();
+        rows += n;
+        file_rows.push(usize::try_from(n).unwrap_or(usize::MAX));
+        for field in reader.fields() {
+            if field.name == TIME_COLUMN || !field.kind.is_numeric() {
                 continue;
             }
-            match columns.iter_mut().find(|(n, _)| n == name.as_str()) {
+            match columns.iter_mut().find(|(n, _)| *n == field.name) {
                 Some((_, holders)) => holders.push(index),
-                None => columns.push((name.to_string(), vec![index])),
+                None => columns.push((field.name.clone(), vec![index])),
             }
         }
     }
@@ -233,23 +221,6 @@ impl Extent {
             self.max = Some(self.max.map_or(v, |m| m.max(v)));
         }
     }
-}
-
-fn is_numeric(dtype: &ArrowDataType) -> bool {
-    use ArrowDataType as A;
-    matches!(
-        dtype,
-        A::Int8
-            | A::Int16
-            | A::Int32
-            | A::Int64
-            | A::UInt8
-            | A::UInt16
-            | A::UInt32
-            | A::UInt64
-            | A::Float32
-            | A::Float64
-    )
 }
 
 fn column_summary(column: String, count: u64, mut values: Vec<f64>) -> ColumnSummary {

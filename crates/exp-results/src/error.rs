@@ -32,7 +32,7 @@ pub enum ResultsError {
         action: &'static str,
         path: PathBuf,
         #[source]
-        source: polars_core::error::PolarsError,
+        source: exp_parquet::ParquetError,
     },
     /// A table file without a column a reader needs (a run of another version).
     #[error("{path}: no column `{column}`")]
@@ -159,7 +159,7 @@ impl ResultsError {
     pub(crate) fn parquet(
         action: &'static str,
         path: impl Into<PathBuf>,
-    ) -> impl FnOnce(polars_core::error::PolarsError) -> Self {
+    ) -> impl FnOnce(exp_parquet::ParquetError) -> Self {
         let path = path.into();
         move |source| ResultsError::Parquet { action, path, source }
     }

@@ -4,14 +4,13 @@
 //! A fleet trial can hold tens of millions of messages, so no pass loads a
 //! whole file: the footer gives the row groups, and the reader decodes a
 //! slice of whole row groups (up to [`CHUNK_ROWS`] rows) of the projected
-//! columns only. The workspace's polars has no lazy engine (the `lazy`
-//! feature would add polars-plan, -expr, -stream and -mem-engine to every
-//! build); everything a lazy plan would do here is a fold over chunks.
+//! columns only. There is no query engine (decisions 0011 and 0023):
+//! everything a lazy plan would do here is a fold over chunks.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use polars_io::prelude::{ParquetReader, SerReader};
+use exp_parquet::Reader;
 
 pub use crate::columns::Columns as Chunk;
 
@@ -41,65 +40,59 @@ fn chunked(
     chunk_rows: usize,
     mut each: impl FnMut(&Chunk) -> Result<(), ResultsError>,
 ) -> Result<(), ResultsError> {
-    let mut reader = open(path)?;
+    let reader = open(path)?;
     let fail = |source| ResultsError::Parquet {
         action: "read",
         path: path.to_path_buf(),
         source,
     };
-    let schema = reader.schema().map_err(fail)?;
     let mut columns = Vec::with_capacity(required.len() + optional.len());
     for &name in required {
-        if schema.get(name).is_none() {
+        if reader.field(name).is_none() {
             return Err(ResultsError::MissingColumn {
                 path: path.to_path_buf(),
                 column: name.to_string(),
             });
         }
-        columns.push(name.to_string());
+        columns.push(name);
     }
-    columns.extend(
-        optional
-            .iter()
-            .filter(|name| schema.get(name).is_some())
-            .map(|name| name.to_string()),
-    );
-    let metadata = reader.get_metadata().map_err(fail)?.clone();
-    let mut offset = 0usize;
-    let mut groups = metadata.row_groups.iter().map(|g| g.num_rows()).peekable();
-    while groups.peek().is_some() {
+    columns.extend(optional.iter().filter(|name| reader.field(name).is_some()));
+    let groups = reader.row_group_rows();
+    let mut frame = exp_parquet::Frame::default();
+    let mut first = 0;
+    while first < groups.len() {
         // Whole row groups up to `chunk_rows`, so no group is decoded twice.
-        let mut rows = 0usize;
-        while let Some(&next) = groups.peek() {
+        let (mut end, mut rows) = (first, 0);
+        while let Some(&next) = groups.get(end) {
             if rows > 0 && rows + next > chunk_rows {
                 break;
             }
             rows += next;
-            groups.next();
+            end += 1;
         }
-        if rows == 0 {
-            continue;
+        reader.read_into(Some(&columns), first..end, &mut frame).map_err(fail)?;
+        if frame.height() > 0 {
+            let chunk = Chunk::new(frame, path);
+            each(&chunk)?;
+            frame = chunk.into_frame();
         }
-        let mut reader = open(path)?;
-        reader.set_metadata(metadata.clone());
-        let frame = reader
-            .with_columns(Some(columns.clone()))
-            .with_slice(Some((offset, rows)))
-            .finish()
-            .map_err(fail)?;
-        each(&Chunk::new(frame, path))?;
-        offset += rows;
+        first = end;
     }
     Ok(())
 }
 
-pub fn open(path: &Path) -> Result<ParquetReader<File>, ResultsError> {
+/// Opens `path` and reads its footer.
+pub fn open(path: &Path) -> Result<Reader, ResultsError> {
     let file = File::open(path).map_err(|source| ResultsError::Io {
         action: "open",
         path: PathBuf::from(path),
         source,
     })?;
-    Ok(ParquetReader::new(file))
+    Reader::new(file).map_err(|source| ResultsError::Parquet {
+        action: "read the footer of",
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 #[cfg(test)]

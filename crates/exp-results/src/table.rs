@@ -1,6 +1,6 @@
 //! Table schemas and row batches: what workload executors hand to the store.
 //!
-//! Executors never see polars; they fill column vectors and the store turns
+//! Executors never see Parquet; they fill column vectors and the store turns
 //! them into Parquet row groups. Every column is nullable so a row can leave
 //! a value out (a planned end that does not exist, a metric not measured).
 

@@ -9,9 +9,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use common::{read, row_groups, rows, schema};
+use exp_parquet::{Kind, Values};
 use exp_results::*;
-use polars_core::prelude::{AnyValue, DataType};
-use polars_io::prelude::{ParquetReader, SerReader};
 
 fn store(dir: &Path, row_group_rows: usize) -> Store {
     Store::open(
@@ -41,16 +40,16 @@ fn times_are_stored_as_int64_so_differences_compute() {
     sink.write(batch).unwrap();
     store.close().unwrap();
     let frame = read(&dir.path().join("tables/times/trial=0/part-1.parquet"));
-    assert_eq!(frame.dtypes(), [DataType::Int64, DataType::Int64]);
-    let sent = frame.column("sent_ns").unwrap().as_materialized_series().clone();
-    let scheduled = frame.column("scheduled_ns").unwrap().as_materialized_series().clone();
-    let early = (&sent - &scheduled).unwrap();
+    let kinds: Vec<Kind> = frame.fields().iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [Kind::I64, Kind::I64]);
+    let sent = frame.column("sent_ns").unwrap().i64().unwrap();
+    let scheduled = frame.column("scheduled_ns").unwrap().i64().unwrap();
     assert_eq!(
-        early.i64().unwrap().get(0),
-        Some(-2),
+        sent.get(0).unwrap() - scheduled.get(0).unwrap(),
+        -2,
         "sent 2 ns before schedule, not 2^64 − 2"
     );
-    assert_eq!(scheduled.i64().unwrap().get(1), None, "past i64::MAX: null");
+    assert_eq!(scheduled.get(1), None, "past i64::MAX: null");
 }
 
 #[test]
@@ -86,40 +85,25 @@ fn round_trip_keeps_values_nulls_and_types() {
 
     let path = dir.path().join("tables/mixed_values/trial=3/part-1.parquet");
     let frame = read(&path);
-    let names: Vec<&str> = frame.get_column_names().into_iter().map(|n| n.as_str()).collect();
+    let names = frame.column_names();
     assert_eq!(
         names,
         ["t_ns", "delta_ns", "size_bytes", "ok", "topic"],
         "no trial column inside the file"
     );
-    let dtypes: Vec<DataType> = frame.dtypes();
-    assert_eq!(
-        dtypes,
-        [
-            DataType::UInt64,
-            DataType::Int64,
-            DataType::Float64,
-            DataType::Boolean,
-            DataType::String
-        ]
-    );
-    let row = |i: usize| frame.columns().iter().map(|c| c.get(i).unwrap()).collect::<Vec<_>>();
-    assert_eq!(
-        row(0),
-        [
-            AnyValue::UInt64(1),
-            AnyValue::Int64(-5),
-            AnyValue::Float64(2.5),
-            AnyValue::Boolean(true),
-            AnyValue::String("a/b")
-        ]
-    );
-    assert!(row(1).iter().all(|v| matches!(v, AnyValue::Null)));
-    let last = row(2);
-    assert_eq!(last[0], AnyValue::UInt64(u64::MAX));
-    assert_eq!(last[1], AnyValue::Int64(i64::MIN));
-    assert!(matches!(last[2], AnyValue::Float64(x) if x.is_nan()));
-    assert_eq!(last[3..], [AnyValue::Boolean(false), AnyValue::String("")]);
+    let kinds: Vec<Kind> = frame.fields().iter().map(|f| f.kind).collect();
+    assert_eq!(kinds, [Kind::U64, Kind::I64, Kind::F64, Kind::Bool, Kind::Str]);
+    let column = |name: &str| frame.column(name).unwrap().clone();
+    assert_eq!(column("t_ns"), Values::U64(vec![Some(1), None, Some(u64::MAX)]));
+    assert_eq!(column("delta_ns"), Values::I64(vec![Some(-5), None, Some(i64::MIN)]));
+    let Values::F64(sizes) = column("size_bytes") else {
+        panic!("floats")
+    };
+    assert_eq!(sizes[..2], [Some(2.5), None]);
+    assert!(sizes[2].is_some_and(f64::is_nan));
+    assert_eq!(column("ok"), Values::Bool(vec![Some(true), None, Some(false)]));
+    let topics = Values::Str([Some("a/b"), None, Some("")].into_iter().collect());
+    assert_eq!(column("topic"), topics);
 }
 
 #[test]
@@ -150,11 +134,11 @@ fn large_tables_are_written_in_row_groups() {
     );
     assert_eq!(frame.column("name").unwrap().null_count(), 200_000 / 7 + 1);
 
-    // zstd, from the `parquet` feature's codecs.
-    let mut reader = ParquetReader::new(fs::File::open(&part0).unwrap());
-    let metadata = reader.get_metadata().unwrap();
-    let codec = format!("{:?}", metadata.row_groups[0].parquet_columns()[0].compression());
-    assert_eq!(codec, "Zstd");
+    // zstd, for every column of every row group.
+    let codecs = exp_parquet::Reader::new(fs::File::open(&part0).unwrap())
+        .unwrap()
+        .codecs();
+    assert!(codecs.len() == 1 && codecs[0].starts_with("ZSTD"), "{codecs:?}");
     assert_eq!(
         store.close().unwrap().tables["big"],
         TableRecord {
@@ -413,7 +397,8 @@ fn sinks_are_shared_across_threads() {
         .unwrap()
         .u64()
         .unwrap()
-        .into_no_null_iter()
+        .iter()
+        .map(Option::unwrap)
         .collect();
     seq.sort_unstable();
     assert!(
@@ -492,7 +477,8 @@ fn rows_of_a_running_trial_are_checkpointed_and_sealed() {
     store.finish_trial(3).unwrap();
     let part = dir.path().join("tables/live/trial=3/part-0.parquet");
     assert_eq!(row_groups(&part), [100, 62]);
-    let seq = read(&part).column("seq").unwrap().u64().unwrap().clone();
+    let frame = read(&part);
+    let seq = frame.column("seq").unwrap().u64().unwrap();
     assert!(seq.iter().enumerate().all(|(i, v)| v == Some(i as u64)), "in order");
     assert!(!partial.exists());
     store.close().unwrap();

@@ -34,7 +34,7 @@ pub enum XmlError {
         action: &'static str,
         path: PathBuf,
         #[source]
-        source: polars_core::error::PolarsError,
+        source: exp_parquet::ParquetError,
     },
     /// A JSON file (`set.json`, `map.json`) could not be written or parsed.
     #[error("cannot {action} `{path}`: {source}")]

@@ -16,8 +16,6 @@ use exp_xml::{extract, md5_of, AttributePolicy, Config, Source, XmlError};
 use flate2::read::MultiGzDecoder;
 use flate2::write::GzEncoder;
 use flate2::Compression;
-use polars_core::prelude::DataType;
-use polars_io::prelude::{ParquetReader, SerReader};
 
 /// Names and values of the corpus (besides the numbers).
 const ORIGINALS: &[&str] = &[
@@ -117,14 +115,13 @@ fn is_hex(s: &str) -> bool {
 fn table_strings(dir: &Path) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for file in SET_FILES.iter().filter(|f| f.ends_with(".parquet")) {
-        let frame = ParquetReader::new(File::open(dir.join(file)).expect("open"))
-            .finish()
+        let frame = exp_parquet::Reader::new(File::open(dir.join(file)).expect("open"))
+            .and_then(|r| r.read_all())
             .expect("decode");
         for column in frame.columns() {
-            if column.dtype() == &DataType::String {
-                let values = column.str().expect("strings");
+            if let Some(values) = column.values.str() {
                 for v in values.iter().flatten() {
-                    out.push((column.name().to_string(), v.to_owned()));
+                    out.push((column.name.clone(), v.to_owned()));
                 }
             }
         }

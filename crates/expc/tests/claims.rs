@@ -253,12 +253,7 @@ fn an_abort_threshold_stops_the_run_within_2_s_of_the_violation() {
     for frame in &frames {
         let status = frame.column("status").unwrap().str().unwrap().clone();
         let warmup = frame.column("warmup").unwrap().bool().unwrap().clone();
-        let cast = frame
-            .column("acked_ns")
-            .unwrap()
-            .cast(&polars_core::prelude::DataType::UInt64)
-            .unwrap();
-        let at = cast.u64().unwrap().clone();
+        let at = frame.column("acked_ns").unwrap().to_u64s().unwrap();
         for ((status, warmup), at) in status.iter().zip(warmup.iter()).zip(at.iter()) {
             if let (Some("ok"), Some(false) | None, Some(at)) = (status, warmup, at) {
                 acked.push(at);

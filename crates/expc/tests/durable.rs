@@ -1,6 +1,6 @@
 //! Runs that survive: `kill -9` of the runner mid-trial, Ctrl-C, a full
 //! disk and a file system turning read-only, each asserted from outside the
-//! process (exit code, manifest, Parquet read back with polars, the files
+//! process (exit code, manifest, Parquet read back, the files
 //! left on disk), and `expc run --resume` finishing what was cut short.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
@@ -14,8 +14,8 @@ use crate::common::{
     expc, files, measured_rows_by_trial, read_parquet, rows_by_trial, run_dir, spawn_run, text, u64_values, wait_for,
     Scratch,
 };
+use exp_parquet::Frame;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars_core::prelude::DataFrame;
 
 /// Waits until `trial` is running in the manifest; returns its start (Unix ns).
 fn trial_started(out: &Path, trial: usize) -> u64 {
@@ -73,7 +73,7 @@ experiment "durable" {
 /// What a run killed at `killed_at` (ns into trial 1) has on disk under
 /// `partial`: its monitor samples and messages up to 5 s before, with no gap.
 fn assert_rows_on_disk(partial: &std::path::Path, killed_at: u64) {
-    let frames = |table: &str| -> Vec<DataFrame> {
+    let frames = |table: &str| -> Vec<Frame> {
         files(&partial.join(table).join("trial=1"))
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
@@ -84,12 +84,8 @@ fn assert_rows_on_disk(partial: &std::path::Path, killed_at: u64) {
         frames(table)
             .iter()
             .filter_map(|f| {
-                let c = f
-                    .column(column)
-                    .unwrap()
-                    .cast(&polars_core::prelude::DataType::UInt64)
-                    .unwrap();
-                c.u64().unwrap().iter().flatten().max()
+                let c = f.column(column).unwrap().to_u64s().unwrap();
+                c.iter().flatten().max()
             })
             .max()
             .unwrap_or(0)

@@ -16,8 +16,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::common::{expc, run_dir, signal, text, trial_frames, u64_values, wait_for, Scratch};
+use exp_parquet::Frame;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars_core::prelude::DataFrame;
 
 /// 30 devices at 2/s take 15 s to connect; the trial lasts 5 s. Each sends
 /// every second from a uniform offset in its first second: 5 messages each
@@ -52,7 +52,7 @@ fn run(spec: &Path, out: &Path, extra: &[&str]) -> Output {
 }
 
 /// Every value of a string column across `frames`, nulls as `None`.
-fn strings(frames: &[DataFrame], column: &str) -> Vec<Option<String>> {
+fn strings(frames: &[Frame], column: &str) -> Vec<Option<String>> {
     frames
         .iter()
         .flat_map(|f| {
@@ -88,7 +88,7 @@ fn messages(run: &Path) -> Messages {
     let rows: Messages = keys.zip(fates).collect();
     assert_eq!(
         rows.len(),
-        frames.iter().map(DataFrame::height).sum::<usize>(),
+        frames.iter().map(Frame::height).sum::<usize>(),
         "one row per message"
     );
     rows

@@ -132,7 +132,11 @@ experiment "contention" {{
     assert_eq!(messages.height() as u64, DEVICES * MESSAGES, "{log}");
     let device = messages.column("device").unwrap().u64().unwrap();
     let seq = messages.column("seq").unwrap().u64().unwrap();
-    let keys: BTreeSet<(u64, u64)> = device.into_no_null_iter().zip(seq.into_no_null_iter()).collect();
+    let keys: BTreeSet<(u64, u64)> = device
+        .iter()
+        .map(Option::unwrap)
+        .zip(seq.iter().map(Option::unwrap))
+        .collect();
     assert_eq!(keys.len() as u64, DEVICES * MESSAGES, "one row per message");
     let statuses = messages.column("status").unwrap().str().unwrap();
     let trials = read_parquet(&view.tables["trials"].trials[&0][0].path);

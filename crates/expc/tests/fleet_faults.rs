@@ -10,20 +10,19 @@ use std::fs::File;
 use std::time::{Duration, Instant};
 
 use crate::common::{spawn_run_captured, Mosquitto, Scratch};
+use exp_parquet::Frame;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
 use exp_results::open_run;
-use polars_core::prelude::DataFrame;
-use polars_io::prelude::{ParquetReader, SerReader};
 
 const DEVICES: u64 = 10;
 const MESSAGES: u64 = 120;
 
-fn read_table(dir: &std::path::Path, table: &str) -> DataFrame {
+fn read_table(dir: &std::path::Path, table: &str) -> Frame {
     let view = open_run(dir).unwrap();
     let parts = &view.tables[table].trials[&0];
     assert_eq!(parts.len(), 1, "{parts:?}");
-    ParquetReader::new(File::open(&parts[0].path).unwrap())
-        .finish()
+    exp_parquet::Reader::new(File::open(&parts[0].path).unwrap())
+        .and_then(|r| r.read_all())
         .unwrap()
 }
 
@@ -104,7 +103,11 @@ experiment "outage" {{
     assert_eq!(messages.height() as u64, DEVICES * MESSAGES);
     let device = messages.column("device").unwrap().u64().unwrap();
     let seq = messages.column("seq").unwrap().u64().unwrap();
-    let keys: BTreeSet<(u64, u64)> = device.into_no_null_iter().zip(seq.into_no_null_iter()).collect();
+    let keys: BTreeSet<(u64, u64)> = device
+        .iter()
+        .map(Option::unwrap)
+        .zip(seq.iter().map(Option::unwrap))
+        .collect();
     assert_eq!(keys.len() as u64, DEVICES * MESSAGES);
     assert!(keys.iter().all(|&(d, s)| d < DEVICES && s < MESSAGES));
 
@@ -137,5 +140,5 @@ experiment "outage" {{
     let devices = read_table(&dir, "mqtt_devices");
     assert_eq!(devices.height() as u64, DEVICES);
     let reconnects = devices.column("reconnects").unwrap().u64().unwrap();
-    assert!(reconnects.into_no_null_iter().all(|r| r >= 1), "{devices}");
+    assert!(reconnects.iter().map(Option::unwrap).all(|r| r >= 1), "{devices:?}");
 }

@@ -165,7 +165,7 @@ fn prometheus_scrapes_the_fleet_counters_and_they_end_at_the_table() {
 
     let dir = run_dir(&out).unwrap();
     let rows = trial_frames(&dir, "mqtt_messages", 0);
-    let table_rows: usize = rows.iter().map(polars_core::prelude::DataFrame::height).sum();
+    let table_rows: usize = rows.iter().map(exp_parquet::Frame::height).sum();
     let table_sent = u64_values(&rows, "sent_ns").len() as f64;
     eprintln!("sent counter scraped {scrapes} times: {first}, then {early}, at last {last}; the table's sent rows: {table_sent}");
     // The fleet stopped 4 s before the trial: the last scrapes saw its final count.

@@ -220,7 +220,7 @@ fn a_fleet_beside_an_anomaly_shows_latencies_cores_and_the_window() {
     }
     let monitor = trial_frames(&dir, "system_metrics", 0);
     let cores = monitor[0]
-        .get_column_names()
+        .column_names()
         .iter()
         .filter(|c| c.ends_with("_idle_pct") && c.starts_with("cpu") && **c != "cpu_idle_pct")
         .count();
@@ -294,7 +294,7 @@ fn xml_synthesis_compares_path_frequencies_and_distances() {
     let figures = report(&[&dir], &scratch.0.join("page.html"), &scratch.0.join("svg"));
     let rows: usize = trial_frames(&dir, "xml_paths", 0)
         .iter()
-        .map(polars_core::prelude::DataFrame::height)
+        .map(exp_parquet::Frame::height)
         .sum();
     assert!(rows > 0, "the run compared paths");
     let occurrences = figure(&figures, "xml-path-occurrences").points(SERIES_COLOURS[0]);

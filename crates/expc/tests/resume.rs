@@ -1,6 +1,6 @@
 //! `expc run --resume` and the run directory, asserted from outside the
 //! process: exit codes, messages, the files afterwards and their rows read
-//! back with polars. Every run directory is named the way a user would (a
+//! back through exp-parquet. Every run directory is named the way a user would (a
 //! bare name, `.`, a symlink), every journal damage a crash or an editor can
 //! cause is tolerated without losing a row, and a run directory moved away
 //! while running stops its runner instead of being made again.

@@ -1,7 +1,7 @@
 //! `expc run` end to end, in its own process: a complete run, Ctrl-C once and
 //! twice, `kill -9` of the runner, and a plan that fails preflight. Every
 //! assertion reads what a user would read: the exit code, the manifest, the
-//! Parquet tables (through exp-results, i.e. polars) and /proc.
+//! Parquet tables (through exp-results and exp-parquet) and /proc.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 
@@ -86,7 +86,7 @@ fn wait_exit(child: &mut Child, timeout: Duration) -> std::process::ExitStatus {
     wait_for("expc to exit", timeout, || child.try_wait().unwrap())
 }
 
-/// Every table of the run reads back through polars without a warning.
+/// Every table of the run reads back without a warning.
 fn assert_readable(dir: &Path) -> exp_report::RunSummary {
     let summary = summarize(&open_run(dir).unwrap());
     assert!(summary.warnings.is_empty(), "unreadable files: {:?}", summary.warnings);
@@ -527,7 +527,7 @@ experiment "names" {
     assert!(output.status.success(), "{}", output_text(&output));
     let dir = run_dir(&scratch.out()).unwrap();
     let frames = common::trial_frames(&dir, "trials", 0);
-    let names: Vec<String> = frames[0].get_column_names().iter().map(|n| n.to_string()).collect();
+    let names: Vec<String> = frames[0].column_names().iter().map(|n| n.to_string()).collect();
     for column in ["seed", "sweep_seed", "duration_ns", "sweep_duration_ns"] {
         assert!(names.iter().any(|n| n == column), "{column} missing: {names:?}");
     }

@@ -12,8 +12,8 @@ use std::process::Command;
 
 use crate::common::rows::assert_split_matches_whole;
 use crate::common::{expc, measured_rows_by_trial, text, trial_frames, u64_values, Scratch};
+use exp_parquet::Frame;
 use exp_results::manifest::{Manifest, RunStatus, TrialStatus};
-use polars_core::prelude::DataFrame;
 
 /// A cluster of one node, stopped (daemons killed, files removed) on drop.
 struct Cluster {
@@ -209,7 +209,7 @@ fn split_fleet(cluster: &Cluster, scratch: &Path, runs: &Path) {
                 "every row names its host"
             );
         }
-        let sent: usize = messages.iter().map(DataFrame::height).sum();
+        let sent: usize = messages.iter().map(Frame::height).sum();
         assert_eq!(sent, 50, "five messages from each of ten devices");
         let starts: Vec<u64> = parts
             .iter()

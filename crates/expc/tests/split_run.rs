@@ -91,7 +91,7 @@ fn two_parts_replay_every_connection_and_write_every_document_once() {
         "every connection once, with its own id"
     );
     assert!(
-        connections.iter().all(|f| f.column("host").is_ok()),
+        connections.iter().all(|f| f.column("host").is_some()),
         "rows say their host"
     );
 

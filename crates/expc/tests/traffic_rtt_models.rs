@@ -22,8 +22,7 @@ use crate::common::run_dir;
 use std::path::PathBuf;
 use std::process::Command;
 
-use polars_core::prelude::DataFrame;
-use polars_io::prelude::{ParquetReader, SerReader};
+use exp_parquet::Frame;
 
 const CONNECTIONS: usize = 100;
 const FAR: usize = 40;
@@ -125,7 +124,7 @@ const SPEC: &str = r#"experiment "rtt-models" {
 type Row = (u64, u64, Option<u64>, u64);
 
 /// The connections of one workload, by connection.
-fn rows(table: &DataFrame, workload: &str) -> Vec<Row> {
+fn rows(table: &Frame, workload: &str) -> Vec<Row> {
     let column = |name: &str| table.column(name).unwrap();
     let workloads = column("workload").str().unwrap();
     let statuses = column("status").str().unwrap();
@@ -206,8 +205,8 @@ fn paths_lengthen_blk_conc_durations_where_by_rtt_does_not() {
     let path = run_dir(&scratch.0.join("runs"))
         .unwrap()
         .join("tables/traffic_connections/trial=0/part-0.parquet");
-    let table = ParquetReader::new(std::fs::File::open(&path).unwrap())
-        .finish()
+    let table = exp_parquet::Reader::new(std::fs::File::open(&path).unwrap())
+        .and_then(|r| r.read_all())
         .unwrap();
 
     // The delay stage gave the connections their RTTs: the audit's median

@@ -312,9 +312,8 @@ fn a_bottleneck_run_records_its_queue_and_the_stages_capacity() {
     let read = |table: &str| {
         let path = dir.join("tables").join(table).join("trial=0").join("part-0.parquet");
         let file = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        polars_io::prelude::ParquetReader::new(file).finish().unwrap()
+        exp_parquet::Reader::new(file).and_then(|r| r.read_all()).unwrap()
     };
-    use polars_io::prelude::SerReader;
     let queue = read("traffic_queue");
     assert!(queue.height() > 0, "queue samples every 10 ms");
     let stage = read("traffic_stage");

@@ -1,5 +1,5 @@
 //! Every trial audits its own instrument (docs/running.md, "Validity"),
-//! asserted from outside: the run's tables read back with polars, the
+//! asserted from outside: the run's tables read back, the
 //! manifest, `expc report` and `expc explain`. An anomaly that does no work
 //! is `invalid` and its window is not ground truth; a runner stopped for a
 //! second leaves a monitor gap, `degraded`, and the monitor figures break
@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::common::{expc, run_dir, signal, spawn_run_captured, text, trial_frames, wait_for, Scratch};
+use exp_parquet::Frame;
 use exp_results::manifest::Manifest;
 use exp_results::validity::Verdict;
-use polars_core::prelude::DataFrame;
 
 /// Runs `spec` to its end with `extra` arguments; returns the run directory.
 fn run(scratch: &Scratch, spec: &str, extra: &[&str]) -> (PathBuf, String) {
@@ -35,7 +35,7 @@ fn run(scratch: &Scratch, spec: &str, extra: &[&str]) -> (PathBuf, String) {
 }
 
 /// The strings of a column across frames, nulls as "".
-fn strings(frames: &[DataFrame], column: &str) -> Vec<String> {
+fn strings(frames: &[Frame], column: &str) -> Vec<String> {
     frames
         .iter()
         .flat_map(|f| {

@@ -3,19 +3,18 @@
 
 use std::path::PathBuf;
 
+use exp_parquet::Values;
 use exp_results::{PartFile, ResultsError};
-use polars_core::prelude::{DataFrame, DataType};
-use polars_io::prelude::SerReader;
 
 pub(crate) struct Frame {
-    frame: DataFrame,
+    frame: exp_parquet::Frame,
 }
 
 impl Frame {
     /// The rows of every part file, in file order; a file that fails to
     /// read is the error, with its path.
     pub fn read(parts: &[PartFile]) -> Result<Frame, (PathBuf, ResultsError)> {
-        let mut frame: Option<DataFrame> = None;
+        let mut frame: Option<exp_parquet::Frame> = None;
         for part in parts {
             let failed = |source| (part.path.clone(), source);
             let parquet = |source| {
@@ -27,13 +26,13 @@ impl Frame {
             };
             let next = crate::part_chunks::open(&part.path)
                 .map_err(failed)?
-                .finish()
+                .read_all()
                 .map_err(parquet)?;
             frame = Some(match frame {
                 None => next,
                 Some(mut f) => {
                     // Parts of one table share its schema; one that does not is damaged.
-                    f.vstack_mut(&next).map_err(parquet)?;
+                    f.append(next).map_err(parquet)?;
                     f
                 }
             });
@@ -46,11 +45,15 @@ impl Frame {
     /// A numeric column as floats (nulls as NaN); `None` if it is missing
     /// or not numeric.
     pub fn f64(&self, column: &str) -> Option<Vec<f64>> {
-        let c = self.frame.column(column).ok()?;
-        if !c.dtype().is_primitive_numeric() {
-            return None;
+        fn floats<T: Copy>(v: &[Option<T>], f: impl Fn(T) -> f64) -> Vec<f64> {
+            v.iter().map(|x| x.map_or(f64::NAN, &f)).collect()
         }
-        let cast = c.cast(&DataType::Float64).ok()?;
-        Some(cast.f64().ok()?.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
+        Some(match self.frame.column(column)? {
+            Values::F64(v) => floats(v, |x| x),
+            Values::U32(v) => floats(v, f64::from),
+            Values::U64(v) => floats(v, |x| x as f64),
+            Values::I64(v) => floats(v, |x| x as f64),
+            Values::Bool(_) | Values::Str(_) => return None,
+        })
     }
 }

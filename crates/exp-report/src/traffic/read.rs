@@ -2,12 +2,9 @@
 //! row per connection or exchange, thousands to a few hundred thousand per
 //! trial), so each file is read whole, with only the columns needed.
 
-use std::fs::File;
 use std::path::Path;
 
-use polars_io::prelude::{ParquetReader, SerReader};
-
-use exp_results::{Columns, ResultsError};
+use exp_results::{part_chunks, Columns, ResultsError};
 
 /// The requested columns of one file, as vectors (rows are indexed across
 /// several columns at once).
@@ -22,21 +19,14 @@ impl<'a> Frame<'a> {
             path: path.to_path_buf(),
             source,
         };
-        let file = File::open(path).map_err(|source| ResultsError::Io {
-            action: "open",
-            path: path.to_path_buf(),
-            source,
-        })?;
-        let mut reader = ParquetReader::new(file);
-        let schema = reader.schema().map_err(fail)?;
-        if let Some(missing) = columns.iter().find(|c| schema.get(c).is_none()) {
+        let reader = part_chunks::open(path)?;
+        if let Some(missing) = columns.iter().find(|c| reader.field(c).is_none()) {
             return Err(ResultsError::MissingColumn {
                 path: path.to_path_buf(),
                 column: missing.to_string(),
             });
         }
-        let names: Vec<String> = columns.iter().map(|c| c.to_string()).collect();
-        let frame = reader.with_columns(Some(names)).finish().map_err(fail)?;
+        let frame = reader.read_columns(columns).map_err(fail)?;
         Ok(Frame {
             columns: Columns::new(frame, path),
         })

@@ -14,13 +14,11 @@
 //! truncated or empty file behind.
 
 use std::fs::{self, File};
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use polars_core::prelude::{DataFrame, PolarsResult};
-use polars_io::prelude::{ParquetCompression, ParquetReader, ParquetWriter, SerReader};
+use exp_parquet::{Frame, Reader};
 
-use super::frame::polars_schema;
+use super::frame::fields;
 use crate::rundir::{create_dir_below, sync_dir};
 use crate::table::Schema;
 use crate::ResultsError;
@@ -90,7 +88,7 @@ fn write_file(
     tmp: &Path,
     path: &Path,
     schema: &Schema,
-    frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
+    frames: impl Iterator<Item = Result<Frame, ResultsError>>,
     sync: bool,
 ) -> Result<u64, ResultsError> {
     let written = write_tmp(root, tmp, schema, frames, sync).and_then(|rows| {
@@ -154,31 +152,22 @@ fn write_tmp(
     root: &Path,
     tmp: &Path,
     schema: &Schema,
-    frames: impl Iterator<Item = Result<DataFrame, ResultsError>>,
+    frames: impl Iterator<Item = Result<Frame, ResultsError>>,
     sync: bool,
 ) -> Result<u64, ResultsError> {
     // Named by the file it is for: that is what could not be written.
     let file = create_in_shared_dir(root, tmp)?;
     let sync_handle = file.try_clone().map_err(ResultsError::io("open", tmp))?;
-    // zstd (polars' default, from the `parquet` feature's compression set):
-    // compact and read by every current Parquet reader.
-    let mut writer = ParquetWriter::new(BufWriter::with_capacity(1 << 20, file))
-        .with_compression(ParquetCompression::Zstd(None))
-        .batched(&polars_schema(schema))
-        .map_err(ResultsError::parquet("start", tmp))?;
+    let mut writer = exp_parquet::Writer::new(file, &fields(schema)).map_err(ResultsError::parquet("start", tmp))?;
     let mut rows = 0;
     for frame in frames {
-        let mut frame = frame?;
-        // One chunk per column: the batched writer makes a row group per chunk.
-        frame.rechunk_mut();
+        let frame = frame?;
         rows += frame.height() as u64;
-        writer
-            .write_batch(&frame)
-            .map_err(ResultsError::parquet("write", tmp))?;
+        // One row group per frame.
+        writer.write(&frame).map_err(ResultsError::parquet("write", tmp))?;
     }
-    // `finish` writes the footer and flushes the BufWriter (errors included).
+    // `finish` writes the footer and flushes the writer's buffer (errors included).
     writer.finish().map_err(ResultsError::parquet("finish", tmp))?;
-    drop(writer);
     // Without `sync` the bytes are in the page cache, which outlives the process.
     if sync {
         sync_handle.sync_all().map_err(ResultsError::io("sync", tmp))?;
@@ -192,7 +181,7 @@ pub(super) fn write_segment(
     paths: &PartPaths,
     path: &Path,
     schema: &Schema,
-    frame: DataFrame,
+    frame: Frame,
 ) -> Result<u64, ResultsError> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
@@ -214,7 +203,7 @@ pub(super) fn assemble(
     paths: &PartPaths,
     schema: &Schema,
     segments: &[PathBuf],
-    rest: Option<DataFrame>,
+    rest: Option<Frame>,
     row_group_rows: usize,
 ) -> Result<u64, ResultsError> {
     if paths.final_path.exists() {
@@ -242,11 +231,9 @@ pub(super) fn assemble(
     Ok(rows)
 }
 
-fn read_frame(path: &Path) -> Result<DataFrame, ResultsError> {
+fn read_frame(path: &Path) -> Result<Frame, ResultsError> {
     let file = File::open(path).map_err(ResultsError::io("open", path))?;
-    ParquetReader::new(file)
-        .finish()
-        .map_err(ResultsError::parquet("read", path))
+    (Reader::new(file).and_then(|r| r.read_all())).map_err(ResultsError::parquet("read", path))
 }
 
 /// Cuts a stream of frames into frames of exactly `rows` rows (the last
@@ -255,7 +242,7 @@ fn read_frame(path: &Path) -> Result<DataFrame, ResultsError> {
 struct Regroup<I> {
     frames: I,
     rows: usize,
-    pending: Option<DataFrame>,
+    pending: Option<Frame>,
     done: bool,
 }
 
@@ -270,16 +257,16 @@ impl<I> Regroup<I> {
     }
 }
 
-impl<I: Iterator<Item = Result<DataFrame, ResultsError>>> Iterator for Regroup<I> {
-    type Item = Result<DataFrame, ResultsError>;
+impl<I: Iterator<Item = Result<Frame, ResultsError>>> Iterator for Regroup<I> {
+    type Item = Result<Frame, ResultsError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if let Some(pending) = self.pending.take() {
                 if pending.height() >= self.rows || (self.done && pending.height() > 0) {
                     let take = self.rows.min(pending.height());
-                    let head = pending.slice(0, take);
-                    let tail = pending.slice(take as i64, pending.height() - take);
+                    let head = pending.slice(0..take);
+                    let tail = pending.slice(take..pending.height());
                     self.pending = (tail.height() > 0).then_some(tail);
                     return Some(Ok(head));
                 }
@@ -310,9 +297,8 @@ impl<I: Iterator<Item = Result<DataFrame, ResultsError>>> Iterator for Regroup<I
     }
 }
 
-fn stack(pending: &mut DataFrame, frame: DataFrame) -> Result<(), ResultsError> {
-    let result: PolarsResult<_> = pending.vstack_mut_owned(frame).map(|_| ());
-    result.map_err(|source| ResultsError::Parquet {
+fn stack(pending: &mut Frame, frame: Frame) -> Result<(), ResultsError> {
+    pending.append(frame).map_err(|source| ResultsError::Parquet {
         action: "combine the segments of",
         path: PathBuf::new(),
         source,
@@ -322,10 +308,8 @@ fn stack(pending: &mut DataFrame, frame: DataFrame) -> Result<(), ResultsError> 
 /// The rows of a Parquet file, from its footer.
 pub(crate) fn parquet_rows(path: &Path) -> Result<u64, ResultsError> {
     let file = File::open(path).map_err(ResultsError::io("open", path))?;
-    let rows = ParquetReader::new(file)
-        .num_rows()
-        .map_err(ResultsError::parquet("read the footer of", path))?;
-    Ok(rows as u64)
+    let reader = Reader::new(file).map_err(ResultsError::parquet("read the footer of", path))?;
+    Ok(reader.num_rows())
 }
 
 #[cfg(test)]

@@ -1,16 +1,15 @@
 //! Batches in the writer: checking them against their schema and turning
-//! them into polars `DataFrame`s.
+//! them into frames of Parquet columns.
 
 use std::collections::HashSet;
 
-use polars_core::prelude as pl;
-use polars_core::prelude::NamedFrom;
+use exp_parquet::{Column, Field, Frame, Kind, ParquetError, Values};
 
 use crate::table::{Batch, ColumnData, DType, Schema};
 use crate::ResultsError;
 
-/// The first column name used twice, if any: names must be unique (polars
-/// and every Parquet reader require it).
+/// The first column name used twice, if any: names must be unique (every
+/// Parquet reader requires it).
 pub(crate) fn duplicate_column(schema: &Schema) -> Option<&str> {
     let mut seen = HashSet::new();
     schema
@@ -51,48 +50,43 @@ pub(crate) fn check_batch(schema: &Schema, batch: &Batch) -> Result<(), ResultsE
     Ok(())
 }
 
-pub(crate) fn polars_dtype(dtype: DType) -> pl::DataType {
+/// How a column of `dtype` is stored.
+pub(crate) fn stored_kind(dtype: DType) -> Kind {
     match dtype {
-        DType::U64 => pl::DataType::UInt64,
-        DType::Ns | DType::I64 => pl::DataType::Int64,
-        DType::F64 => pl::DataType::Float64,
-        DType::Bool => pl::DataType::Boolean,
-        DType::Str => pl::DataType::String,
+        DType::U64 => Kind::U64,
+        DType::Ns | DType::I64 => Kind::I64,
+        DType::F64 => Kind::F64,
+        DType::Bool => Kind::Bool,
+        DType::Str => Kind::Str,
     }
 }
 
-pub(crate) fn polars_schema(schema: &Schema) -> pl::Schema {
-    schema
-        .columns
-        .iter()
-        .map(|c| pl::Field::new(c.name.as_str().into(), polars_dtype(c.dtype)))
+/// The stored columns of `schema`.
+pub(crate) fn fields(schema: &Schema) -> Vec<Field> {
+    (schema.columns.iter())
+        .map(|c| Field::new(c.name.clone(), stored_kind(c.dtype)))
         .collect()
 }
 
-/// One row group: every column becomes a single-chunk series, which the
-/// batched Parquet writer turns into exactly one row group.
-pub(crate) fn to_frame(schema: &Schema, batch: Batch) -> pl::PolarsResult<pl::DataFrame> {
-    let height = batch.rows();
+/// The rows of `batch` as stored columns (a checked batch: see [`check_batch`]).
+pub(crate) fn to_frame(schema: &Schema, batch: Batch) -> Result<Frame, ParquetError> {
     let columns = schema
         .columns
         .iter()
         .zip(batch.columns)
         .map(|(spec, data)| {
-            let name = spec.name.as_str().into();
-            let series = match data {
+            let values = match data {
                 ColumnData::U64(v) if spec.dtype == DType::Ns => {
-                    let signed: Vec<Option<i64>> =
-                        v.into_iter().map(|x| x.and_then(|x| i64::try_from(x).ok())).collect();
-                    pl::Series::new(name, signed)
+                    Values::I64(v.into_iter().map(|x| x.and_then(|x| i64::try_from(x).ok())).collect())
                 }
-                ColumnData::U64(v) => pl::Series::new(name, v),
-                ColumnData::I64(v) => pl::Series::new(name, v),
-                ColumnData::F64(v) => pl::Series::new(name, v),
-                ColumnData::Bool(v) => pl::Series::new(name, v),
-                ColumnData::Str(v) => pl::Series::new(name, v),
+                ColumnData::U64(v) => Values::U64(v),
+                ColumnData::I64(v) => Values::I64(v),
+                ColumnData::F64(v) => Values::F64(v),
+                ColumnData::Bool(v) => Values::Bool(v),
+                ColumnData::Str(v) => Values::Str(v.into_iter().collect()),
             };
-            pl::Column::from(series)
+            Column::new(spec.name.clone(), values)
         })
         .collect();
-    pl::DataFrame::new(height, columns)
+    Frame::new(columns)
 }

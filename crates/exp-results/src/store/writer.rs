@@ -20,7 +20,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, RwLock};
 use std::time::{Duration, Instant};
 
-use polars_core::prelude::DataFrame;
+use exp_parquet::Frame;
 
 use super::files::{assemble, write_segment, PartPaths, PARTIAL_DIR};
 use super::frame::to_frame;
@@ -98,7 +98,7 @@ struct OpenFile {
     schema: Arc<Schema>,
     paths: PartPaths,
     /// Rows in no sealed segment, oldest first.
-    rest: Option<DataFrame>,
+    rest: Option<Frame>,
     /// When the oldest row of `rest` arrived.
     rest_since: Option<Instant>,
     /// When the oldest row not yet in a checkpoint arrived.
@@ -108,7 +108,7 @@ struct OpenFile {
 
 impl OpenFile {
     fn rest_rows(&self) -> usize {
-        self.rest.as_ref().map_or(0, DataFrame::height)
+        self.rest.as_ref().map_or(0, Frame::height)
     }
 }
 
@@ -165,7 +165,8 @@ impl Writer {
         let _ = std::fs::remove_dir(self.dir.join(PARTIAL_DIR));
     }
 
-    /// Runs `f`, turning a panic (polars asserts internally) into an error
+    /// Runs `f`, turning a panic (a defect in the writer or its Parquet
+    /// library) into an error
     /// so the remaining files still get finished.
     fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, ResultsError>) -> Result<T, ResultsError> {
         match catch_unwind(AssertUnwindSafe(|| f(self))) {
@@ -216,7 +217,7 @@ impl Writer {
                 file.rest_since = Some(now);
             }
             Some(rest) => {
-                rest.vstack_mut_owned(frame).map_err(|source| ResultsError::Parquet {
+                rest.append(frame).map_err(|source| ResultsError::Parquet {
                     action: "buffer rows for",
                     path: file.paths.final_path.clone(),
                     source,
@@ -283,8 +284,8 @@ impl Writer {
 fn seal(table: &str, file: &mut OpenFile, rows: usize) -> Result<(), ResultsError> {
     let Some(rest) = file.rest.take() else { return Ok(()) };
     let rows = rows.min(rest.height());
-    let head = rest.slice(0, rows);
-    let tail = rest.slice(rows as i64, rest.height() - rows);
+    let head = rest.slice(0..rows);
+    let tail = rest.slice(rows..rest.height());
     let path = file.paths.segment(file.segments.len() as u32);
     write_segment(&file.paths, &path, &file.schema, head).map_err(|e| in_table(table, e))?;
     file.segments.push(path);

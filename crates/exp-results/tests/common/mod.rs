@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::Path;
 
+use exp_parquet::Frame;
 use exp_results::*;
-use polars_core::prelude::DataFrame;
-use polars_io::prelude::{ParquetReader, SerReader};
 
 pub fn manifest(experiment: &str, run_id: &str) -> Manifest {
     Manifest {
@@ -94,18 +93,15 @@ pub fn rows(schema: &Schema, start: u64, end: u64) -> Batch {
     batch
 }
 
-pub fn read(path: &Path) -> DataFrame {
-    ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
+pub fn read(path: &Path) -> Frame {
+    exp_parquet::Reader::new(File::open(path).unwrap())
+        .and_then(|r| r.read_all())
+        .unwrap()
 }
 
 /// Rows per row group, from the file's footer.
 pub fn row_groups(path: &Path) -> Vec<usize> {
-    let mut reader = ParquetReader::new(File::open(path).unwrap());
-    reader
-        .get_metadata()
+    exp_parquet::Reader::new(File::open(path).unwrap())
         .unwrap()
-        .row_groups
-        .iter()
-        .map(|g| g.num_rows())
-        .collect()
+        .row_group_rows()
 }

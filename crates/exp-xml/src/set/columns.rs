@@ -2,47 +2,35 @@
 //! columns back by name with errors that name the file and column.
 
 use std::fs::File;
-use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-use polars_core::prelude as pl;
-use polars_io::prelude::{ParquetCompression, ParquetReader, ParquetWriter, SerReader};
+use exp_parquet::{Column, Frame, Reader, Values};
 
 use crate::{Md5Hash, XmlError};
 
-/// Rows per Parquet row group, at most.
-const ROW_GROUP_MAX: usize = 1 << 20;
-
-/// Writes `columns` (all of one length) as one Parquet file, zstd
-/// compressed like the result store's tables.
-pub(super) fn write_table(path: &Path, columns: Vec<pl::Series>) -> Result<(), XmlError> {
-    let height = columns.first().map_or(0, |s| s.len());
+/// Writes `columns` (all of one length) as one Parquet file of one row
+/// group (set tables hold a row per path or value), zstd compressed like
+/// the result store's tables.
+pub(super) fn write_table(path: &Path, columns: Vec<Column>) -> Result<(), XmlError> {
     let parquet = |action| {
         let path = path.to_path_buf();
         move |source| XmlError::Parquet { action, path, source }
     };
-    let mut frame =
-        pl::DataFrame::new(height, columns.into_iter().map(pl::Column::from).collect()).map_err(parquet("build"))?;
+    let frame = Frame::new(columns).map_err(parquet("build"))?;
     let file = File::create(path).map_err(|source| XmlError::Io {
         action: "create",
         path: path.to_path_buf(),
         source,
     })?;
-    ParquetWriter::new(BufWriter::new(file))
-        .with_compression(ParquetCompression::Zstd(None))
-        // One chunk at least a row group long is written as it is; shorter
-        // ones go through polars' regrouping, whose first use zeroes an
-        // 8 MiB buffer (2,048 page faults, 5 % of extracting a 7.5 MB
-        // corpus). Set tables hold a row per path or value: one group.
-        .with_row_group_size(Some(height.clamp(1, ROW_GROUP_MAX)))
-        .finish(&mut frame)
-        .map_err(parquet("write"))?;
+    let mut writer = exp_parquet::Writer::new(file, &frame.fields()).map_err(parquet("write"))?;
+    writer.write(&frame).map_err(parquet("write"))?;
+    writer.finish().map_err(parquet("write"))?;
     Ok(())
 }
 
 /// A decoded table and the file it came from, for error messages.
 pub(super) struct Table {
-    frame: pl::DataFrame,
+    frame: Frame,
     path: PathBuf,
 }
 
@@ -53,13 +41,11 @@ impl Table {
             path: path.to_path_buf(),
             source: e.into(),
         })?;
-        let frame = ParquetReader::new(file.file)
-            .finish()
-            .map_err(|source| XmlError::Parquet {
-                action: "read",
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let frame = (Reader::new(file.file).and_then(|r| r.read_all())).map_err(|source| XmlError::Parquet {
+            action: "read",
+            path: path.to_path_buf(),
+            source,
+        })?;
         Ok(Table {
             frame,
             path: path.to_path_buf(),
@@ -78,25 +64,21 @@ impl Table {
         }
     }
 
-    fn column(&self, name: &str) -> Result<&pl::Column, XmlError> {
+    fn column(&self, name: &str) -> Result<&Values, XmlError> {
         self.frame
             .column(name)
-            .map_err(|_| self.invalid(format!("missing column `{name}`")))
+            .ok_or_else(|| self.invalid(format!("missing column `{name}`")))
     }
 
-    fn typed<'a, T: 'a>(
-        &'a self,
-        name: &str,
-        expected: &str,
-        get: impl FnOnce(&'a pl::Column) -> pl::PolarsResult<T>,
-    ) -> Result<T, XmlError> {
-        let column = self.column(name)?;
-        get(column).map_err(|_| self.invalid(format!("column `{name}` holds {}, expected {expected}", column.dtype())))
+    fn wrong_type(&self, name: &str, found: &Values, expected: &str) -> XmlError {
+        self.invalid(format!("column `{name}` holds {}, expected {expected}", found.kind()))
     }
 
     pub fn opt_str(&self, name: &str) -> Result<Vec<Option<String>>, XmlError> {
-        let c = self.typed(name, "strings", pl::Column::str)?;
-        Ok(c.iter().map(|v| v.map(str::to_owned)).collect())
+        match self.column(name)? {
+            Values::Str(v) => Ok(v.iter().map(|s| s.map(str::to_owned)).collect()),
+            other => Err(self.wrong_type(name, other, "strings")),
+        }
     }
 
     pub fn str(&self, name: &str) -> Result<Vec<String>, XmlError> {
@@ -104,13 +86,17 @@ impl Table {
     }
 
     pub fn u64(&self, name: &str) -> Result<Vec<u64>, XmlError> {
-        let c = self.typed(name, "u64", pl::Column::u64)?;
-        self.required(name, c.iter().collect())
+        match self.column(name)? {
+            Values::U64(v) => self.required(name, v.clone()),
+            other => Err(self.wrong_type(name, other, "u64")),
+        }
     }
 
     pub fn opt_u32(&self, name: &str) -> Result<Vec<Option<u32>>, XmlError> {
-        let c = self.typed(name, "u32", pl::Column::u32)?;
-        Ok(c.iter().collect())
+        match self.column(name)? {
+            Values::U32(v) => Ok(v.clone()),
+            other => Err(self.wrong_type(name, other, "u32")),
+        }
     }
 
     pub fn u32(&self, name: &str) -> Result<Vec<u32>, XmlError> {
@@ -118,8 +104,10 @@ impl Table {
     }
 
     pub fn opt_f64(&self, name: &str) -> Result<Vec<Option<f64>>, XmlError> {
-        let c = self.typed(name, "f64", pl::Column::f64)?;
-        Ok(c.iter().collect())
+        match self.column(name)? {
+            Values::F64(v) => Ok(v.clone()),
+            other => Err(self.wrong_type(name, other, "f64")),
+        }
     }
 
     pub fn f64(&self, name: &str) -> Result<Vec<f64>, XmlError> {
@@ -127,8 +115,10 @@ impl Table {
     }
 
     pub fn bool(&self, name: &str) -> Result<Vec<bool>, XmlError> {
-        let c = self.typed(name, "booleans", pl::Column::bool)?;
-        self.required(name, c.iter().collect())
+        match self.column(name)? {
+            Values::Bool(v) => self.required(name, v.clone()),
+            other => Err(self.wrong_type(name, other, "booleans")),
+        }
     }
 
     pub fn hashes(&self, name: &str) -> Result<Vec<Md5Hash>, XmlError> {

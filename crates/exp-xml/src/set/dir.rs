@@ -9,8 +9,8 @@
 use std::fs;
 use std::path::Path;
 
+use exp_parquet::Column;
 use exp_stats::fit::Family;
-use polars_core::prelude::{NamedFrom, Series};
 
 use super::columns::{write_table, Table};
 use super::info::{FittingSummary, FrequencyStats, SET_VERSION};
@@ -45,35 +45,29 @@ pub fn write_set(set: &SynthesisSet, dir: &Path) -> Result<(), XmlError> {
     write_table(
         &dir.join(SET_FILES[0]),
         vec![
-            Series::new("hash".into(), hex(s.iter().map(|s| s.hash))),
-            Series::new("count".into(), s.iter().map(|s| s.count).collect::<Vec<_>>()),
-            Series::new(
-                "skeleton".into(),
-                s.iter().map(|s| s.skeleton.as_str()).collect::<Vec<_>>(),
-            ),
+            Column::new("hash", hex(s.iter().map(|s| s.hash))),
+            Column::new("count", s.iter().map(|s| s.count).collect::<Vec<_>>()),
+            Column::new("skeleton", s.iter().map(|s| s.skeleton.as_str()).collect::<Vec<_>>()),
         ],
     )?;
     let p = &set.paths;
     write_table(
         &dir.join(SET_FILES[1]),
         vec![
-            Series::new("hash".into(), hex(p.iter().map(|p| p.hash))),
-            Series::new("text".into(), p.iter().map(|p| p.text.as_str()).collect::<Vec<_>>()),
-            Series::new("kind".into(), p.iter().map(|p| kind_name(p.kind)).collect::<Vec<_>>()),
-            Series::new(
-                "occurrences".into(),
-                p.iter().map(|p| p.occurrences).collect::<Vec<_>>(),
-            ),
+            Column::new("hash", hex(p.iter().map(|p| p.hash))),
+            Column::new("text", p.iter().map(|p| p.text.as_str()).collect::<Vec<_>>()),
+            Column::new("kind", p.iter().map(|p| kind_name(p.kind)).collect::<Vec<_>>()),
+            Column::new("occurrences", p.iter().map(|p| p.occurrences).collect::<Vec<_>>()),
         ],
     )?;
     let c = &set.categorical;
     write_table(
         &dir.join(SET_FILES[2]),
         vec![
-            Series::new("path".into(), hex(c.iter().map(|c| c.path))),
-            Series::new("value".into(), c.iter().map(|c| c.value.as_str()).collect::<Vec<_>>()),
-            Series::new("count".into(), c.iter().map(|c| c.count).collect::<Vec<_>>()),
-            Series::new("truncated".into(), c.iter().map(|c| c.truncated).collect::<Vec<_>>()),
+            Column::new("path", hex(c.iter().map(|c| c.path))),
+            Column::new("value", c.iter().map(|c| c.value.as_str()).collect::<Vec<_>>()),
+            Column::new("count", c.iter().map(|c| c.count).collect::<Vec<_>>()),
+            Column::new("truncated", c.iter().map(|c| c.truncated).collect::<Vec<_>>()),
         ],
     )?;
     write_table(&dir.join(SET_FILES[3]), numeric_columns(&set.numeric))?;
@@ -90,25 +84,22 @@ pub fn write_set(set: &SynthesisSet, dir: &Path) -> Result<(), XmlError> {
     })
 }
 
-fn numeric_columns(n: &[NumericPath]) -> Vec<Series> {
+fn numeric_columns(n: &[NumericPath]) -> Vec<Column> {
     let format = |f: NumberFormat| match f {
         NumberFormat::Integer => ("integer", None),
         NumberFormat::Fixed { decimals } => ("fixed", Some(decimals)),
         NumberFormat::Exponent => ("exponent", None),
     };
     let mut columns = vec![
-        Series::new("path".into(), hex(n.iter().map(|p| p.path))),
-        Series::new("n".into(), n.iter().map(|p| p.n).collect::<Vec<_>>()),
-        Series::new("min".into(), n.iter().map(|p| p.min).collect::<Vec<_>>()),
-        Series::new("max".into(), n.iter().map(|p| p.max).collect::<Vec<_>>()),
-        Series::new("is_integer".into(), n.iter().map(|p| p.is_integer).collect::<Vec<_>>()),
-        Series::new("decimals".into(), n.iter().map(|p| p.decimals).collect::<Vec<_>>()),
-        Series::new(
-            "format".into(),
-            n.iter().map(|p| format(p.format).0).collect::<Vec<_>>(),
-        ),
-        Series::new(
-            "format_decimals".into(),
+        Column::new("path", hex(n.iter().map(|p| p.path))),
+        Column::new("n", n.iter().map(|p| p.n).collect::<Vec<_>>()),
+        Column::new("min", n.iter().map(|p| p.min).collect::<Vec<_>>()),
+        Column::new("max", n.iter().map(|p| p.max).collect::<Vec<_>>()),
+        Column::new("is_integer", n.iter().map(|p| p.is_integer).collect::<Vec<_>>()),
+        Column::new("decimals", n.iter().map(|p| p.decimals).collect::<Vec<_>>()),
+        Column::new("format", n.iter().map(|p| format(p.format).0).collect::<Vec<_>>()),
+        Column::new(
+            "format_decimals",
             n.iter().map(|p| format(p.format).1).collect::<Vec<_>>(),
         ),
     ];
@@ -124,30 +115,30 @@ fn numeric_columns(n: &[NumericPath]) -> Vec<Series> {
             })
             .collect();
         let col = |name: &str| format!("{prefix}{name}");
-        columns.push(Series::new(
-            col("family").as_str().into(),
+        columns.push(Column::new(
+            col("family"),
             fits.iter().map(|f| f.map(|f| f.family.name())).collect::<Vec<_>>(),
         ));
-        columns.push(Series::new(
-            col("param_names").as_str().into(),
+        columns.push(Column::new(
+            col("param_names"),
             fits.iter()
                 .map(|f| f.map(|f| f.params.iter().map(|(k, _)| k.as_str()).collect::<Vec<_>>().join(",")))
                 .collect::<Vec<_>>(),
         ));
         for i in 0..MAX_PARAMS {
-            columns.push(Series::new(
-                col(&format!("param{}", i + 1)).as_str().into(),
+            columns.push(Column::new(
+                col(&format!("param{}", i + 1)),
                 fits.iter()
                     .map(|f| f.and_then(|f| f.params.get(i)).map(|&(_, v)| v))
                     .collect::<Vec<_>>(),
             ));
         }
-        columns.push(Series::new(
-            col("log_likelihood").as_str().into(),
+        columns.push(Column::new(
+            col("log_likelihood"),
             fits.iter().map(|f| f.map(|f| f.log_likelihood)).collect::<Vec<_>>(),
         ));
-        columns.push(Series::new(
-            col("aic").as_str().into(),
+        columns.push(Column::new(
+            col("aic"),
             fits.iter().map(|f| f.map(|f| f.aic)).collect::<Vec<_>>(),
         ));
     }

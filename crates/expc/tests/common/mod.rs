@@ -11,8 +11,7 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use polars_core::prelude::DataFrame;
-use polars_io::prelude::{ParquetReader, SerReader};
+use exp_parquet::Frame;
 
 pub mod rows;
 
@@ -89,13 +88,15 @@ pub fn signal(child: &Child, name: &str) {
     assert!(status.success());
 }
 
-pub fn read_parquet(path: &Path) -> DataFrame {
-    ParquetReader::new(File::open(path).unwrap()).finish().unwrap()
+pub fn read_parquet(path: &Path) -> Frame {
+    exp_parquet::Reader::new(File::open(path).unwrap())
+        .and_then(|r| r.read_all())
+        .unwrap()
 }
 
 /// The Parquet part files of one trial of `table` in a finished run, in
 /// name order.
-pub fn trial_frames(run: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
+pub fn trial_frames(run: &Path, table: &str, trial: u32) -> Vec<Frame> {
     let dir = run.join("tables").join(table).join(format!("trial={trial}"));
     let mut parts: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().flatten().map(|e| e.path()).collect();
     parts.sort();
@@ -104,15 +105,13 @@ pub fn trial_frames(run: &Path, table: &str, trial: u32) -> Vec<DataFrame> {
 
 /// Every value of a column across `frames` as `u64` (UInt64, or Int64 for
 /// times, `*_ns`), nulls left out.
-pub fn u64_values(frames: &[DataFrame], column: &str) -> Vec<u64> {
+pub fn u64_values(frames: &[Frame], column: &str) -> Vec<u64> {
     frames
         .iter()
         .flat_map(|f| {
             f.column(column)
                 .unwrap()
-                .cast(&polars_core::prelude::DataType::UInt64)
-                .unwrap()
-                .u64()
+                .to_u64s()
                 .unwrap()
                 .iter()
                 .flatten()

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use polars_core::prelude::{DataFrame, DataType};
+use exp_parquet::Frame;
 
 use super::trial_frames;
 
@@ -21,10 +21,10 @@ pub struct Fate {
 }
 
 /// Each message of `frame` by (device, seq): its fate and scheduled time.
-pub fn messages(frame: &DataFrame) -> BTreeMap<(u64, u64), (Fate, i64)> {
+pub fn messages(frame: &Frame) -> BTreeMap<(u64, u64), (Fate, i64)> {
     let u64s = |name: &str| -> Vec<u64> {
-        let column = frame.column(name).unwrap().cast(&DataType::UInt64).unwrap();
-        column.u64().unwrap().iter().map(Option::unwrap).collect()
+        let column = frame.column(name).unwrap().to_u64s().unwrap();
+        column.iter().map(Option::unwrap).collect()
     };
     let strings = |name: &str| -> Vec<Option<String>> {
         let column = frame.column(name).unwrap();
@@ -32,8 +32,8 @@ pub fn messages(frame: &DataFrame) -> BTreeMap<(u64, u64), (Fate, i64)> {
     };
     let (devices, seqs) = (u64s("device"), u64s("seq"));
     let scheduled: Vec<i64> = {
-        let column = frame.column("scheduled_ns").unwrap().cast(&DataType::Int64).unwrap();
-        column.i64().unwrap().iter().map(Option::unwrap).collect()
+        let column = frame.column("scheduled_ns").unwrap().to_i64s().unwrap();
+        column.iter().map(Option::unwrap).collect()
     };
     let (statuses, reasons) = (strings("status"), strings("reason"));
     let warmups: Vec<bool> = frame
@@ -59,18 +59,13 @@ pub fn messages(frame: &DataFrame) -> BTreeMap<(u64, u64), (Fate, i64)> {
 }
 
 /// Each device of `frames` (`mqtt_devices`) with its client id and status.
-pub fn devices(frames: &[DataFrame]) -> BTreeMap<u64, (String, String)> {
+pub fn devices(frames: &[Frame]) -> BTreeMap<u64, (String, String)> {
     let mut found = BTreeMap::new();
     for frame in frames {
-        let device = frame.column("device").unwrap().cast(&DataType::UInt64).unwrap();
-        let client = frame.column("client_id").unwrap();
-        let status = frame.column("status").unwrap();
-        let rows = device
-            .u64()
-            .unwrap()
-            .iter()
-            .zip(client.str().unwrap().iter())
-            .zip(status.str().unwrap().iter());
+        let device = frame.column("device").unwrap().to_u64s().unwrap();
+        let client = frame.column("client_id").unwrap().str().unwrap();
+        let status = frame.column("status").unwrap().str().unwrap();
+        let rows = device.iter().zip(client.iter()).zip(status.iter());
         for ((device, client), status) in rows {
             let previous = found.insert(
                 device.unwrap(),
