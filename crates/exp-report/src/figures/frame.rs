@@ -3,7 +3,6 @@
 
 use std::path::PathBuf;
 
-use exp_parquet::Values;
 use exp_results::{PartFile, ResultsError};
 
 pub(crate) struct Frame {
@@ -45,15 +44,7 @@ impl Frame {
     /// A numeric column as floats (nulls as NaN); `None` if it is missing
     /// or not numeric.
     pub fn f64(&self, column: &str) -> Option<Vec<f64>> {
-        fn floats<T: Copy>(v: &[Option<T>], f: impl Fn(T) -> f64) -> Vec<f64> {
-            v.iter().map(|x| x.map_or(f64::NAN, &f)).collect()
-        }
-        Some(match self.frame.column(column)? {
-            Values::F64(v) => floats(v, |x| x),
-            Values::U32(v) => floats(v, f64::from),
-            Values::U64(v) => floats(v, |x| x as f64),
-            Values::I64(v) => floats(v, |x| x as f64),
-            Values::Bool(_) | Values::Str(_) => return None,
-        })
+        let floats = self.frame.column(column)?.to_f64s()?;
+        Some(floats.iter().map(|v| v.unwrap_or(f64::NAN)).collect())
     }
 }
