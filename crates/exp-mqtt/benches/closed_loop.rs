@@ -1,7 +1,7 @@
 //! One device's closed loop at window 1 over loopback, the path
-//! `examples/throughput.rs` runs for every message: `publish`, the device's
-//! task writes the PUBLISH, reads the PUBACK and reports `Acked` on the event
-//! channel, the loop publishes the next. The broker is a stub on its own
+//! `examples/throughput.rs` runs for every message: `publish` writes the
+//! PUBLISH (plain TCP: src/device/wire.rs), the device's task reads the
+//! PUBACK and reports `Acked` on the event channel, the loop publishes the next. The broker is a stub on its own
 //! thread that answers CONNECT with CONNACK and each PUBLISH with PUBACK and
 //! does nothing else, so what changes the figure is the client's work (and
 //! the system calls and wake-ups on both sides, which a round trip always

@@ -2,11 +2,16 @@
 //! is what we measure) or TLS over it, the CONNECT/CONNACK exchange, and
 //! whole MQTT packets in and frames out.
 //!
+//! Plain TCP is kept as an `Arc<TcpStream>` so that [`Wire`](super::wire::Wire)
+//! can write to it from whichever thread publishes, while the device task
+//! reads from it; a TLS stream has one owner, the task, which does both.
+//!
 //! Buffers start empty and grow to what the traffic needs (a device reads
 //! 4-byte acknowledgements), which is most of why a device costs a few KB
 //! instead of rumqttc's 8 KiB read and 8 KiB write buffer per client.
 
 use std::io;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -39,9 +44,14 @@ pub(super) enum LinkError {
 }
 
 pub(super) struct Link {
-    stream: Box<dyn Stream>,
+    transport: Transport,
     read: BytesMut,
     max_incoming: usize,
+}
+
+enum Transport {
+    Tcp(Arc<TcpStream>),
+    Tls(Box<dyn Stream>),
 }
 
 impl Link {
@@ -60,17 +70,17 @@ impl Link {
     async fn handshake(endpoint: &Endpoint, options: &DeviceOptions) -> Result<(Link, bool), LinkError> {
         let tcp = TcpStream::connect((endpoint.host.as_str(), endpoint.port)).await?;
         tcp.set_nodelay(true)?;
-        let stream: Box<dyn Stream> = match &endpoint.tls {
-            None => Box::new(tcp),
+        let transport = match &endpoint.tls {
+            None => Transport::Tcp(Arc::new(tcp)),
             Some(tls) => {
                 let name = ServerName::try_from(endpoint.host.clone())
                     .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
                 let connector = rumqttc::tokio_rustls::TlsConnector::from(tls.config());
-                Box::new(connector.connect(name, tcp).await?)
+                Transport::Tls(Box::new(connector.connect(name, tcp).await?))
             }
         };
         let mut link = Link {
-            stream,
+            transport,
             read: BytesMut::new(),
             // Acknowledgements are tiny; this bounds what a misbehaving broker can make us buffer.
             max_incoming: options.max_packet_bytes.saturating_add(1024),
@@ -94,14 +104,36 @@ impl Link {
                     Err(e) => return Err(LinkError::Protocol(e.to_string())),
                 }
             }
-            if self.stream.read_buf(&mut self.read).await? == 0 {
+            let read = match &mut self.transport {
+                Transport::Tls(stream) => stream.read_buf(&mut self.read).await?,
+                Transport::Tcp(stream) => {
+                    stream.readable().await?;
+                    match stream.try_read_buf(&mut self.read) {
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                        read => read?,
+                    }
+                }
+            };
+            if read == 0 {
                 return Err(LinkError::Closed);
             }
         }
     }
 
+    /// The plain TCP stream, which a [`Wire`](super::wire::Wire) may write to
+    /// from any thread; `None` over TLS.
+    pub(super) fn tcp(&self) -> Option<&Arc<TcpStream>> {
+        match &self.transport {
+            Transport::Tcp(stream) => Some(stream),
+            Transport::Tls(_) => None,
+        }
+    }
+
     pub(super) async fn write(&mut self, frame: &[u8]) -> Result<(), LinkError> {
-        self.stream.write_all(frame).await?;
+        match &mut self.transport {
+            Transport::Tls(stream) => stream.write_all(frame).await?,
+            Transport::Tcp(stream) => write_all(stream, frame).await?,
+        }
         Ok(())
     }
 
@@ -123,8 +155,26 @@ impl Link {
     /// DISCONNECT, then close our side; errors do not matter any more.
     pub(super) async fn disconnect(mut self) {
         let _ = self.write(&[0xE0, 0]).await;
-        let _ = self.stream.shutdown().await;
+        // Plain TCP closes when its last holder lets go: the task, once it
+        // has taken the wire back from `publish`.
+        if let Transport::Tls(stream) = &mut self.transport {
+            let _ = stream.shutdown().await;
+        }
     }
+}
+
+/// Writes all of `bytes` to a stream others may also hold (only ever under
+/// the device's lock or before anyone else can write, so frames never interleave).
+pub(super) async fn write_all(stream: &TcpStream, mut bytes: &[u8]) -> io::Result<()> {
+    while !bytes.is_empty() {
+        stream.writable().await?;
+        match stream.try_write(bytes) {
+            Ok(n) => bytes = &bytes[n..],
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn connect_frame(o: &DeviceOptions) -> Result<BytesMut, LinkError> {

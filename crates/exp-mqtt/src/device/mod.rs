@@ -12,8 +12,10 @@
 //! Here the device assigns packet ids itself and every message ends as
 //! `Written` (QoS 0), `Acked`, or `Lost`, exactly once.
 //!
-//! `publish` queues under a lock and wakes the task, so it never blocks and
-//! can run on the pacer thread. On a broken connection the task reconnects
+//! `publish` queues under a lock and never blocks, so it can run on the
+//! pacer thread. Over plain TCP it also writes the message itself
+//! ([`Wire`](wire::Wire)); over TLS, or when the socket is full, it wakes
+//! the task to write. On a broken connection the task reconnects
 //! with backoff; a resumed session (`clean_session = false`) retransmits
 //! what was in flight, a new one loses it (`SessionLost`); messages queued
 //! but never written go out on the new connection either way.
@@ -27,9 +29,11 @@ use tokio::task::JoinHandle;
 mod driver;
 mod link;
 mod session;
+mod wire;
 
 use driver::Driver;
-use session::Session;
+use session::{Out, Session};
+use wire::Wire;
 
 pub use crate::client::DeviceOptions;
 use crate::client::{validate, Refused};
@@ -104,15 +108,41 @@ pub struct Device {
 
 /// What `publish` and the device's task share.
 struct Shared {
-    session: Mutex<Session>,
-    /// Wakes the task: a message was queued, or the device is closing.
+    state: Mutex<State>,
+    /// Wakes the task: a message waits to be written, or the device is closing.
     wake: Notify,
 }
 
+/// Everything under the device's one lock. Writes to the socket happen
+/// under it too, so frames never interleave.
+struct State {
+    session: Session,
+    /// The connection's write side while connected over plain TCP.
+    wire: Option<Wire>,
+    /// `publish`'s scratch space, kept so a message allocates nothing here.
+    out: Out,
+}
+
+impl State {
+    /// Writes what the in-flight window lets out, if the connection can be
+    /// written from here; returns whether the task must act: there is no
+    /// wire (TLS, or between connections), or the socket did not take it all.
+    fn write_through(&mut self) -> bool {
+        let Some(wire) = self.wire.as_mut().filter(|w| w.is_clear()) else {
+            return true;
+        };
+        let now = Instant::now();
+        self.session.take_sendable(now, &mut self.out);
+        wire.push(&self.out.frames, now);
+        self.out.frames.clear();
+        !wire.is_clear()
+    }
+}
+
 impl Shared {
-    fn session(&self) -> MutexGuard<'_, Session> {
-        // The session stays consistent between statements, so a panic elsewhere does not corrupt it.
-        self.session.lock().unwrap_or_else(PoisonError::into_inner)
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state stays consistent between statements, so a panic elsewhere does not corrupt it.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -127,7 +157,11 @@ impl Device {
     ) -> Result<Device, MqttError> {
         validate(endpoint, &options)?;
         let shared = Arc::new(Shared {
-            session: Mutex::new(Session::new(options.max_inflight, options.max_packet_bytes)),
+            state: Mutex::new(State {
+                session: Session::new(options.max_inflight, options.max_packet_bytes),
+                wire: None,
+                out: Out::default(),
+            }),
             wake: Notify::new(),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
@@ -170,7 +204,8 @@ impl Device {
             Ok(Err(_)) | Err(_) => {
                 drop(guard);
                 let last_error = shared
-                    .session()
+                    .state()
+                    .session
                     .last_error
                     .clone()
                     .unwrap_or_else(|| "none".to_string());
@@ -195,19 +230,27 @@ impl Device {
         if qos > 2 {
             return Err(MqttError::InvalidQos(qos));
         }
-        let queued = {
-            let mut session = self.shared.session();
-            if session.closed {
+        let (queued, wake_task) = {
+            let mut state = self.shared.state();
+            if state.session.closed {
                 return Err(MqttError::Closed {
                     client_id: self.client_id.clone(),
                 });
             }
-            session.queue(topic, qos, payload)
+            let queued = state.session.queue(topic, qos, payload);
+            let wake_task = queued.is_ok() && state.write_through();
+            // QoS 0 messages just written.
+            for kind in state.out.events.drain(..) {
+                self.emit(kind);
+            }
+            (queued, wake_task)
         };
         let sent_at = Instant::now();
         match queued {
             Ok(seq) => {
-                self.shared.wake.notify_one();
+                if wake_task {
+                    self.shared.wake.notify_one();
+                }
                 Ok(MessageTicket { seq, sent_at })
             }
             Err((seq, reason)) => {
@@ -224,13 +267,13 @@ impl Device {
     /// Whether `publish` would queue a message now rather than report it
     /// lost: the device is open and has not fallen far behind.
     pub fn has_room(&self) -> bool {
-        let session = self.shared.session();
-        !session.closed && session.has_room()
+        let state = self.shared.state();
+        !state.session.closed && state.session.has_room()
     }
 
     /// Messages published and not yet written (QoS 0), acknowledged or lost.
     pub fn outstanding(&self) -> usize {
-        self.shared.session().outstanding()
+        self.shared.state().session.outstanding()
     }
 
     /// Waits up to `grace` for outstanding acknowledgements, disconnects, and
@@ -240,7 +283,7 @@ impl Device {
         while self.outstanding() > 0 && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        self.shared.session().closed = true;
+        self.shared.state().session.closed = true;
         self.shared.wake.notify_one();
         // The task ends once DISCONNECT is written; don't wait long for a dead broker.
         if let Some(mut task) = self.task.take() {
@@ -252,7 +295,7 @@ impl Device {
             }
         }
         let now = Instant::now();
-        for seq in self.shared.session().drain_all() {
+        for seq in self.shared.state().session.drain_all() {
             let reason = LostReason::Unacked;
             self.emit(DeviceEventKind::Lost { seq, at: now, reason });
         }

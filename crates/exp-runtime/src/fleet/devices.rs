@@ -5,9 +5,10 @@
 //! Why the pacer publishes: handing each fire to a per-device task cost a
 //! task wake-up per message, and under load the wake waited behind socket
 //! work on the runtime's workers, which showed up as milliseconds of send
-//! lateness. `Device::publish` only queues the message for the device's
-//! event loop and never blocks, so calling it on the pacer thread keeps
-//! sends on their deadlines and saves a hop.
+//! lateness. `Device::publish` never blocks (over plain TCP it writes what
+//! the socket takes at once and leaves the rest to the device's task), so
+//! calling it on the pacer thread keeps sends on their deadlines and saves
+//! a hop.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
