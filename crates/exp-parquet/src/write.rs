@@ -28,8 +28,11 @@ impl<W: Write + Send> Writer<W> {
         let columns = fields.iter().map(|f| Arc::new(column_type(f))).collect();
         let schema = Type::group_type_builder("schema").with_fields(columns).build()?;
         let properties = WriterProperties::builder()
-            // zstd at its fastest level: compact, and read by every current reader.
-            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            // zstd, read by every current reader, at level 3 (zstd's own
+            // default, and what polars wrote): 17 % smaller than level 1 on
+            // `mqtt_messages` for no more CPU, since fewer bytes reach the
+            // kernel (decision 0023).
+            .set_compression(Compression::ZSTD(ZstdLevel::try_new(3)?))
             // Dictionaries pay for repeated strings (device names, labels),
             // not for measurements, which are rarely repeated.
             .set_dictionary_enabled(false)
