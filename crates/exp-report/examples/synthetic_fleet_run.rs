@@ -33,7 +33,7 @@
 
 use std::collections::{BTreeMap, BinaryHeap};
 use std::error::Error;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
 use exp_host::{Column, ColumnType, ProcessSampler, SamplerOptions, SystemSampler};
@@ -60,27 +60,30 @@ const LATENCY_CAP_NS: f64 = 9.5e9;
 
 fn main() -> Result<()> {
     let args = Args::parse()?;
-    let clock = Instant::now();
     let plan = Plan::from_json(&std::fs::read(&args.plan).map_err(|e| format!("{}: {e}", args.plan.display()))?)
         .map_err(|e| format!("{}: {e}", args.plan.display()))?;
-    let shape = Shape::of(&plan)?;
-    let run_id = format!("synthetic-{}", args.rows);
-    let run = RunDir::create(&args.out, &plan.experiment.name, &run_id)?;
-    let plan_sha256 = run.write_plan(&plan)?;
+    let dir = write_run(&args.out, args.rows, &plan)?;
+    println!("{}", dir.display());
+    Ok(())
+}
+
+/// Writes the run of `rows` messages under `out`; returns its directory.
+fn write_run(out: &Path, rows: u64, plan: &Plan) -> Result<PathBuf> {
+    let clock = Instant::now();
+    let shape = Shape::of(plan)?;
+    let run_id = format!("synthetic-{rows}");
+    let run = RunDir::create(out, &plan.experiment.name, &run_id)?;
+    let plan_sha256 = run.write_plan(plan)?;
     let started = SystemTime::now();
-    let mut manifest = Manifest::new(&plan, [0], &run_id, &plan_sha256, started, exp_host::facts());
+    let mut manifest = Manifest::new(plan, [0], &run_id, &plan_sha256, started, exp_host::facts());
     manifest.trials[0].status = TrialStatus::Running;
     run.write_manifest(&mut manifest)?;
 
     let store = Store::open(run.tables_dir(), StoreOptions::default())?;
     let mut rng = Rng::new(SEED);
     let connected = connect(&shape, &mut rng);
-    let totals = write_messages(&store, &shape, args.rows, &connected.connected_ns, &mut rng)?;
-    eprintln!(
-        "mqtt_messages: {} rows in {:.1} s",
-        args.rows,
-        clock.elapsed().as_secs_f64()
-    );
+    let totals = write_messages(&store, &shape, rows, &connected.connected_ns, &mut rng)?;
+    eprintln!("mqtt_messages: {} rows in {:.1} s", rows, clock.elapsed().as_secs_f64());
     write_devices(&store, &shape, &connected, &totals)?;
     if let Some(anomaly) = &shape.anomaly {
         write_timeline(&store, anomaly, &mut rng)?;
@@ -111,8 +114,7 @@ fn main() -> Result<()> {
         eprintln!("  {table}: {} rows, {} files", record.rows, record.files);
     }
     eprintln!("wrote the run in {:.1} s", clock.elapsed().as_secs_f64());
-    println!("{}", dir.display());
-    Ok(())
+    Ok(dir)
 }
 
 struct Args {
@@ -832,4 +834,44 @@ fn metrics(shape: &Shape, t: &Totals) -> BTreeMap<String, f64> {
     }
     merged.extend(sums.into_iter().map(|(k, (sum, n))| (k.to_string(), sum / n)));
     merged
+}
+
+/// The example is a bench tool that nothing else runs, so it is tested
+/// here (`test = true` in Cargo.toml): a small run of the bench's own spec
+/// must be written whole and read back by the report.
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn bench_plan() -> Plan {
+        let manifest_dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+        let spec = Path::new(&manifest_dir).join("../../bench/report-scale.exp");
+        let spec = spec.to_str().expect("a UTF-8 path");
+        let options = exp_check::Options {
+            seed: None,
+            require_experiment: true,
+        };
+        let compiled = exp_check::compile(spec, &exp_check::FsLoader, &options);
+        let messages: Vec<_> = compiled.diagnostics.iter().map(|d| &d.message).collect();
+        compiled
+            .plan
+            .unwrap_or_else(|| panic!("{spec} does not plan: {messages:?}"))
+    }
+
+    #[test]
+    fn a_small_run_of_the_bench_spec_is_written_whole_and_reported() {
+        let out = tempfile::tempdir().unwrap();
+        let dir = write_run(out.path(), 20_000, &bench_plan()).unwrap();
+        let report = exp_report::run_report(&exp_results::open_run(&dir).unwrap());
+        assert!(report.summary.warnings.is_empty(), "{:?}", report.summary.warnings);
+        let mqtt = report.mqtt.expect("the run has a fleet");
+        let fleets: Vec<_> = mqtt.trials.iter().flat_map(|t| &t.fleets).collect();
+        assert_eq!(fleets.len(), 1);
+        let fleet = fleets[0];
+        // Every row is counted once: measured or warm-up.
+        assert_eq!(fleet.counts.scheduled + fleet.warmup.scheduled, 20_000);
+        assert!(fleet.counts.acknowledged > 0 && fleet.warmup.scheduled > 0);
+        assert!(fleet.ack_latency_ns.is_some());
+    }
 }
