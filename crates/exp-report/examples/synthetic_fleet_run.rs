@@ -40,8 +40,7 @@ use exp_host::{Column, ColumnType, ProcessSampler, SamplerOptions, SystemSampler
 use exp_plan::{Anomaly, FirstSend, Fleet, Monitor, Payload, Plan, Warmup, WorkloadConfig};
 use exp_results::schemas::{devices_schema, messages_schema, timeline_schema, MONITOR_TABLE, TRIALS_TABLE};
 use exp_results::{
-    Batch, Cell, ColumnData, DType, Manifest, PointRecord, RunDir, RunStatus, Schema, Store, StoreOptions, Strings,
-    TrialStatus,
+    Batch, Cell, ColumnData, DType, Manifest, PointRecord, RunDir, RunStatus, Schema, Store, StoreOptions, TrialStatus,
 };
 use exp_stats::{Rng, Sampler};
 
@@ -326,8 +325,8 @@ struct MessageColumns {
     ack: Vec<Option<u64>>,
     delivery: Vec<Option<u64>>,
     bytes: Vec<Option<u64>>,
-    status: Strings,
-    reason: Strings,
+    status: Vec<Option<String>>,
+    reason: Vec<Option<String>>,
     warmup: Vec<Option<bool>>,
 }
 
@@ -345,8 +344,8 @@ impl MessageColumns {
         self.delivery.push(m.delivery_ns);
         self.bytes.push(Some(bytes));
         let ok = m.ack_ns.is_some();
-        self.status.push(Some(if ok { "ok" } else { "timeout" }));
-        self.reason.push((!ok).then_some("unacked"));
+        self.status.push(Some(if ok { "ok" } else { "timeout" }.to_string()));
+        self.reason.push((!ok).then(|| "unacked".to_string()));
         self.warmup.push(Some(warmup));
     }
 
@@ -364,7 +363,7 @@ impl MessageColumns {
             .map(|c| {
                 let u64s = |v: &mut Vec<Option<u64>>| Ok(ColumnData::U64(std::mem::take(v)));
                 match c.name.as_str() {
-                    "fleet" => Ok(ColumnData::Str(std::iter::repeat_n(Some(fleet), rows).collect())),
+                    "fleet" => Ok(ColumnData::Str(vec![Some(fleet.to_string()); rows])),
                     "device" => u64s(&mut taken.device),
                     "seq" => u64s(&mut taken.seq),
                     "scheduled_ns" => u64s(&mut taken.scheduled),

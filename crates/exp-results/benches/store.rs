@@ -29,7 +29,7 @@ fn batch(start: u64, topics: &[String]) -> Batch {
             ColumnData::U64(range.clone().map(|i| Some(i * 1_000)).collect()),
             ColumnData::U64(range.clone().map(Some).collect()),
             ColumnData::F64(range.clone().map(|i| Some((i % 1000) as f64 * 0.125)).collect()),
-            ColumnData::Str(range.map(|i| Some(topics[(i % 20) as usize].as_str())).collect()),
+            ColumnData::Str(range.map(|i| Some(topics[(i % 20) as usize].clone())).collect()),
         ],
     }
 }

@@ -38,7 +38,7 @@ mod warning;
 
 pub use columns::Columns;
 pub use error::{check_component, ResultsError};
-pub use exp_parquet::{Col, StrCol, Strings};
+pub use exp_parquet::{Col, StrCol};
 pub use manifest::{
     new_run_id, rfc3339, unix_ns, AttemptRecord, Manifest, OptionsRecord, PointRecord, ResumeRecord, RunStatus,
     ShardOf, ShardState, SpecRecord, TableRecord, TrialRecord, TrialStatus, MANIFEST_VERSION,

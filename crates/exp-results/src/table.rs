@@ -4,7 +4,6 @@
 //! them into Parquet row groups. Every column is nullable so a row can leave
 //! a value out (a planned end that does not exist, a metric not measured).
 
-use exp_parquet::Strings;
 use serde::{Deserialize, Serialize};
 
 /// Column types. Names carry units (`t_ns`, `rss_bytes`, `cpu_pct`).
@@ -113,8 +112,7 @@ pub enum ColumnData {
     I64(Vec<Option<i64>>),
     F64(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
-    /// One buffer for the column, as it is stored: no `String` per value.
-    Str(Strings),
+    Str(Vec<Option<String>>),
 }
 
 impl ColumnData {
@@ -124,7 +122,7 @@ impl ColumnData {
             DType::I64 => ColumnData::I64(Vec::new()),
             DType::F64 => ColumnData::F64(Vec::new()),
             DType::Bool => ColumnData::Bool(Vec::new()),
-            DType::Str => ColumnData::Str(Strings::default()),
+            DType::Str => ColumnData::Str(Vec::new()),
         }
     }
 
@@ -158,46 +156,11 @@ impl ColumnData {
             (ColumnData::I64(v), Cell::I64(x)) => v.push(Some(x)),
             (ColumnData::F64(v), Cell::F64(x)) => v.push(Some(x)),
             (ColumnData::Bool(v), Cell::Bool(x)) => v.push(Some(x)),
-            (ColumnData::Str(v), Cell::Str(x)) => v.push(Some(&x)),
+            (ColumnData::Str(v), Cell::Str(x)) => v.push(Some(x)),
             (column, Cell::Null) => column.push_null(),
             (column, _) => return Err(column.dtype()),
         }
         Ok(())
-    }
-
-    /// Appends an integer (or null) to a `U64` column: for hot paths that
-    /// fill columns without a [`Cell`] per value. `Err` holds the column's type.
-    pub fn push_u64(&mut self, value: Option<u64>) -> Result<(), DType> {
-        match self {
-            ColumnData::U64(v) => {
-                v.push(value);
-                Ok(())
-            }
-            other => Err(other.dtype()),
-        }
-    }
-
-    /// Appends a flag (or null) to a `Bool` column; as [`ColumnData::push_u64`].
-    pub fn push_bool(&mut self, value: Option<bool>) -> Result<(), DType> {
-        match self {
-            ColumnData::Bool(v) => {
-                v.push(value);
-                Ok(())
-            }
-            other => Err(other.dtype()),
-        }
-    }
-
-    /// Appends text (or null) to a `Str` column, copying it into the
-    /// column's buffer; as [`ColumnData::push_u64`].
-    pub fn push_str(&mut self, value: Option<&str>) -> Result<(), DType> {
-        match self {
-            ColumnData::Str(v) => {
-                v.push(value);
-                Ok(())
-            }
-            other => Err(other.dtype()),
-        }
     }
 
     fn push_null(&mut self) {

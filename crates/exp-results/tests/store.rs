@@ -264,7 +264,7 @@ fn batches_that_do_not_fit_are_errors() {
     ));
 
     let mut wrong = schema.batch();
-    wrong.columns[2] = ColumnData::Str(Strings::default());
+    wrong.columns[2] = ColumnData::Str(vec![]);
     assert!(matches!(
         sink.write(wrong),
         Err(ResultsError::BatchType { ref column, expected: DType::F64, got: DType::Str, .. }) if column == "value_ms"
@@ -272,13 +272,13 @@ fn batches_that_do_not_fit_are_errors() {
 
     let mut ragged = rows(&schema, 0, 3);
     if let ColumnData::Str(v) = &mut ragged.columns[3] {
-        v.push(Some("one too many"));
+        v.pop();
     }
     assert!(matches!(
         sink.write(ragged),
         Err(ResultsError::RaggedBatch {
             expected: 3,
-            got: 4,
+            got: 2,
             ..
         })
     ));

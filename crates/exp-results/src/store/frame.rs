@@ -83,7 +83,7 @@ pub(crate) fn to_frame(schema: &Schema, batch: Batch) -> Result<Frame, ParquetEr
                 ColumnData::I64(v) => Values::I64(v),
                 ColumnData::F64(v) => Values::F64(v),
                 ColumnData::Bool(v) => Values::Bool(v),
-                ColumnData::Str(v) => Values::Str(v),
+                ColumnData::Str(v) => Values::Str(v.into_iter().collect()),
             };
             Column::new(spec.name.clone(), values)
         })

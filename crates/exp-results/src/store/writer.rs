@@ -204,9 +204,7 @@ impl Writer {
         let mut batch = batch;
         if let Some(host) = host {
             let rows = batch.rows();
-            batch
-                .columns
-                .push(ColumnData::Str(std::iter::repeat_n(Some(host), rows).collect()));
+            batch.columns.push(ColumnData::Str(vec![Some(host.to_string()); rows]));
         }
         let frame = to_frame(&file.schema, batch).map_err(|source| ResultsError::Parquet {
             action: "encode rows for",

@@ -1,9 +1,9 @@
 //! The rows the fleet's tasks hand each other and the tables: a message's
-//! fate, a device's connection, and how they become table rows. Shared by
+//! fate, a device's connection, and how they become table cells. Shared by
 //! the pacer's sink (devices.rs), the collector and the writer threads
 //! (tables.rs), and depending on none of them.
 
-use exp_results::{Batch, Cell, RowError, Schema};
+use exp_results::{Cell, RowError, Schema};
 
 /// What became of a message, in the four words the report groups by; the
 /// `reason` column says why for everything but `ok`.
@@ -51,40 +51,26 @@ pub struct MessageRow {
 }
 
 impl MessageRow {
-    /// Appends it to a batch of `mqtt_messages`, column by column: this is
-    /// the hot path, so no cell and no `String` is made per value, and the
-    /// columns are taken by position (`message_rows_fill_the_schema` pins
-    /// each position to its column by name).
-    pub(super) fn push_to(&self, batch: &mut Batch, fleet: &str) -> Result<(), RowError> {
+    /// Its cells in `mqtt_messages`' column order (by position: this is the
+    /// hot path; `message_cells_follow_the_schema` pins the order).
+    pub(super) fn cells(self, fleet: &str) -> Vec<Cell> {
         let after_send = |latency: Option<u64>| self.sent_ns.zip(latency).map(|(s, l)| s.saturating_add(l));
-        let integers = [
-            Some(u64::from(self.device)),
-            Some(self.seq),
-            Some(self.scheduled_ns),
-            self.sent_ns,
-            after_send(self.ack_latency_ns),
-            after_send(self.delivery_latency_ns),
-            Some(self.lateness_ns),
-            self.ack_latency_ns,
-            self.delivery_latency_ns,
-            Some(self.bytes),
-        ];
-        let columns = &mut batch.columns;
-        if columns.len() != integers.len() + 4 {
-            return Err(RowError::Arity {
-                expected: columns.len(),
-                got: integers.len() + 4,
-            });
-        }
-        let wrong = |index: usize| move |expected| RowError::Type { index, expected };
-        columns[0].push_str(Some(fleet)).map_err(wrong(0))?;
-        for (i, value) in integers.into_iter().enumerate() {
-            columns[1 + i].push_u64(value).map_err(wrong(1 + i))?;
-        }
-        columns[11].push_str(Some(self.status.as_str())).map_err(wrong(11))?;
-        columns[12].push_str(self.reason).map_err(wrong(12))?;
-        columns[13].push_bool(Some(self.warmup)).map_err(wrong(13))?;
-        Ok(())
+        vec![
+            fleet.into(),
+            u64::from(self.device).into(),
+            self.seq.into(),
+            self.scheduled_ns.into(),
+            self.sent_ns.into(),
+            after_send(self.ack_latency_ns).into(),
+            after_send(self.delivery_latency_ns).into(),
+            self.lateness_ns.into(),
+            self.ack_latency_ns.into(),
+            self.delivery_latency_ns.into(),
+            self.bytes.into(),
+            self.status.as_str().into(),
+            self.reason.into(),
+            self.warmup.into(),
+        ]
     }
 }
 
@@ -175,10 +161,10 @@ mod tests {
 
     use super::*;
 
-    /// Message rows are the hot path, so they are laid in by position: this
+    /// Message rows are the hot path, so they are built by position: this
     /// pins each position to its column by name.
     #[test]
-    fn message_rows_fill_the_schema() {
+    fn message_cells_follow_the_schema() {
         let row = MessageRow {
             device: 12,
             seq: 3,
@@ -192,8 +178,7 @@ mod tests {
             reason: Some("late_ack"),
             warmup: true,
         };
-        let schema = messages_schema();
-        let named = schema
+        let named = messages_schema()
             .row([
                 ("fleet", "f".into()),
                 ("device", 12u64.into()),
@@ -211,10 +196,6 @@ mod tests {
                 ("warmup", true.into()),
             ])
             .unwrap();
-        let mut by_name = schema.batch();
-        by_name.push_row(named).unwrap();
-        let mut by_position = schema.batch();
-        row.push_to(&mut by_position, "f").unwrap();
-        assert_eq!(by_position, by_name);
+        assert_eq!(row.cells("f"), named);
     }
 }

@@ -11,49 +11,32 @@ use exp_results::{Batch, Cell, Schema, TableSink};
 use super::rows::MessageRow;
 use crate::executor::ExecError;
 
-/// What a writer's thread is sent: rows of cells, or a fleet's messages,
-/// which the thread lays into the columns itself (the hot path: no cell or
-/// `String` per value on the way).
-pub enum Chunk {
-    Cells(Vec<Vec<Cell>>),
-    Messages { fleet: String, rows: Vec<MessageRow> },
-}
-
 /// Where rows go: the channel to a [`Writer`]'s thread.
 #[derive(Clone)]
-pub struct Rows(Option<mpsc::Sender<Chunk>>);
+pub struct Rows(Option<mpsc::Sender<Vec<Vec<Cell>>>>);
 
 impl Rows {
     pub fn send(&self, rows: Vec<Vec<Cell>>) {
-        if !rows.is_empty() {
-            self.send_chunk(Chunk::Cells(rows));
+        if let (Some(tx), false) = (&self.0, rows.is_empty()) {
+            // A closed channel means the thread ended; `Writer::finish` reports why.
+            let _ = tx.send(rows);
         }
     }
 
     pub fn send_messages(&self, fleet: &str, rows: Vec<MessageRow>) {
-        if !rows.is_empty() {
-            let fleet = fleet.to_string();
-            self.send_chunk(Chunk::Messages { fleet, rows });
-        }
-    }
-
-    fn send_chunk(&self, chunk: Chunk) {
-        if let Some(tx) = &self.0 {
-            // A closed channel means the thread ended; `Writer::finish` reports why.
-            let _ = tx.send(chunk);
-        }
+        self.send(rows.into_iter().map(|r| r.cells(fleet)).collect());
     }
 }
 
 /// A writer thread for one table: rows go in over a channel in batches.
 pub struct Writer {
-    tx: Option<mpsc::Sender<Chunk>>,
+    tx: Option<mpsc::Sender<Vec<Vec<Cell>>>>,
     thread: Option<JoinHandle<Result<(), ExecError>>>,
 }
 
 impl Writer {
     pub fn start(sink: TableSink, schema: Schema) -> Result<Writer, ExecError> {
-        let (tx, rx) = mpsc::channel::<Chunk>();
+        let (tx, rx) = mpsc::channel::<Vec<Vec<Cell>>>();
         let thread = std::thread::Builder::new()
             .name(format!("expc-{}", schema.name))
             .spawn(move || {
@@ -92,19 +75,10 @@ impl Writer {
     }
 }
 
-fn write_rows(sink: &TableSink, schema: &Schema, chunk: Chunk) -> Result<(), ExecError> {
+fn write_rows(sink: &TableSink, schema: &Schema, rows: Vec<Vec<Cell>>) -> Result<(), ExecError> {
     let mut batch: Batch = schema.batch();
-    match chunk {
-        Chunk::Cells(rows) => {
-            for row in rows {
-                batch.push_row(row)?;
-            }
-        }
-        Chunk::Messages { fleet, rows } => {
-            for row in &rows {
-                row.push_to(&mut batch, &fleet)?;
-            }
-        }
+    for row in rows {
+        batch.push_row(row)?;
     }
     sink.write(batch)?;
     Ok(())

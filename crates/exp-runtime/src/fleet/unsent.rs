@@ -70,7 +70,7 @@ impl NeverSent {
         for row in devices.iter().flat_map(|&(device, reason)| self.rows(device, reason)) {
             count(totals, &row);
             live.message(false, false, None);
-            row.push_to(&mut batch, &self.fleet)?;
+            batch.push_row(row.cells(&self.fleet))?;
             if batch.rows() >= BATCH_ROWS {
                 sink.write(std::mem::replace(&mut batch, sink.schema().batch()))?;
                 if cancel.level() == Level::Kill {
