@@ -39,43 +39,33 @@ impl StringChunk<'_> {
         let mut dictionary: Option<Dictionary> = None;
         let (mut rows, mut levels, mut indices) = (0, Vec::new(), Vec::new());
         while let Some(page) = pages.get_next_page()? {
-            match page {
-                Page::DictionaryPage { buf, num_values, .. } => {
+            let buf = page.buffer().clone();
+            // Each kind of data page says where its levels and its values are.
+            let (n, encoding, values) = match page {
+                Page::DictionaryPage { num_values, .. } => {
                     dictionary = Some(Dictionary::new(&buf, num_values as usize, self)?);
+                    continue;
                 }
                 Page::DataPage {
-                    buf,
                     num_values,
                     encoding,
                     def_level_encoding,
                     ..
                 } => {
                     let n = num_values as usize;
-                    let values = if self.max_level == 0 {
-                        0
+                    if self.max_level == 0 {
+                        (n, encoding, 0)
                     } else {
                         if def_level_encoding != Encoding::RLE {
                             return Err(self.damaged("definition levels not RLE-encoded"));
                         }
                         let length = u32_at(&buf, 0).ok_or_else(|| self.damaged("a page ends in its levels"))?;
                         let start = 4 + length as usize;
-                        let data = buf
-                            .get(4..start)
-                            .ok_or_else(|| self.damaged("a page ends in its levels"))?;
-                        self.levels(data, n, &mut levels)?;
-                        start
-                    };
-                    let page = DataPage {
-                        buf: &buf,
-                        values,
-                        encoding,
-                        rows: n,
-                    };
-                    page.decode(self, &levels, dictionary.as_ref(), &mut indices, out)?;
-                    rows += n;
+                        self.levels(buf.get(4..start), n, &mut levels)?;
+                        (n, encoding, start)
+                    }
                 }
                 Page::DataPageV2 {
-                    buf,
                     num_values,
                     encoding,
                     def_levels_byte_len,
@@ -86,21 +76,19 @@ impl StringChunk<'_> {
                     let start = rep_levels_byte_len as usize;
                     let end = start + def_levels_byte_len as usize;
                     if self.max_level > 0 {
-                        let data = buf
-                            .get(start..end)
-                            .ok_or_else(|| self.damaged("a page ends in its levels"))?;
-                        self.levels(data, n, &mut levels)?;
+                        self.levels(buf.get(start..end), n, &mut levels)?;
                     }
-                    let page = DataPage {
-                        buf: &buf,
-                        values: end,
-                        encoding,
-                        rows: n,
-                    };
-                    page.decode(self, &levels, dictionary.as_ref(), &mut indices, out)?;
-                    rows += n;
+                    (n, encoding, end)
                 }
-            }
+            };
+            let page = DataPage {
+                buf: &buf,
+                values,
+                encoding,
+                rows: n,
+            };
+            page.decode(self, &levels, dictionary.as_ref(), &mut indices, out)?;
+            rows += n;
         }
         if rows != self.rows {
             return Err(ParquetError::Ragged {
@@ -112,8 +100,10 @@ impl StringChunk<'_> {
         Ok(())
     }
 
-    /// The page's `n` definition levels (bit width 1 for a flat optional column).
-    fn levels(&self, data: &[u8], n: usize, out: &mut Vec<u32>) -> Result<(), ParquetError> {
+    /// The page's `n` definition levels (bit width 1 for a flat optional
+    /// column) from `data`, `None` when the page ends before them.
+    fn levels(&self, data: Option<&[u8]>, n: usize, out: &mut Vec<u32>) -> Result<(), ParquetError> {
+        let data = data.ok_or_else(|| self.damaged("a page ends in its levels"))?;
         let width = (16 - self.max_level.leading_zeros()) as u8;
         out.clear();
         hybrid(data, width, n, out).ok_or_else(|| self.damaged("definition levels cut short"))

@@ -127,11 +127,10 @@ impl State {
     /// Writes what the in-flight window lets out, if the connection can be
     /// written from here; returns whether the task must act: there is no
     /// wire (TLS, or between connections), or the socket did not take it all.
-    fn write_through(&mut self) -> bool {
+    fn write_through(&mut self, now: Instant) -> bool {
         let Some(wire) = self.wire.as_mut().filter(|w| w.is_clear()) else {
             return true;
         };
-        let now = Instant::now();
         self.session.take_sendable(now, &mut self.out);
         wire.push(&self.out.frames, now);
         self.out.frames.clear();
@@ -230,6 +229,8 @@ impl Device {
         if qos > 2 {
             return Err(MqttError::InvalidQos(qos));
         }
+        // One clock read per message: the send instant is also the write's.
+        let sent_at = Instant::now();
         let (queued, wake_task) = {
             let mut state = self.shared.state();
             if state.session.closed {
@@ -238,14 +239,13 @@ impl Device {
                 });
             }
             let queued = state.session.queue(topic, qos, payload);
-            let wake_task = queued.is_ok() && state.write_through();
+            let wake_task = queued.is_ok() && state.write_through(sent_at);
             // QoS 0 messages just written.
             for kind in state.out.events.drain(..) {
                 self.emit(kind);
             }
             (queued, wake_task)
         };
-        let sent_at = Instant::now();
         match queued {
             Ok(seq) => {
                 if wake_task {
