@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Closed-loop MQTT throughput table: 10, 100 and 1,000 devices against Mosquitto
-# and the embedded rumqttd, one process per run (rumqttd cannot be stopped).
+# and the embedded broker, one process per run.
 #
 #   bench/mqtt-throughput.sh [--seconds 10] [--repeat 1] [any other flag of the example]
 #

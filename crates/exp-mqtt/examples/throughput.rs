@@ -374,8 +374,8 @@ impl Fleet {
     }
 }
 
-/// Connects every device, at most `BATCH` at a time (brokers, rumqttd above all,
-/// drop connections that arrive in one large burst).
+/// Connects every device, at most `BATCH` at a time (brokers drop
+/// connections that arrive in one burst larger than their listen backlog).
 async fn connect_all(
     args: &Args,
     endpoint: &Endpoint,

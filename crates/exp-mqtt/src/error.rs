@@ -44,12 +44,12 @@ pub enum MqttError {
     /// The embedded broker's thread could not be started.
     #[error("embedded broker: cannot start its thread: {0}")]
     BrokerThread(#[source] std::io::Error),
-    /// The embedded broker never accepted a connection.
-    #[error("embedded broker: not listening on {addr} after {waited_ms} ms ({attempts} attempt(s))")]
-    BrokerNotReady {
+    /// The embedded broker cannot listen on its address.
+    #[error("embedded broker: cannot listen on {addr}: {source}")]
+    BrokerListen {
         addr: std::net::SocketAddr,
-        waited_ms: u64,
-        attempts: u32,
+        #[source]
+        source: std::io::Error,
     },
     /// A broker URL that is not `mqtt://host[:port]` or `mqtts://host[:port]`.
     #[error("broker url `{url}`: {reason}")]

@@ -3,9 +3,9 @@
 //! A device holds one socket; with the embedded broker, which runs in this
 //! process, the broker's end of the connection is a second descriptor. When
 //! the process has none left, a device's `connect` fails with EMFILE and
-//! retries with backoff, but rumqttd's accept loop retries at once, for as
-//! long as the connection waits in its backlog: a full core spinning, and
-//! devices that neither connect nor fail. So a device connects only with
+//! retries with backoff, and a connection that did open waits in the
+//! broker's backlog (its accept loop pauses on EMFILE) until its device's
+//! CONNACK timeout: devices that neither connect nor fail for seconds. So a device connects only with
 //! descriptors for both ends set aside for it ([`FdBudget::take`]); one
 //! that cannot have them fails at once, with the reason, like any device
 //! that failed to connect.

@@ -1,31 +1,22 @@
-//! Devices and a subscriber against the embedded rumqttd broker.
+//! Devices and a subscriber against the embedded broker.
 #![allow(clippy::unwrap_used)]
 
 mod common;
 
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use common::{assert_delivered, collect_distinct, run_fleet, subscribe, Outcome};
 use exp_mqtt::{BrokerOptions, EmbeddedBroker, Endpoint};
 
-/// The fleet tests take the shared broker one at a time: run together, their
-/// connect ramps add up to a burst, and rumqttd drops connections in bursts
-/// (a dropped clean session loses its unacknowledged message).
-static SERIAL: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-/// rumqttd cannot be stopped, so the tests in this binary share one broker.
-fn broker() -> Endpoint {
-    static BROKER: OnceLock<EmbeddedBroker> = OnceLock::new();
-    BROKER
-        .get_or_init(|| EmbeddedBroker::start(BrokerOptions::for_fleet(200, 20, 64 * 1024)).unwrap())
-        .endpoint()
+/// A broker of the test's own; dropping it stops it.
+fn broker() -> EmbeddedBroker {
+    EmbeddedBroker::start(BrokerOptions::for_fleet(200, 20, 64 * 1024)).unwrap()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos1_fleet_every_message_acked_and_delivered() {
-    let _serial = SERIAL.lock().await;
-    let endpoint = broker();
+    let broker = broker();
+    let endpoint = broker.endpoint();
     let (sub, mut rx) = subscribe(&endpoint, "q1-sub", "fleet/#").await;
     let result = run_fleet(
         &endpoint,
@@ -75,8 +66,8 @@ async fn qos1_fleet_every_message_acked_and_delivered() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos0_smoke() {
-    let _serial = SERIAL.lock().await;
-    let endpoint = broker();
+    let broker = broker();
+    let endpoint = broker.endpoint();
     let result = run_fleet(
         &endpoint,
         "q0",
@@ -93,8 +84,8 @@ async fn qos0_smoke() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn qos2_smoke() {
-    let _serial = SERIAL.lock().await;
-    let endpoint = broker();
+    let broker = broker();
+    let endpoint = broker.endpoint();
     let result = run_fleet(
         &endpoint,
         "q2",
@@ -110,11 +101,39 @@ async fn qos2_smoke() {
 }
 
 #[test]
-fn second_broker_gets_its_own_port() {
+fn second_broker_gets_its_own_port_and_a_dropped_one_stops() {
     let a = broker();
     let b = EmbeddedBroker::start(BrokerOptions::default()).unwrap();
-    assert_ne!(a.port, b.addr().port());
+    assert_ne!(a.addr().port(), b.addr().port());
     assert!(b.addr().ip().is_loopback());
+    let mut open = std::net::TcpStream::connect(a.addr()).unwrap();
+    let addr = a.addr();
+    drop(a);
+    assert!(
+        std::net::TcpStream::connect(addr).is_err(),
+        "nothing listens after the drop"
+    );
+    // The open connection was closed with the broker (reset if it was
+    // still in the backlog, ended if it had been accepted).
+    use std::io::Read;
+    open.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    match open.read(&mut [0u8; 8]) {
+        Ok(n) => assert_eq!(n, 0),
+        Err(e) => assert_eq!(e.kind(), std::io::ErrorKind::ConnectionReset),
+    }
+}
+
+/// A fixed port is bound again as soon as the broker that had it stops.
+#[test]
+fn a_fixed_port_is_reused_after_a_stop() {
+    let first = broker();
+    let port = first.addr().port();
+    drop(first);
+    let options = BrokerOptions {
+        port: Some(port),
+        ..BrokerOptions::default()
+    };
+    assert_eq!(EmbeddedBroker::start(options).unwrap().addr().port(), port);
 }
 
 #[tokio::test]
@@ -133,8 +152,8 @@ async fn mqtts_without_tls_configuration_is_typed() {
 /// event channel, and the fleet's collector waits for that channel to close.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dropped_device_ends_its_task_and_closes_its_events() {
-    let _serial = SERIAL.lock().await;
-    let endpoint = broker();
+    let broker = broker();
+    let endpoint = broker.endpoint();
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let device = exp_mqtt::Device::connect(
         0,

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::mosquitto::Mosquitto;
-use exp_mqtt::{Device, DeviceEvent, DeviceEventKind, Endpoint, LostReason};
+use exp_mqtt::{BrokerOptions, Device, DeviceEvent, DeviceEventKind, EmbeddedBroker, Endpoint, LostReason};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::mpsc::unbounded_channel;
@@ -114,9 +114,12 @@ async fn pipe(
 /// Publishes 5 messages while acks are held, cuts the connection, waits for
 /// the device to settle, and returns every outcome by seq plus the
 /// `session_present` flag of each CONNACK.
-async fn in_flight_across_a_cut(clean_session: bool, tag: &str) -> (BTreeMap<u64, Vec<DeviceEventKind>>, Vec<bool>) {
-    let broker = Mosquitto::start();
-    let proxy = Proxy::start(broker.port()).await;
+async fn in_flight_across_a_cut(
+    broker: u16,
+    clean_session: bool,
+    tag: &str,
+) -> (BTreeMap<u64, Vec<DeviceEventKind>>, Vec<bool>) {
+    let proxy = Proxy::start(broker).await;
     let (tx, mut rx) = unbounded_channel::<DeviceEvent>();
     let mut options = common::options(format!("{tag}-resume"));
     options.clean_session = clean_session;
@@ -188,9 +191,7 @@ fn one_outcome_each(outcomes: &BTreeMap<u64, Vec<DeviceEventKind>>) {
     assert!(outcomes.values().all(|o| o.len() == 1), "{outcomes:?}");
 }
 
-#[tokio::test]
-async fn a_resumed_session_retransmits_what_was_in_flight() {
-    let (outcomes, sessions) = in_flight_across_a_cut(false, "persistent").await;
+fn assert_resumed((outcomes, sessions): (BTreeMap<u64, Vec<DeviceEventKind>>, Vec<bool>)) {
     assert_eq!(sessions, [false, true], "a new session, then the same one resumed");
     one_outcome_each(&outcomes);
     let acked = outcomes
@@ -200,9 +201,7 @@ async fn a_resumed_session_retransmits_what_was_in_flight() {
     assert_eq!(acked, 7, "nothing lost: {outcomes:?}");
 }
 
-#[tokio::test]
-async fn a_clean_session_loses_what_was_in_flight_and_nothing_else() {
-    let (outcomes, sessions) = in_flight_across_a_cut(true, "clean").await;
+fn assert_clean((outcomes, sessions): (BTreeMap<u64, Vec<DeviceEventKind>>, Vec<bool>)) {
     assert_eq!(sessions, [false, false]);
     one_outcome_each(&outcomes);
     for (seq, o) in &outcomes {
@@ -212,4 +211,24 @@ async fn a_clean_session_loses_what_was_in_flight_and_nothing_else() {
             other => panic!("unexpected outcome {other:?}"),
         }
     }
+}
+
+#[tokio::test]
+async fn a_resumed_session_retransmits_what_was_in_flight() {
+    let broker = Mosquitto::start();
+    assert_resumed(in_flight_across_a_cut(broker.port(), false, "persistent").await);
+}
+
+#[tokio::test]
+async fn a_clean_session_loses_what_was_in_flight_and_nothing_else() {
+    let broker = Mosquitto::start();
+    assert_clean(in_flight_across_a_cut(broker.port(), true, "clean").await);
+}
+
+#[tokio::test]
+async fn the_embedded_broker_resumes_and_forgets_sessions_alike() {
+    let broker = EmbeddedBroker::start(BrokerOptions::default()).unwrap();
+    let port = broker.addr().port();
+    assert_resumed(in_flight_across_a_cut(port, false, "persistent").await);
+    assert_clean(in_flight_across_a_cut(port, true, "clean").await);
 }

@@ -46,7 +46,7 @@ fn the_manifest_names_the_brokers_version() {
 
     let embedded = run(&scratch, "embedded", "");
     assert!(
-        embedded.brokers["embedded"].starts_with("rumqttd, embedded in expc "),
+        embedded.brokers["embedded"].starts_with("exp-mqtt broker (MQTT 3.1.1), embedded in expc "),
         "{:?}",
         embedded.brokers
     );

@@ -2,8 +2,7 @@
 //! `ulimit -n 256` (soft and hard) and 500 devices on the embedded broker,
 //! two descriptors each. The devices that do not fit fail at once, their
 //! rows saying why; the others measure; the run ends on time without a
-//! core spinning on EMFILE (rumqttd's accept loop retries it without
-//! pause), and `expc run` warns that the trial measured fewer devices.
+//! core spinning on EMFILE, and `expc run` warns that the trial measured fewer devices.
 
 #![allow(clippy::unwrap_used)] // test helpers outside #[test] functions
 

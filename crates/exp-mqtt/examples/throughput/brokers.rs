@@ -1,4 +1,4 @@
-//! The broker under test: an external URL, the crate's embedded rumqttd, or a
+//! The broker under test: an external URL, the crate's embedded broker, or a
 //! Mosquitto started for the run (and its `$SYS` counters, to cross-check ours).
 
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -15,7 +15,7 @@ pub const MOSQUITTO: &str = "/usr/sbin/mosquitto";
 
 pub enum Broker {
     External(Endpoint),
-    /// rumqttd cannot be stopped; it ends with the process (one run per process).
+    /// Stopped when dropped.
     Embedded(EmbeddedBroker),
     Mosquitto(Mosquitto),
 }

@@ -64,7 +64,7 @@ impl Cpu {
 pub enum BrokerCpu {
     /// Another process (Mosquitto).
     Process(u32),
-    /// Threads of this process not named [`RUNNER_THREAD`] (the embedded rumqttd).
+    /// Threads of this process not named [`RUNNER_THREAD`] (the embedded broker).
     InProcess,
     Unknown,
 }

@@ -18,7 +18,8 @@
 //! `bench/fleet-scale.sh bench/fleet-scale.exp --trials 0 --time-scale 0.5`
 //! runs of builds with and without them, split by `bench/steal-split.py`). The nice value is
 //! not free: the pacer takes a third of a core at 20,000 msg/s, and with the
-//! embedded broker in the same process, rumqttd's router lost so much to it
+//! embedded broker in the same process (rumqttd then, exp-mqtt's own since
+//! decision 0024, both sharing the process's cores), the broker lost so much to it
 //! that ack p99 rose from 12 ms to 191–220 ms (runs with under 1 % steal),
 //! so the fleet executor leaves nice at 0 for the embedded broker.
 //! SCHED_FIFO was tried and was worse (p99 8 ms): a real-time pacer preempts

@@ -1,7 +1,8 @@
-//! The embedded broker, shared by every trial of the process: rumqttd has no
-//! shutdown API, so starting one per trial would leak a broker each time.
-//! It is sized once for the largest fleet of the plan; a trial that needs
-//! more (another plan in the same process, or a fixed port) gets another.
+//! The embedded broker, shared by every trial of the process (starting it
+//! is cheap, but a fixed `port` would have to be released and bound again
+//! between trials). It is sized once for the largest fleet of the plan; a
+//! trial that needs more (another plan in the same process, or a fixed
+//! port) gets another. Brokers run until the process exits.
 
 use std::sync::Mutex;
 
@@ -44,6 +45,8 @@ struct Started {
     size: Size,
     port: Option<u16>,
     endpoint: Endpoint,
+    /// Held so the broker keeps running: dropping it stops it.
+    _broker: EmbeddedBroker,
 }
 
 static PLAN_SIZE: Mutex<Size> = Mutex::new(Size {
@@ -148,6 +151,7 @@ async fn embedded(fleet: &Fleet) -> Result<Endpoint, MqttError> {
             size,
             port,
             endpoint: endpoint.clone(),
+            _broker: broker,
         });
         Ok(endpoint)
     })

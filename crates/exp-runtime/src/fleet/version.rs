@@ -36,7 +36,13 @@ impl BrokerVersions {
             return None;
         }
         if fleet.broker.url.is_none() {
-            known.insert(key, format!("rumqttd, embedded in expc {}", env!("CARGO_PKG_VERSION")));
+            known.insert(
+                key,
+                format!(
+                    "exp-mqtt broker (MQTT 3.1.1), embedded in expc {}",
+                    env!("CARGO_PKG_VERSION")
+                ),
+            );
             return None;
         }
         known.insert(key.clone(), "unknown: still reading when the run ended".to_string());
