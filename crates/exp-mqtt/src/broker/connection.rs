@@ -27,8 +27,8 @@ pub(super) struct Shared {
 
 impl Shared {
     fn router(&self) -> MutexGuard<'_, Router> {
-        // A panic under the lock cannot leave the maps half-updated in a way
-        // later packets trip over; keep serving.
+        // A connection task that panicked under the lock poisoned it; the
+        // other connections are still served rather than all failing with it.
         self.router.lock().unwrap_or_else(PoisonError::into_inner)
     }
 

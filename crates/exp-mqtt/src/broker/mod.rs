@@ -43,10 +43,8 @@ pub struct BrokerOptions {
     pub max_connections: usize,
     /// Largest PUBLISH payload, in bytes.
     pub max_payload_bytes: usize,
-    /// Unacknowledged QoS 1/2 messages per connection.
+    /// Unacknowledged QoS 1/2 messages the broker sends a client at once.
     pub max_inflight: usize,
-    /// How long to wait for the listener to accept a probe connection.
-    pub ready_timeout: Duration,
 }
 
 impl BrokerOptions {
@@ -54,12 +52,11 @@ impl BrokerOptions {
     pub fn for_fleet(devices: u32, max_inflight: u16, max_packet_bytes: u64) -> Self {
         BrokerOptions {
             port: None,
-            // Subscribers, the readiness probe and reconnecting clients whose
-            // old connection the broker has not reaped yet need headroom.
+            // Subscribers, the version probe and clients reconnecting under
+            // a new client id need headroom.
             max_connections: (devices as usize).saturating_mul(2).saturating_add(64),
             max_payload_bytes: usize::try_from(max_packet_bytes).unwrap_or(usize::MAX),
             max_inflight: usize::from(max_inflight.max(1)),
-            ready_timeout: Duration::from_secs(10),
         }
     }
 }
@@ -179,7 +176,8 @@ async fn accept_loop(listener: tokio::net::TcpListener, shared: Arc<Shared>) {
     }
 }
 
-/// A port that was free a moment ago (the race is documented in the module docs).
+/// A port that was free a moment ago, for starting an external broker (tests
+/// and benches start Mosquitto on it); another process may take it first.
 pub fn free_port() -> Result<u16, MqttError> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).map_err(MqttError::FreePort)?;
     Ok(listener.local_addr().map_err(MqttError::FreePort)?.port())

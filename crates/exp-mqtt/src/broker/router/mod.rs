@@ -163,9 +163,8 @@ impl Router {
         session.will = will;
         session.link = Some(Arc::clone(link));
         session.control.clear();
-        ConnAck::new(ConnectReturnCode::Success, present)
-            .write(&mut session.control)
-            .expect("a CONNACK always encodes");
+        // Four fixed bytes: encoding cannot fail.
+        let _ = ConnAck::new(ConnectReturnCode::Success, present).write(&mut session.control);
         for (pkid, sent) in &session.inflight {
             match sent.released {
                 true => encode_ack(&mut session.control, PUBREL, *pkid),
@@ -207,11 +206,12 @@ impl Router {
         let Some(session) = self.sessions.get_mut(client_id) else {
             return Ok(Next::Detached);
         };
-        if session.link.as_ref().is_none_or(|l| l.id != link) {
-            return Ok(Next::Detached);
-        }
+        let link = match &session.link {
+            Some(l) if l.id == link => Arc::clone(l),
+            _ => return Ok(Next::Detached),
+        };
         match packet {
-            Packet::Publish(publish) => return self.publish(client_id, publish),
+            Packet::Publish(publish) => return self.publish(client_id, link, publish),
             Packet::PubRel(rel) => {
                 session.awaiting_release.remove(&rel.pkid);
                 encode_ack(&mut session.control, PUBCOMP, rel.pkid);
@@ -259,12 +259,11 @@ impl Router {
             Packet::Connect(_) => return Err(Violation("a second CONNECT")),
             _ => return Err(Violation("a packet only a broker sends")),
         }
-        self.wakes
-            .push(Arc::clone(session.link.as_ref().expect("checked above")));
+        self.wakes.push(link);
         Ok(Next::Continue)
     }
 
-    fn publish(&mut self, client_id: &str, publish: Publish) -> Result<Next, Violation> {
+    fn publish(&mut self, client_id: &str, link: Arc<Link>, publish: Publish) -> Result<Next, Violation> {
         if !topic::valid_name(&publish.topic) {
             return Err(Violation("a PUBLISH to an invalid topic name"));
         }
@@ -273,7 +272,9 @@ impl Router {
             payload: publish.payload,
             qos: publish.qos as u8,
         };
-        let session = self.sessions.get_mut(client_id).expect("checked by the caller");
+        let Some(session) = self.sessions.get_mut(client_id) else {
+            return Ok(Next::Detached);
+        };
         let route = match publish.qos {
             QoS::AtMostOnce => true,
             QoS::AtLeastOnce => {
@@ -286,8 +287,7 @@ impl Router {
             }
         };
         if message.qos > 0 {
-            let link = session.link.as_ref().expect("checked by the caller");
-            self.wakes.push(Arc::clone(link));
+            self.wakes.push(link);
         }
         if route {
             self.route(&message);
