@@ -171,3 +171,92 @@ async fn a_dropped_device_ends_its_task_and_closes_its_events() {
         "the dropped device's task still holds its event channel open"
     );
 }
+
+/// A clean-session CONNECT (MQTT 3.1.1) for `client_id`, encoded by hand.
+fn connect_frame(client_id: &str) -> Vec<u8> {
+    let mut body = vec![0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 60];
+    body.extend_from_slice(&u16::try_from(client_id.len()).unwrap().to_be_bytes());
+    body.extend_from_slice(client_id.as_bytes());
+    let mut frame = vec![0x10, u8::try_from(body.len()).unwrap()];
+    frame.extend(body);
+    frame
+}
+
+/// Malformed bytes, before or after a valid CONNECT, end that connection
+/// only: the broker neither panics nor stops serving the others.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn garbage_ends_one_connection_and_the_broker_serves_on() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // tokio catches a task's panic, so count the broker thread's panics here.
+    static BROKER_PANICS: AtomicUsize = AtomicUsize::new(0);
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current()
+            .name()
+            .is_some_and(|n| n.starts_with("exp-mqtt-broker"))
+        {
+            BROKER_PANICS.fetch_add(1, Ordering::SeqCst);
+        }
+        default_hook(info);
+    }));
+    let broker = broker();
+    let endpoint = broker.endpoint();
+    let mut state = 0x9E37_79B9_7F4A_7C15_u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for i in 0..300u32 {
+        let mut bytes = if i % 2 == 0 {
+            connect_frame(&format!("junk-{i}"))
+        } else {
+            Vec::new()
+        };
+        let start = bytes.len();
+        let len = next() % 64 + 1;
+        bytes.extend((0..len).map(|_| next() as u8));
+        // A third start like a packet the broker knows (PUBLISH, SUBSCRIBE,
+        // PUBREL, UNSUBSCRIBE, PINGREQ, DISCONNECT), with a random rest.
+        if i % 3 == 0 {
+            bytes[start] = [0x32, 0x82, 0x62, 0xA2, 0xC0, 0xE0][(next() % 6) as usize];
+        }
+        let mut stream = tokio::net::TcpStream::connect(broker.addr()).await.unwrap();
+        let _ = stream.write_all(&bytes).await;
+        let _ = stream.shutdown().await;
+        // The broker closes (or answers and then closes): never hangs past its timeouts.
+        let mut sink = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(12), stream.read_to_end(&mut sink)).await;
+        assert!(read.is_ok(), "connection {i} was neither answered nor closed");
+        if i % 2 == 0 {
+            assert_eq!(
+                sink.get(..4),
+                Some(&[0x20, 2, 0, 0][..]),
+                "connection {i}: CONNACK first"
+            );
+        }
+    }
+    assert_eq!(
+        BROKER_PANICS.load(Ordering::SeqCst),
+        0,
+        "the broker panicked on malformed input"
+    );
+    let (sub, mut rx) = subscribe(&endpoint, "after-junk-sub", "fleet/#").await;
+    let result = run_fleet(
+        &endpoint,
+        "after-junk",
+        10,
+        10,
+        1,
+        Duration::from_millis(2),
+        Duration::from_secs(10),
+    )
+    .await;
+    result.assert_accounted();
+    assert_eq!(result.acked().len(), 100);
+    let received = collect_distinct(&mut rx, 100, Duration::from_secs(10)).await;
+    assert_delivered(&result, &received);
+    sub.close().await;
+}

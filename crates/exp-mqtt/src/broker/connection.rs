@@ -72,6 +72,12 @@ pub(super) async fn serve(mut stream: TcpStream, shared: Arc<Shared>, link_id: u
         Err(Refusal::IdentifierRejected) => return refuse(&mut stream, ConnectReturnCode::BadClientId).await,
         Err(Refusal::ServerUnavailable) => return refuse(&mut stream, ConnectReturnCode::ServiceUnavailable).await,
     };
+    let mut detach = Detach {
+        shared: &shared,
+        client_id: &client_id,
+        link: link.id,
+        graceful: false,
+    };
     let mut connection = Connection {
         stream,
         shared: &shared,
@@ -80,8 +86,23 @@ pub(super) async fn serve(mut stream: TcpStream, shared: Arc<Shared>, link_id: u
         input: buf,
         output: BytesMut::with_capacity(4096),
     };
-    let graceful = connection.run(keep_alive).await;
-    shared.with_router(None, |r| r.detach(&client_id, link.id, graceful));
+    detach.graceful = connection.run(keep_alive).await;
+}
+
+/// Detaches a connection from its session however its task ends, a panic
+/// included, so the session is not left held by a connection that is gone.
+struct Detach<'a> {
+    shared: &'a Shared,
+    client_id: &'a str,
+    link: u64,
+    graceful: bool,
+}
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        let (client_id, link, graceful) = (self.client_id, self.link, self.graceful);
+        self.shared.with_router(None, |r| r.detach(client_id, link, graceful));
+    }
 }
 
 /// The CONNECT; `Err(Some(code))` for one to refuse with a CONNACK, `Err(None)` to just close.
@@ -139,6 +160,8 @@ impl Connection<'_> {
         let mut packets = Vec::new();
         loop {
             if let Some(graceful) = self.handle(&mut packets) {
+                // What the packets before the end queued (a CONNACK, acks) still goes out.
+                self.flush();
                 return graceful;
             }
             if !self.flush() {
@@ -168,28 +191,31 @@ impl Connection<'_> {
         }
     }
 
-    /// Hands every whole packet read so far to the router; `Some` once the connection should end.
+    /// Hands every whole packet read so far to the router; `Some` once the
+    /// connection should end (malformed bytes end it after the packets before them).
     fn handle(&mut self, packets: &mut Vec<Packet>) -> Option<bool> {
-        loop {
+        let malformed = loop {
             match Packet::read(&mut self.input, self.shared.max_packet) {
                 Ok(packet) => packets.push(packet),
-                Err(mqttbytes::Error::InsufficientBytes(_)) => break,
-                Err(_) => return Some(false),
+                Err(mqttbytes::Error::InsufficientBytes(_)) => break false,
+                Err(_) => break true,
             }
-        }
+        };
         if packets.is_empty() {
-            return None;
+            return malformed.then_some(false);
         }
-        self.shared.with_router(Some(self.link.id), |r| {
+        let (client_id, link) = (self.client_id, self.link.id);
+        let ended = self.shared.with_router(Some(link), |r| {
             for packet in packets.drain(..) {
-                match r.incoming(self.client_id, self.link.id, packet) {
+                match r.incoming(client_id, link, packet) {
                     Ok(Next::Continue) => {}
                     Ok(other) => return Some(other == Next::Disconnect),
                     Err(_) => return Some(false),
                 }
             }
             None
-        })
+        });
+        ended.or(malformed.then_some(false))
     }
 
     /// Takes what the router queued for the client and writes what the
