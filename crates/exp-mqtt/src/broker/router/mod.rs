@@ -1,6 +1,6 @@
 //! The broker's state: sessions, their subscriptions, and what waits to be
 //! written to each client. Connection tasks change it under one lock and
-//! wake the writers it names afterwards ([`Router::take_wakes`]).
+//! afterwards wake the connections it queued output for ([`Router::take_wakes`]).
 //!
 //! Delivery follows MQTT 3.1.1: a message goes to every session with a
 //! matching filter at the lower of the two QoS levels, once per session
@@ -21,7 +21,8 @@ use tokio::sync::Notify;
 
 use super::topic;
 
-/// One client connection's signals: `wake` its writer, `close` its reader.
+/// One client connection's signals: `wake` it to write what was queued for
+/// it, `close` it (another connection took its session over).
 #[derive(Debug)]
 pub(super) struct Link {
     pub id: u64,
