@@ -7,6 +7,7 @@ mod client;
 pub mod device;
 pub mod error;
 pub mod fds;
+mod frame;
 pub mod pacer;
 pub mod payload;
 pub mod schedule;

@@ -172,14 +172,11 @@ async fn a_dropped_device_ends_its_task_and_closes_its_events() {
     );
 }
 
-/// A clean-session CONNECT (MQTT 3.1.1) for `client_id`, encoded by hand.
+/// A clean-session CONNECT (MQTT 3.1.1) for `client_id`.
 fn connect_frame(client_id: &str) -> Vec<u8> {
-    let mut body = vec![0, 4, b'M', b'Q', b'T', b'T', 4, 0x02, 0, 60];
-    body.extend_from_slice(&u16::try_from(client_id.len()).unwrap().to_be_bytes());
-    body.extend_from_slice(client_id.as_bytes());
-    let mut frame = vec![0x10, u8::try_from(body.len()).unwrap()];
-    frame.extend(body);
-    frame
+    let mut frame = bytes::BytesMut::new();
+    rumqttc::Connect::new(client_id).write(&mut frame).unwrap();
+    frame.to_vec()
 }
 
 /// Malformed bytes, before or after a valid CONNECT, end that connection

@@ -20,6 +20,7 @@ use rumqttc::mqttbytes::QoS;
 use tokio::sync::Notify;
 
 use super::topic;
+use crate::frame;
 
 /// One client connection's signals: `wake` it to write what was queued for
 /// it, `close` it (another connection took its session over).
@@ -168,7 +169,7 @@ impl Router {
         let _ = ConnAck::new(ConnectReturnCode::Success, present).write(&mut session.control);
         for (pkid, sent) in &session.inflight {
             match sent.released {
-                true => encode_ack(&mut session.control, PUBREL, *pkid),
+                true => session.control.put_slice(&frame::ack(frame::PUBREL, *pkid)),
                 false => encode_publish(&mut session.control, &sent.message, *pkid, true),
             }
         }
@@ -215,7 +216,7 @@ impl Router {
             Packet::Publish(publish) => return self.publish(client_id, link, publish),
             Packet::PubRel(rel) => {
                 session.awaiting_release.remove(&rel.pkid);
-                encode_ack(&mut session.control, PUBCOMP, rel.pkid);
+                session.control.put_slice(&frame::ack(frame::PUBCOMP, rel.pkid));
             }
             Packet::PubAck(ack) => {
                 session.inflight.remove(&ack.pkid);
@@ -224,7 +225,7 @@ impl Router {
                 if let Some(sent) = session.inflight.get_mut(&rec.pkid) {
                     sent.released = true;
                 }
-                encode_ack(&mut session.control, PUBREL, rec.pkid);
+                session.control.put_slice(&frame::ack(frame::PUBREL, rec.pkid));
             }
             Packet::PubComp(comp) => {
                 session.inflight.remove(&comp.pkid);
@@ -250,7 +251,9 @@ impl Router {
             }
             Packet::Unsubscribe(unsubscribe) => {
                 session.filters.retain(|(f, _)| !unsubscribe.topics.contains(f));
-                encode_ack(&mut session.control, UNSUBACK, unsubscribe.pkid);
+                session
+                    .control
+                    .put_slice(&frame::ack(frame::UNSUBACK, unsubscribe.pkid));
                 if session.filters.is_empty() {
                     self.subscribed.retain(|c| c != client_id);
                 }
@@ -279,11 +282,11 @@ impl Router {
         let route = match publish.qos {
             QoS::AtMostOnce => true,
             QoS::AtLeastOnce => {
-                encode_ack(&mut session.control, PUBACK, publish.pkid);
+                session.control.put_slice(&frame::ack(frame::PUBACK, publish.pkid));
                 true
             }
             QoS::ExactlyOnce => {
-                encode_ack(&mut session.control, PUBREC, publish.pkid);
+                session.control.put_slice(&frame::ack(frame::PUBREC, publish.pkid));
                 session.awaiting_release.insert(publish.pkid)
             }
         };
@@ -375,34 +378,19 @@ fn next_pkid(session: &mut Session) -> u16 {
     }
 }
 
-const PUBACK: u8 = 0x40;
-const PUBREC: u8 = 0x50;
-const PUBREL: u8 = 0x62;
-const PUBCOMP: u8 = 0x70;
-const UNSUBACK: u8 = 0xB0;
-
-/// A two-byte-body acknowledgement: type, length 2, packet id.
-fn encode_ack(out: &mut BytesMut, kind: u8, pkid: u16) {
-    let [hi, lo] = pkid.to_be_bytes();
-    out.put_slice(&[kind, 2, hi, lo]);
-}
-
 /// A PUBLISH frame (retain off) for `message` at its QoS.
 pub(super) fn encode_publish(out: &mut BytesMut, message: &Message, pkid: u16, dup: bool) {
     let topic = message.topic.as_bytes();
     let id_len = if message.qos > 0 { 2 } else { 0 };
-    let mut remaining = 2 + topic.len() + id_len + message.payload.len();
-    out.reserve(5 + remaining);
+    let remaining = 2 + topic.len() + id_len + message.payload.len();
+    // Never above the limit: a message goes out at most at the QoS it came
+    // in with, so its frame is at most as long as the one that brought it.
+    let Some((length, length_len)) = frame::remaining_length(remaining) else {
+        return;
+    };
+    out.reserve(1 + length_len + remaining);
     out.put_u8(0x30 | u8::from(dup) << 3 | message.qos << 1);
-    loop {
-        let byte = (remaining % 128) as u8;
-        remaining /= 128;
-        if remaining == 0 {
-            out.put_u8(byte);
-            break;
-        }
-        out.put_u8(byte | 0x80);
-    }
+    out.put_slice(&length[..length_len]);
     // Topics arrive in MQTT frames, so they fit a u16 length.
     out.put_u16(u16::try_from(topic.len()).unwrap_or(u16::MAX));
     out.put_slice(topic);

@@ -13,6 +13,7 @@ use std::time::Instant;
 use bytes::{BufMut, Bytes, BytesMut};
 
 use super::{DeviceEventKind, LostReason};
+use crate::frame;
 
 /// A PUBLISH encoded but not yet sent (no packet id yet).
 struct Queued {
@@ -62,11 +63,8 @@ pub(super) struct Session {
 /// 200 messages × 2 KiB could hold 1.6 GB).
 const MAX_QUEUED_BYTES: usize = 64 * 1024;
 
-const PUBREL: u8 = 0x62;
-
 fn ack_frame(kind: u8, pkid: u16) -> Bytes {
-    let [hi, lo] = pkid.to_be_bytes();
-    Bytes::copy_from_slice(&[kind, 2, hi, lo])
+    Bytes::copy_from_slice(&frame::ack(kind, pkid))
 }
 
 impl Session {
@@ -209,7 +207,7 @@ impl Session {
             m.released = true;
             m.frame = Bytes::new();
         }
-        ack_frame(PUBREL, pkid)
+        ack_frame(frame::PUBREL, pkid)
     }
 
     /// PUBCOMP: a QoS 2 message is done.
@@ -234,7 +232,7 @@ impl Session {
         }
         for m in &self.in_flight {
             out.frames.push(if m.released {
-                ack_frame(PUBREL, m.pkid)
+                ack_frame(frame::PUBREL, m.pkid)
             } else {
                 let mut dup = BytesMut::from(&m.frame[..]);
                 dup[0] |= 0x08;
@@ -276,7 +274,7 @@ fn encode_publish(
     let topic_len = u16::try_from(topic.len()).map_err(|_| Unencodable::TopicTooLong(topic.len()))?;
     let id_len = if qos > 0 { 2 } else { 0 };
     let remaining = 2 + topic.len() + id_len + payload.len();
-    let (length, length_len) = remaining_length(remaining)?;
+    let (length, length_len) = frame::remaining_length(remaining).ok_or(Unencodable::RemainingLength(remaining))?;
     let total = 1 + length_len + remaining;
     if total > max_packet_bytes {
         return Err(Unencodable::PacketTooLarge {
@@ -295,24 +293,6 @@ fn encode_publish(
     }
     frame.put_slice(payload);
     Ok((frame, pkid_at))
-}
-
-/// MQTT's variable-length "remaining length": 7 bits a byte, at most 4 bytes.
-fn remaining_length(mut n: usize) -> Result<([u8; 4], usize), Unencodable> {
-    if n > 268_435_455 {
-        return Err(Unencodable::RemainingLength(n));
-    }
-    // At most 4 bytes: 268,435,455 is 128⁴ − 1.
-    let (mut out, mut len) = ([0; 4], 0);
-    loop {
-        let byte = (n % 128) as u8;
-        n /= 128;
-        out[len] = if n == 0 { byte } else { byte | 0x80 };
-        len += 1;
-        if n == 0 {
-            return Ok((out, len));
-        }
-    }
 }
 
 #[cfg(test)]
